@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from django import forms
+from django.contrib import admin, messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
+from django.urls import path, reverse
+
+from annotations.importing import ImportFileError, ImportResult, items_import, ratings_import
+from annotations.models import Assignment, HumanRating, Item, Question, Rater, Study
+
+
+class UploadForm(forms.Form):
+    file = forms.FileField(help_text="CSV (with a header row) or JSONL, UTF-8.")
+
+
+class QuestionInline(admin.StackedInline):
+    model = Question
+    extra = 0
+    fields = ("order", "key", "text", "context", "reveals", "rubric")
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    list_display = ("slug", "title", "kind", "status", "ordering", "raters_per_item", "owner", "created_at")
+    list_filter = ("status", "kind", "ordering", "template")
+    search_fields = ("slug", "title")
+    prepopulated_fields = {"slug": ("title",)}
+    inlines = [QuestionInline]
+    readonly_fields = ("template", "template_version", "created_at")
+    change_form_template = "admin/annotations/study/change_form.html"
+
+    def get_queryset(self, request: HttpRequest):  # noqa: ANN201
+        qs = super().get_queryset(request)
+        return qs if request.user.is_superuser else qs.filter(owner=request.user)
+
+    def save_model(self, request: HttpRequest, obj: Study, form: forms.Form, change: bool) -> None:
+        if not change and obj.owner is None:
+            obj.owner = request.user
+        super().save_model(request, obj, form, change)
+
+    def get_urls(self):  # noqa: ANN201
+        return [
+            path("<int:pk>/import-items/", self.admin_site.admin_view(self.import_items_view),
+                 name="annotations_study_import_items"),
+            path("<int:pk>/import-ratings/", self.admin_site.admin_view(self.import_ratings_view),
+                 name="annotations_study_import_ratings"),
+            *super().get_urls(),
+        ]
+
+    def import_items_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        return self._import_view(request, pk, "items", items_import)
+
+    def import_ratings_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        return self._import_view(request, pk, "ratings", ratings_import)
+
+    def _import_view(
+        self, request: HttpRequest, pk: int, what: str, service: Callable[..., ImportResult]
+    ) -> HttpResponse:
+        study = get_object_or_404(self.get_queryset(request), pk=pk)
+        if not self.has_change_permission(request, study):
+            return HttpResponse(status=403)
+        form = UploadForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            upload = form.cleaned_data["file"]
+            suffix = Path(upload.name).suffix
+            with tempfile.TemporaryDirectory() as tmp:
+                target = Path(tmp) / f"upload{suffix}"
+                with target.open("wb") as handle:
+                    for chunk in upload.chunks():
+                        handle.write(chunk)
+                try:
+                    result = service(study=study, path=target)
+                except ImportFileError as exc:
+                    messages.error(request, f"{upload.name}: {exc}. Nothing was imported.")
+                else:
+                    messages.success(
+                        request, f"Imported {result.created_items} item(s) and {result.created_ratings} rating(s)."
+                    )
+                    return HttpResponseRedirect(reverse("admin:annotations_study_change", args=[study.pk]))
+        context = {**self.admin_site.each_context(request), "form": form, "study": study, "what": what,
+                   "opts": self.model._meta, "title": f"Import {what} into {study.slug}"}
+        return render(request, "admin/annotations/study/import.html", context)
+
+
+@admin.register(Question)
+class QuestionAdmin(admin.ModelAdmin):
+    list_display = ("study", "order", "key", "text")
+    list_filter = ("study",)
+    search_fields = ("key", "text")
+
+
+@admin.register(Item)
+class ItemAdmin(admin.ModelAdmin):
+    list_display = ("external_id", "study", "group", "position")
+    list_filter = ("study", "group")
+    search_fields = ("external_id",)
+
+
+@admin.register(Rater)
+class RaterAdmin(admin.ModelAdmin):
+    list_display = ("__str__", "study", "source", "external_id", "created_at")
+    list_filter = ("study", "source")
+    search_fields = ("external_id",)
+    exclude = ("token",)
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ("rater", "position", "completion_code", "started_at", "completed_at")
+    list_filter = ("rater__study",)
+    search_fields = ("rater__external_id", "completion_code")
+
+
+@admin.register(HumanRating)
+class HumanRatingAdmin(admin.ModelAdmin):
+    list_display = ("item", "question", "rater", "score", "time_spent_ms", "updated_at")
+    list_filter = ("item__study", "question__key", "item__group")
+    search_fields = ("item__external_id", "rater__external_id", "comment")
+    list_select_related = ("item", "question", "rater")
+    raw_id_fields = ("rater", "item", "question")

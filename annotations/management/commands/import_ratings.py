@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotations.importing import ImportFileError, ratings_import
+from annotations.management.commands.import_items import study_or_error
+
+
+class Command(BaseCommand):
+    help = "Import ratings in long format (item, group, question, pool, rater, score[, rationale]). All or nothing."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("study")
+        parser.add_argument("file", type=Path)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        study = study_or_error(options["study"])
+        try:
+            result = ratings_import(study=study, path=options["file"])
+        except ImportFileError as exc:
+            raise CommandError(f"{options['file']}: {exc}; nothing was imported") from None
+        self.stdout.write(
+            f"imported {result.created_ratings} rating(s) in pool(s) {', '.join(result.pools)} "
+            f"({result.created_items} new item(s)) into {study.slug}"
+        )

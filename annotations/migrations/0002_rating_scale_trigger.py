@@ -1,0 +1,12 @@
+from __future__ import annotations
+
+from django.db import migrations
+
+from evalhub import scale_triggers
+
+forward, backward = scale_triggers.install("annotations_humanrating")
+
+
+class Migration(migrations.Migration):
+    dependencies = [("annotations", "0001_initial")]
+    operations = [migrations.RunPython(forward, backward)]

@@ -1,0 +1,53 @@
+"""The one place that turns a Study/Question/Item into text, for raters and for judges alike.
+
+The rater page and the judge prompt are both built from `question_context` and the item's fields,
+so "the same instructions to humans and LLMs" holds by construction (tests/llmjudge proves it).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from annotations.models import Item, Question, Study
+
+
+@dataclass(frozen=True)
+class RaterQuestion:
+    key: str
+    text: str
+    context: str  # shown right before the question ("" if none); may reveal a hidden field
+
+
+@dataclass(frozen=True)
+class RaterPage:
+    instruction: str
+    fields: dict[str, str]  # fields shown from the start (fields a question reveals are left out)
+    questions: list[RaterQuestion]
+
+
+def question_context(*, question: Question, item: Item) -> str:
+    return question.context.format_map(item.fields) if question.context else ""
+
+
+def rater_page(*, study: Study, item: Item, questions: list[Question]) -> RaterPage:
+    hidden = {q.reveals for q in questions if q.reveals}
+    return RaterPage(
+        instruction=study.instruction,
+        fields={name: item.fields.get(name, "") for name in study.item_fields if name not in hidden},
+        questions=[
+            RaterQuestion(key=q.key, text=q.text, context=question_context(question=q, item=item)) for q in questions
+        ],
+    )
+
+
+def llm_prompt(
+    *, study: Study, item: Item, question: Question, instruction_prefix: str = "", question_suffix: str = ""
+) -> str:
+    """The judge's prompt for one question: the study's template filled with the item and question.
+
+    Variants only add text around the protocol's (the persona prefix before, "Please also explain
+    your decision." after the question); they never change it.
+    """
+    values = dict(item.fields)
+    values["context"] = question_context(question=question, item=item)
+    values["question"] = question.text + question_suffix
+    return instruction_prefix + study.llm_template.format_map(values)

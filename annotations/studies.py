@@ -1,0 +1,137 @@
+"""Creating studies from the protocol templates or from a JSON specification."""
+from __future__ import annotations
+
+import hashlib
+import json
+import string
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from annotations.models import Question, Study
+
+PROTOCOL_FILE = Path(__file__).resolve().parent / "protocols" / "chiang-lee-2023.json"
+
+# EvalHub settings the protocol file states only in prose: the paper's ordering and contrasts.
+_TEMPLATE_EXTRAS: dict[str, dict[str, Any]] = {
+    "story-likert": {"ordering": "blocked", "contrasts": [["human", "gpt2"]]},
+    "adversarial-fluency": {
+        "ordering": "mixed",
+        "contrasts": [["benign", "textfooler"], ["benign", "pwws"], ["benign", "bae"]],
+    },
+    "adversarial-meaning": {"ordering": "mixed", "contrasts": []},
+}
+
+
+class StudySpecError(ValueError):
+    """The study specification is unusable; the message says which field and why."""
+
+
+def protocol_templates() -> dict[str, dict[str, Any]]:
+    data = json.loads(PROTOCOL_FILE.read_text(encoding="utf-8"))
+    return {entry["slug"]: entry for entry in data["studies"]}
+
+
+def _placeholders(template: str) -> set[str]:
+    try:
+        return {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    except ValueError as exc:
+        raise StudySpecError(f"llm_template is not a valid template: {exc}") from None
+
+
+def _validate(spec: dict[str, Any]) -> None:
+    if not isinstance(spec, dict):
+        raise StudySpecError("the study specification must be a JSON object")
+    for key in ("title", "item_fields", "llm_template", "scale", "questions"):
+        if key not in spec:
+            raise StudySpecError(f"missing key {key!r}")
+    fields = spec["item_fields"]
+    if not isinstance(fields, list) or not fields or not all(isinstance(f, str) and f for f in fields):
+        raise StudySpecError("item_fields must be a non-empty list of field names")
+    reserved = {"question", "context"} & set(fields)
+    if reserved:
+        raise StudySpecError(f"item_fields may not be named {sorted(reserved)} (reserved by the template)")
+    allowed = set(fields) | {"question", "context"}
+    unknown = _placeholders(spec["llm_template"]) - allowed
+    if unknown:
+        raise StudySpecError(f"llm_template uses unknown placeholders {sorted(unknown)}")
+    if "{question}" not in spec["llm_template"]:
+        raise StudySpecError("llm_template must contain {question}")
+    scale = spec["scale"]
+    if not isinstance(scale, dict) or not all(isinstance(scale.get(k), int) for k in ("min", "max")):
+        raise StudySpecError("scale must be an object with integer min and max")
+    if scale["min"] >= scale["max"]:
+        raise StudySpecError("scale min must be below max")
+    questions = spec["questions"]
+    if not isinstance(questions, list) or not questions:
+        raise StudySpecError("questions must be a non-empty list")
+    keys = set()
+    for n, question in enumerate(questions, start=1):
+        if not isinstance(question, dict) or not question.get("key") or not question.get("text"):
+            raise StudySpecError(f"question {n} needs a key and a text")
+        if question["key"] in keys:
+            raise StudySpecError(f"question key {question['key']!r} appears twice")
+        keys.add(question["key"])
+        unknown = _placeholders(question.get("context", "")) - set(fields)
+        if unknown:
+            raise StudySpecError(f"question {question['key']!r}: context uses unknown fields {sorted(unknown)}")
+        reveals = question.get("reveals", "")
+        if reveals and reveals not in fields:
+            raise StudySpecError(f"question {question['key']!r} reveals unknown field {reveals!r}")
+    ordering = spec.get("ordering")
+    if isinstance(ordering, str) and ordering not in Study.Ordering.values:
+        raise StudySpecError(f"ordering must be one of {Study.Ordering.values}")
+
+
+@transaction.atomic
+def study_create(
+    *, slug: str, spec: dict[str, Any], owner: AbstractBaseUser | None = None, template: str = ""
+) -> Study:
+    """Create a study and its questions from a specification shaped like one protocol-file entry."""
+    _validate(spec)
+    if Study.objects.filter(slug=slug).exists():
+        raise StudySpecError(f"a study with slug {slug!r} already exists")
+    extras = _TEMPLATE_EXTRAS.get(template, {})
+    ordering = spec.get("ordering") if isinstance(spec.get("ordering"), str) else extras.get("ordering")
+    # The adversarial entries give no separate human instruction: raters read the judge's first line.
+    instruction = spec.get("human_instruction") or spec["llm_template"].split("\n", 1)[0]
+    version = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
+    study = Study.objects.create(
+        slug=slug,
+        title=spec["title"],
+        instruction=instruction,
+        llm_template=spec["llm_template"],
+        item_fields=spec["item_fields"],
+        groups=spec.get("groups", []),
+        contrasts=spec.get("contrasts", extras.get("contrasts", [])),
+        scale_min=spec["scale"]["min"],
+        scale_max=spec["scale"]["max"],
+        scale_labels=spec["scale"].get("labels", {}),
+        ordering=ordering or Study.Ordering.BLOCKED,
+        raters_per_item=spec.get("raters_per_item", 3),
+        template=template,
+        template_version=version,
+        owner=owner,
+    )
+    Question.objects.bulk_create(
+        Question(
+            study=study,
+            key=q["key"],
+            text=q["text"],
+            context=q.get("context", ""),
+            reveals=q.get("reveals", ""),
+            rubric=q.get("rubric", {}),
+            order=n,
+        )
+        for n, q in enumerate(spec["questions"])
+    )
+    return study
+
+
+def study_create_from_template(*, slug: str, template: str, owner: AbstractBaseUser | None = None) -> Study:
+    templates = protocol_templates()
+    if template not in templates:
+        raise StudySpecError(f"unknown template {template!r}; choose from {', '.join(sorted(templates))}")
+    return study_create(slug=slug, spec=templates[template], owner=owner, template=template)

@@ -1,0 +1,156 @@
+"""LLM judges, their runs on a study, and the ratings they produce.
+
+One LLMRating per (run, item, question, sample), enforced by the database, so a redelivered or
+retried task updates its row instead of adding a second one. A judge's samples act as raters.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from annotations.models import Item, Question, Study
+
+
+class Judge(models.Model):
+    class Kind(models.TextChoices):
+        PLAIN = "plain", "Plain (the paper's protocol)"
+        RUBRIC = "rubric", "Rubric (Prometheus)"
+        PERSONALIZED = "personalized", "Personalized (PERSE)"
+        PERSONA = "persona", "Persona (CINEMETRIC)"
+        ROLEPLAY = "roleplay", "Role-player panel (DRPE)"
+
+    class Backend(models.TextChoices):
+        FAKE = "fake", "Fake (offline, deterministic)"
+        OPENAI = "openai", "OpenAI API"
+        OPENAI_COMPATIBLE = "openai-compatible", "OpenAI-compatible server (vLLM, llama.cpp, Ollama, TGI)"
+        TRANSFORMERS = "transformers", "Local transformers worker"
+        IMPORTED = "imported", "Imported ratings (no calls)"
+
+    class Variant(models.TextChoices):
+        ORIGINAL = "original", "Original"
+        PERSONA = "persona", "Persona prefix"
+        EXPLAIN = "explain", "Ask for an explanation"
+        CUSTOM = "custom", "Custom prefix/suffix"
+
+    class Mode(models.TextChoices):
+        COMPLETION = "completion", "One query per question"
+        CHAT = "chat", "One conversation per item, questions in order"
+
+    name = models.CharField(max_length=100, unique=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.PLAIN)
+    backend = models.CharField(max_length=30, choices=Backend.choices, default=Backend.FAKE)
+    base_url = models.URLField(blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    api_key_env = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="Name of the environment variable holding the API key (NAME or NAME_FILE). "
+        "The key itself is never stored.",
+    )
+    temperature = models.FloatField(default=1.0)
+    top_p = models.FloatField(default=0.9)
+    max_tokens = models.PositiveIntegerField(default=256)
+    samples = models.PositiveIntegerField(default=3)
+    seed = models.BigIntegerField(null=True, blank=True)
+    variant = models.CharField(max_length=20, choices=Variant.choices, default=Variant.ORIGINAL)
+    instruction_prefix = models.TextField(blank=True)
+    question_suffix = models.TextField(blank=True)
+    mode = models.CharField(max_length=20, choices=Mode.choices, default=Mode.COMPLETION)
+    concurrency = models.PositiveIntegerField(default=64)
+    rpm = models.PositiveIntegerField(null=True, blank=True, help_text="Requests per minute, all workers.")
+    options = models.JSONField(default=dict, blank=True, help_text="Kind-specific settings.")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="judges"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(samples__gte=1), name="judge_samples_at_least_one"),
+            models.CheckConstraint(
+                condition=models.Q(temperature__gte=0, temperature__lte=2), name="judge_temperature_0_2"
+            ),
+            models.CheckConstraint(condition=models.Q(top_p__gt=0, top_p__lte=1), name="judge_top_p_0_1"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class JudgeRun(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        PAUSED = "paused", "Paused"
+        CANCELLED = "cancelled", "Cancelled"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="judge_runs")
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="runs")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    params = models.JSONField(default=dict, blank=True, help_text="The judge's settings when the run started.")
+    calls_total = models.PositiveIntegerField(default=0)
+    calls_done = models.PositiveIntegerField(default=0)
+    calls_failed = models.PositiveIntegerField(default=0)
+    tokens_prompt = models.BigIntegerField(default=0)
+    tokens_completion = models.BigIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.judge.name} on {self.study.slug} (run {self.pk})"
+
+
+class LLMRating(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        OK = "ok", "OK"
+        UNPARSEABLE = "unparseable", "Unparseable"
+        REFUSED = "refused", "Refused"
+        ERROR = "error", "Error"
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="ratings")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="llm_ratings")
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="llm_ratings")
+    sample = models.PositiveIntegerField()
+    prompt = models.TextField(blank=True)
+    prompt_hash = models.CharField(max_length=64, blank=True)
+    template_version = models.CharField(max_length=50, blank=True)
+    raw = models.TextField(blank=True, help_text="The model's final answer, verbatim.")
+    history = models.JSONField(default=list, blank=True, help_text="Every attempt's raw answer or error.")
+    score = models.FloatField(null=True, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    rationale = models.TextField(blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    model = models.CharField(max_length=200, blank=True)
+    params = models.JSONField(default=dict, blank=True)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    tokens_prompt = models.PositiveIntegerField(null=True, blank=True)
+    tokens_completion = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["run", "item", "question", "sample"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "item", "question", "sample"], name="one_llm_rating_per_run_item_question_sample"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(status="ok", score__isnull=False)
+                | (~models.Q(status="ok") & models.Q(score__isnull=True)),
+                name="llm_rating_score_exactly_when_ok",
+            ),
+        ]
+        indexes = [models.Index(fields=["run", "status"]), models.Index(fields=["question", "item"])]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} {self.item_id}/{self.question_id}#{self.sample}: {self.status}"
