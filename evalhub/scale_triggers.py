@@ -72,10 +72,10 @@ def install(table: str):  # noqa: ANN201 - returns a RunPython pair
         else:
             raise RuntimeError(f"no scale trigger for database vendor {vendor!r}")
         for sql in statements:
-            schema_editor.execute(sql)
+            schema_editor.execute(sql, params=None)
 
     def backward(apps: Any, schema_editor: Any) -> None:
         for sql in _drop(schema_editor.connection.vendor, table):
-            schema_editor.execute(sql)
+            schema_editor.execute(sql, params=None)
 
     return forward, backward
