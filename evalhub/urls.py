@@ -3,9 +3,10 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import path
 
-from evalhub import views
+from evalhub import health, views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("admin/", admin.site.urls),
+    path("healthz", health.healthz, name="healthz"),
 ]
