@@ -154,10 +154,14 @@ _EXPLICIT: tuple[re.Pattern[str], ...] = (_DOUBLE_BRACKET, _LABELED, _BOLD)
 _LIST_MARKER = re.compile(r"^[ \t]*(\d+)[.)][ \t]+(?=\S)", re.MULTILINE)
 _FALLBACK_NUM = re.compile(r"(?<![\w.\-/:,\u2212])([-\u2212]?\d+(?:\.\d+)?)(?![\w%])(?![.,:]\d)")
 _AFTER_DEN = re.compile(r"\s*(?:/|out\s+of)\s*(\d+(?:\.\d+)?)(?!\w)", _FLAGS)
+_ECHO_END = r"(?:the\s+)?(?:strongly\s+)?(?:lowest|highest|worst|best|poorest|agree|disagree|poor|excellent)\b"
+# "being" only occurs in echoed scale explanations; "is"/"means"/"=" only count after "where",
+# "with", "and", "(" or "," so that "I think 4 is the best fit" keeps its score.
 _BEING = re.compile(
-    r"\b(?:with\s+|where\s+|and\s+)?\d+(?:\.\d+)?\s+(?:being|is|means|=)\s+(?:the\s+)?"
-    r"(?:[a-z]+\s+){0,3}?(?:lowest|highest|worst|best|poorest|least|most|agree|disagree|poor|"
-    r"excellent)\b",
+    r"\b(?:with\s+|where\s+|and\s+)?\d+(?:\.\d+)?\s+being\s+"
+    + _ECHO_END
+    + r"|(?:\b(?:where|with|and)\b|[(,])\s*\d+(?:\.\d+)?\s+(?:is|means|=)\s+"
+    + _ECHO_END,
     _FLAGS,
 )
 _LABEL_ECHO = re.compile(r"\b\d+\s*\((?:lowest|highest|worst|best|strongly\s+(?:dis)?agree)\)", _FLAGS)

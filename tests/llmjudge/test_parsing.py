@@ -319,6 +319,8 @@ ROWS = [
     pytest.param(LIST_ANSWER, {}, 4.0, "ok", SAME, id="numbered-list-markers-removed"),
     pytest.param("1. The grammar is fine.\n2. The story is vivid.\n5", {}, 5.0, "ok", SAME, id="list-then-bare-number"),
     pytest.param("The story has 3 sentences.", {}, 3.0, "ok", SAME, id="prose-count-taken-by-paper-rule"),
+    pytest.param("I think 4 is the best fit for this story.", {}, 4.0, "ok", SAME, id="is-the-best-not-an-echo"),
+    pytest.param("(1 = lowest, 5 = highest) My answer: 2", {}, 2.0, "ok", SAME, id="equals-legend-echo"),
     # --- empty and garbage
     pytest.param("", {}, None, "unparseable", "", id="empty"),
     pytest.param("   \n\t", {}, None, "unparseable", "", id="whitespace"),
