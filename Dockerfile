@@ -1,8 +1,10 @@
 FROM python:3.11-slim
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 EVALHUB_VAR_DIR=/app/var
 WORKDIR /app
 COPY requirements.lock .
 RUN pip install --no-cache-dir -r requirements.lock
 COPY . .
+RUN useradd --create-home evalhub && mkdir -p /app/var && chown -R evalhub /app/var
+USER evalhub
 EXPOSE 8000
 CMD ["gunicorn", "evalhub.wsgi:application", "--bind", "0.0.0.0:8000"]
