@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 ADDR ?= 127.0.0.1:8000
 
-.PHONY: install run test lint migrate demo clean
+.PHONY: install install-gpu run test lint migrate demo clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,6 +15,13 @@ $(VENV)/.installed: requirements.lock pyproject.toml | $(BIN)/python
 	touch $@
 
 install: $(VENV)/.installed
+
+# The local transformers worker's packages (torch, transformers): large, so not part of `install`.
+$(VENV)/.installed-gpu: requirements-gpu.lock | $(VENV)/.installed
+	$(BIN)/pip install --quiet -r requirements-gpu.lock
+	touch $@
+
+install-gpu: $(VENV)/.installed-gpu
 
 migrate: install
 	$(BIN)/python manage.py migrate --noinput
