@@ -19,6 +19,10 @@ class _PageForm(forms.Form):
     page = forms.CharField(widget=forms.HiddenInput)
     elapsed_ms = forms.IntegerField(required=False, min_value=0, max_value=_MAX_ELAPSED_MS, widget=forms.HiddenInput)
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("label_suffix", "")  # labels are questions; a colon after "Where do you live?" reads oddly
+        super().__init__(*args, **kwargs)
+
 
 def _scale_choices(study: Study) -> list[tuple[int, str]]:
     return [(value, study.label_for(value)) for value in study.scale_points()]
