@@ -150,3 +150,15 @@ def test_a_draft_study_can_have_links_before_it_opens(client, study, researcher)
     open_study(study)
     assert client.get(f"/r/{rater.token}/").status_code == 200
     assert Assignment.objects.filter(rater=rater).exists()
+
+
+def test_admin_actions_create_links_and_revoke_them(client, study, researcher):
+    researcher.is_staff = researcher.is_superuser = True
+    researcher.save()
+    client.force_login(researcher)
+    client.post("/admin/annotations/study/", {"action": "create_invitations", "_selected_action": [study.pk]})
+    assert Rater.objects.filter(study=study, source=Rater.Source.INVITED).count() == 10
+    chosen = list(Rater.objects.values_list("pk", flat=True)[:3])
+    client.post("/admin/annotations/rater/", {"action": "revoke_links", "_selected_action": chosen})
+    assert Rater.objects.filter(revoked_at__isnull=False).count() == 3
+    assert "/studies/story/raters/" in client.get(f"/admin/annotations/study/{study.pk}/change/").content.decode()

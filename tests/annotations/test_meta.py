@@ -55,3 +55,17 @@ def test_meta_study_needs_parsed_answers(run):
     with pytest.raises(ValueError):
         meta_study_create(slug="meta", run_id=run.pk, question_key="relevance")
     assert not Study.objects.filter(slug="meta").exists()
+
+
+def test_create_meta_study_command_wraps_the_service(run):
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    out = io.StringIO()
+    call_command("create_meta_study", "meta", "--run", str(run.pk), "--question", "likability", "--limit", "1",
+                 stdout=out)
+    assert "with 1 item(s)" in out.getvalue()
+    assert Study.objects.get(slug="meta").items.count() == 1
+    with pytest.raises(CommandError):
+        call_command("create_meta_study", "meta", "--run", str(run.pk), "--question", "likability")
