@@ -4,31 +4,7 @@ import annotations.models
 import django.db.models.deletion
 from django.db import migrations, models
 
-
-# SQLite remakes a table to add a column (create new, copy, drop, rename). The rating triggers of
-# evalhub/scale_triggers.py name annotations_item/question/study/rater, and SQLite refuses to rename a
-# table while a trigger refers to it. So on SQLite every trigger is set aside first and recreated,
-# verbatim, once the tables are rebuilt. PostgreSQL alters tables in place and needs none of this.
-_SUSPENDED_TRIGGERS: list[str] = []
-
-
-def suspend_sqlite_triggers(apps, schema_editor):
-    if schema_editor.connection.vendor != "sqlite":
-        return
-    with schema_editor.connection.cursor() as cursor:
-        cursor.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
-        rows = cursor.fetchall()
-    _SUSPENDED_TRIGGERS[:] = [sql for _, sql in rows]
-    for name, _ in rows:
-        schema_editor.execute(f'DROP TRIGGER "{name}"', params=None)
-
-
-def restore_sqlite_triggers(apps, schema_editor):
-    if schema_editor.connection.vendor != "sqlite":
-        return
-    for sql in _SUSPENDED_TRIGGERS:
-        schema_editor.execute(sql, params=None)
-    _SUSPENDED_TRIGGERS.clear()
+from evalhub.scale_triggers import restore_sqlite_triggers, suspend_sqlite_triggers
 
 
 def fill_open_tokens(apps, schema_editor):
@@ -64,6 +40,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        # SQLite rebuilds the tables this migration alters; the rating triggers must step aside meanwhile.
         migrations.RunPython(suspend_sqlite_triggers, restore_sqlite_triggers),
         migrations.AddField(
             model_name='assignment',
