@@ -84,6 +84,7 @@ class ConsentForm(_PageForm):
 
 
 _PREFER_NOT = ("prefer-not", "Prefer not to say")
+_CHOOSE = ("", "Choose…")  # no preselected answer: a rater who just clicks Continue must not become "18-24"
 
 
 class DemographicsForm(_PageForm):
@@ -91,22 +92,22 @@ class DemographicsForm(_PageForm):
 
     age_band = forms.ChoiceField(
         label="Age",
-        choices=[("18-24", "18-24"), ("25-34", "25-34"), ("35-44", "35-44"), ("45-54", "45-54"),
+        choices=[_CHOOSE, ("18-24", "18-24"), ("25-34", "25-34"), ("35-44", "35-44"), ("45-54", "45-54"),
                  ("55-64", "55-64"), ("65+", "65 or older"), _PREFER_NOT],
     )
     gender = forms.ChoiceField(
-        choices=[("woman", "Woman"), ("man", "Man"), ("non-binary", "Non-binary"), ("self-described", "Other"),
+        choices=[_CHOOSE, ("woman", "Woman"), ("man", "Man"), ("non-binary", "Non-binary"), ("self-described", "Other"),
                  _PREFER_NOT],
     )
     region = forms.ChoiceField(
         label="Where do you live?",
-        choices=[("africa", "Africa"), ("asia", "Asia"), ("europe", "Europe"),
+        choices=[_CHOOSE, ("africa", "Africa"), ("asia", "Asia"), ("europe", "Europe"),
                  ("latin-america", "Latin America and the Caribbean"), ("north-america", "North America"),
                  ("oceania", "Oceania"), _PREFER_NOT],
     )
     education = forms.ChoiceField(
         label="Highest completed education",
-        choices=[("secondary", "Secondary school or less"), ("vocational", "Vocational training"),
+        choices=[_CHOOSE, ("secondary", "Secondary school or less"), ("vocational", "Vocational training"),
                  ("bachelor", "Bachelor's degree"), ("master", "Master's degree"), ("doctorate", "Doctorate"),
                  _PREFER_NOT],
     )

@@ -244,3 +244,12 @@ def test_consent_and_demographics_come_first_and_are_stored(client, study, invit
     assert invited.demographics == {"age_band": "25-34", "gender": "prefer-not", "region": "europe",
                                     "education": "master", "native_language": "Dutch"}
     assert 'name="q_grammaticality"' in client.get(url_of(invited)).content.decode()
+
+
+def test_demographics_have_no_preselected_answer(client, study, invited):
+    study.ask_demographics = True
+    study.save()
+    client.post(url_of(invited), {"page": "demographics", "native_language": "Dutch"})
+    invited.refresh_from_db()
+    assert invited.demographics == {}
+    assert 'value="" selected' in client.get(url_of(invited)).content.decode()
