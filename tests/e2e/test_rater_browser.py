@@ -199,3 +199,23 @@ def test_researcher_raters_page(story, page, live_server, researcher, shoot):
         page.get_by_role("button", name="Log in").click()
     assert page.get_by_text("teacher-2").is_visible()
     shoot(page, "researcher-raters")
+
+
+def test_meta_evaluation_page_shows_another_raters_answer(story, page, live_server, shoot):
+    from annotations.services import meta_study_create
+    from llmjudge.models import Judge, JudgeRun, LLMRating
+
+    run = JudgeRun.objects.create(study=story, judge=Judge.objects.create(name="hidden-judge", model="m"))
+    item = story.items.get(external_id="h1")
+    LLMRating.objects.create(run=run, item=item, question=story.questions.get(key="cohesiveness"), sample=0,
+                             status=LLMRating.Status.OK, score=5, raw="5",
+                             rationale="Every sentence follows from the one before it.")
+    open_study(meta_study_create(slug="meta", run_id=run.pk, question_key="cohesiveness"))
+    page.goto(_invite("meta", live_server))
+    assert page.get_by_text("Every sentence follows from the one before it.").is_visible()
+    assert page.get_by_text("5 (highest)").is_visible()
+    shoot(page, "meta")
+    page.get_by_text("Partially agree").click()
+    page.locator("textarea[name=comment]").fill("Mostly, but the ending jumps.")
+    _next(page)
+    assert page.locator("#completion-code").is_visible()
