@@ -253,3 +253,22 @@ def test_demographics_have_no_preselected_answer(client, study, invited):
     invited.refresh_from_db()
     assert invited.demographics == {}
     assert 'value="" selected' in client.get(url_of(invited)).content.decode()
+
+
+def test_rater_pages_show_the_texts_the_judge_prompt_is_made_of(client, invited):
+    from html import unescape
+
+    from annotations.rendering import llm_prompt
+
+    first = unescape(client.get(url_of(invited)).content.decode())
+    item = _claimed_item(invited)
+    second = unescape(answer(client, invited, 3).content.decode())
+    study = invited.study
+    for question in study.questions.all():
+        prompt = llm_prompt(study=study, item=item, question=question)
+        assert question.text in prompt
+        assert question.text in (second if question.reveals else first)
+        assert item.fields["story"] in prompt and item.fields["story"] in first
+        if question.context:
+            context = question.context.format_map(item.fields).strip()
+            assert context in prompt and context in second and context not in first
