@@ -1,8 +1,9 @@
 """What raters and researchers change: assignments, claims, ratings, checks, invitations.
 
-Every rater-facing write locks the rater's Assignment row first (SELECT ... FOR UPDATE on PostgreSQL;
-SQLite's IMMEDIATE transactions serialise writers anyway), so a double-clicked Next or two tabs of the
-same link are applied one after the other and the second finds its page already answered.
+Every write of an answer (rating, check, meta answer) and every claim locks the rater's Assignment row
+first (SELECT ... FOR UPDATE on PostgreSQL; SQLite's IMMEDIATE transactions serialise writers anyway),
+so a double-clicked Next or two tabs of the same link are applied one after the other and the second
+finds its page already answered. Consent and demographics are plain idempotent updates.
 Seats make "exactly N raters per item" hold in the database (see ItemClaim).
 """
 from __future__ import annotations
@@ -383,6 +384,7 @@ def invitations_create(*, study: Study, count: int) -> list[Rater]:
     )
 
 
+@transaction.atomic
 def rater_revoke(*, rater: Rater) -> None:
     Rater.objects.filter(pk=rater.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
     # Revoking frees the seat of whatever the rater had open, and drops its partial answers.
