@@ -13,11 +13,23 @@ import pytest
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
-# Playwright's own server runs an event loop in this thread; Django must still allow sync ORM calls here.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module", autouse=True)
+def _sync_orm_beside_playwright() -> Iterator[None]:
+    # Playwright's sync API keeps an event loop running in this thread, which Django's async-safety check
+    # mistakes for async code; the ORM calls in these tests are plain sync code. Module-scoped so that it
+    # also covers each test's database flush, and is undone before the rest of the suite runs.
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    yield
+    if previous is None:
+        del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
+    else:
+        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+@pytest.fixture(scope="module")  # Playwright's loop must stop before the rest of the suite runs
 def browser() -> Iterator[object]:
     if not Path(CHROMIUM).exists():
         if os.environ.get("CI") == "true":
