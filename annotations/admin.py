@@ -11,7 +11,18 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
 
 from annotations.importing import ImportFileError, ImportResult, items_import, ratings_import
-from annotations.models import Assignment, HumanRating, Item, Question, Rater, Study
+from annotations.models import (
+    Assignment,
+    AttentionCheck,
+    HumanRating,
+    Item,
+    ItemClaim,
+    MetaAnswer,
+    Question,
+    Rater,
+    Study,
+)
+from annotations.services import invitations_create, rater_revoke
 
 
 class UploadForm(forms.Form):
@@ -33,6 +44,14 @@ class StudyAdmin(admin.ModelAdmin):
     inlines = [QuestionInline]
     readonly_fields = ("template", "template_version", "created_at")
     change_form_template = "admin/annotations/study/change_form.html"
+    actions = ["create_invitations"]
+
+    @admin.action(description="Create 10 invitation links (listed on the study's raters page)")
+    def create_invitations(self, request: HttpRequest, queryset) -> None:  # noqa: ANN001
+        for study in queryset:
+            invitations_create(study=study, count=10)
+            url = reverse("annotations:study_raters", args=[study.slug])
+            messages.success(request, f"{study.slug}: 10 new invitation links, listed at {url}")
 
     def get_queryset(self, request: HttpRequest):  # noqa: ANN201
         qs = super().get_queryset(request)
@@ -107,6 +126,13 @@ class RaterAdmin(admin.ModelAdmin):
     list_filter = ("study", "source")
     search_fields = ("external_id",)
     exclude = ("token",)
+    actions = ["revoke_links"]
+
+    @admin.action(description="Revoke the selected raters' links")
+    def revoke_links(self, request: HttpRequest, queryset) -> None:  # noqa: ANN001
+        for rater in queryset:
+            rater_revoke(rater=rater)
+        messages.success(request, f"Revoked {queryset.count()} link(s).")
 
 
 @admin.register(Assignment)
@@ -123,3 +149,23 @@ class HumanRatingAdmin(admin.ModelAdmin):
     search_fields = ("item__external_id", "rater__external_id", "comment")
     list_select_related = ("item", "question", "rater")
     raw_id_fields = ("rater", "item", "question")
+
+
+@admin.register(ItemClaim)
+class ItemClaimAdmin(admin.ModelAdmin):
+    list_display = ("assignment", "item", "seat", "claimed_at", "touched_at", "completed_at", "time_spent_ms")
+    list_filter = ("item__study",)
+    raw_id_fields = ("assignment", "item")
+
+
+@admin.register(AttentionCheck)
+class AttentionCheckAdmin(admin.ModelAdmin):
+    list_display = ("assignment", "position", "expected", "answer", "passed", "answered_at")
+    list_filter = ("assignment__rater__study", "passed")
+
+
+@admin.register(MetaAnswer)
+class MetaAnswerAdmin(admin.ModelAdmin):
+    list_display = ("item", "rater", "verdict", "updated_at")
+    list_filter = ("item__study", "verdict")
+    raw_id_fields = ("rater", "item")

@@ -31,6 +31,10 @@ class Study(models.Model):
         OPEN = "open", "Open"
         CLOSED = "closed", "Closed"
 
+    class AttentionRule(models.TextChoices):
+        WARN = "warn", "Warn and continue"
+        END = "end", "End the session"
+
     slug = models.SlugField(max_length=100, unique=True)
     title = models.CharField(max_length=200)
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.LIKERT)
@@ -49,6 +53,29 @@ class Study(models.Model):
     ordering = models.CharField(max_length=20, choices=Ordering.choices, default=Ordering.BLOCKED)
     raters_per_item = models.PositiveIntegerField(default=3)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.DRAFT)
+    # --- what raters see and go through (issue 3, docs/raters.md) ---
+    field_labels = models.JSONField(
+        default=dict, blank=True, help_text='Headings raters see for item fields, e.g. {"story": "Story fragment"}.'
+    )
+    diff_fields = models.JSONField(
+        default=list, blank=True, help_text="Two item fields whose differing words are shown in bold."
+    )
+    items_per_rater = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Items one rater rates at most (empty: as many as still need raters)."
+    )
+    open_token = models.CharField(max_length=64, unique=True, default=new_token, editable=False)
+    open_link_enabled = models.BooleanField(
+        default=False, help_text="Anyone with the open link (e.g. from Prolific) becomes a rater."
+    )
+    consent_text = models.TextField(blank=True, help_text="If set, raters must agree to it before rating.")
+    ask_demographics = models.BooleanField(default=False, help_text="Ask age band, gender, region, ... first.")
+    completion_redirect_url = models.URLField(
+        max_length=500, blank=True, help_text="Sent here when done (e.g. Prolific's); {code} is the completion code."
+    )
+    attention_positions = models.JSONField(
+        default=list, blank=True, help_text="Attention checks after this many rated items, e.g. [5, 20]."
+    )
+    attention_rule = models.CharField(max_length=10, choices=AttentionRule.choices, default=AttentionRule.WARN)
     template = models.CharField(max_length=100, blank=True, help_text="Protocol template it was created from.")
     template_version = models.CharField(max_length=50, blank=True)
     owner = models.ForeignKey(
@@ -74,6 +101,9 @@ class Study(models.Model):
     def label_for(self, value: int) -> str:
         return self.scale_labels.get(str(value), str(value))
 
+    def field_label(self, name: str) -> str:
+        return self.field_labels.get(name) or name.replace("_", " ").capitalize()
+
 
 class Question(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="questions")
@@ -97,11 +127,19 @@ class Question(models.Model):
 
 
 class Item(models.Model):
+    class Kind(models.TextChoices):
+        NORMAL = "normal", "Normal"
+        GOLD = "gold", "Gold (known answers; every rater gets it; excluded from analysis)"
+
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
     external_id = models.CharField(max_length=200)
     group = models.CharField(max_length=100)
     fields = models.JSONField(default=dict)
     position = models.PositiveIntegerField(default=0, help_text="Import order (used by the fixed ordering).")
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.NORMAL)
+    gold_answers = models.JSONField(
+        default=dict, blank=True, help_text='Known answers of a gold item, e.g. {"grammaticality": 1}.'
+    )
 
     class Meta:
         ordering = ["study", "position", "id"]
@@ -127,6 +165,10 @@ class Rater(models.Model):
     token = models.CharField(max_length=64, unique=True, default=new_token, editable=False)
     source = models.CharField(max_length=20, choices=Source.choices, default=Source.INVITED)
     demographics = models.JSONField(default=dict, blank=True)
+    external_study_id = models.CharField(max_length=200, blank=True, help_text="e.g. Prolific STUDY_ID")
+    external_session_id = models.CharField(max_length=200, blank=True, help_text="e.g. Prolific SESSION_ID")
+    consented_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True, help_text="A revoked link no longer opens.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -153,12 +195,97 @@ class Assignment(models.Model):
     completion_code = models.CharField(max_length=64, blank=True)
     started_at = models.DateTimeField(auto_now_add=True)
     completed_at = models.DateTimeField(null=True, blank=True)
+    ended_reason = models.CharField(
+        max_length=20, blank=True, help_text='Why the session ended early ("attention"), empty if finished normally.'
+    )
 
     class Meta:
         ordering = ["id"]
 
     def __str__(self) -> str:
         return f"{self.rater.study.slug}/{self.rater}"
+
+
+class ItemClaim(models.Model):
+    """A rater holding one of an item's N seats: in progress until completed_at is set.
+
+    Seats make "exactly N raters per item" a database rule: (item, seat) is unique and the service hands
+    out seats 0..N-1 only, so two raters racing for the last seat cannot both win. Gold items take no
+    seat (every rater gets them). An unfinished claim idle longer than RATER_CLAIM_TIMEOUT_MINUTES may be
+    deleted to free its seat for someone else.
+    """
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="claims")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="claims")
+    seat = models.PositiveIntegerField(null=True, blank=True)
+    claimed_at = models.DateTimeField()
+    touched_at = models.DateTimeField(help_text="Last activity; an unfinished claim idle too long is released.")
+    completed_at = models.DateTimeField(null=True, blank=True)
+    time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["assignment", "claimed_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "item"], name="claim_item_once_per_rater"),
+            models.UniqueConstraint(fields=["item", "seat"], name="claim_seat_unique_per_item"),
+            models.UniqueConstraint(
+                fields=["assignment"], condition=models.Q(completed_at__isnull=True), name="claim_one_open_per_rater"
+            ),
+        ]
+        indexes = [models.Index(fields=["item", "completed_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.assignment} -> {self.item.external_id} (seat {self.seat})"
+
+
+class AttentionCheck(models.Model):
+    """An answered attention check ("select 2 for this item").
+
+    Kept apart from HumanRating so analysis never mistakes a check for a rating of a real item.
+    """
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="attention_checks")
+    position = models.PositiveIntegerField(help_text="Shown after this many completed items.")
+    expected = models.IntegerField()
+    answer = models.IntegerField()
+    passed = models.BooleanField()
+    time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
+    answered_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["assignment", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "position"], name="attention_check_once_per_position"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.assignment} check@{self.position}: {'pass' if self.passed else 'FAIL'}"
+
+
+class MetaAnswer(models.Model):
+    """A meta-evaluation answer (paper appendix C.3.2): does the rater agree with "another rater"?"""
+
+    class Verdict(models.TextChoices):
+        AGREE = "agree", "Agree"
+        PARTIAL = "partial", "Partially agree"
+        DISAGREE = "disagree", "Disagree"
+
+    rater = models.ForeignKey(Rater, on_delete=models.CASCADE, related_name="meta_answers")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="meta_answers")
+    verdict = models.CharField(max_length=10, choices=Verdict.choices)
+    comment = models.TextField(blank=True)
+    time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["item", "rater"]
+        constraints = [
+            models.UniqueConstraint(fields=["rater", "item"], name="one_meta_answer_per_rater_item"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rater} {self.item.external_id} {self.verdict}"
 
 
 class HumanRating(models.Model):

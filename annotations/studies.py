@@ -24,6 +24,17 @@ _TEMPLATE_EXTRAS: dict[str, dict[str, Any]] = {
     "adversarial-meaning": {"ordering": "mixed", "contrasts": []},
 }
 
+# What raters see as headings, and which pair of fields is shown as a word diff. Field names such as
+# "benign_title" must never reach a rater: they would give away which title is the attacked one.
+RATER_DISPLAY: dict[str, dict[str, Any]] = {
+    "story-likert": {"field_labels": {"story": "Story fragment", "prompt": "Prompt"}},
+    "adversarial-fluency": {"field_labels": {"title": "News title"}},
+    "adversarial-meaning": {
+        "field_labels": {"benign_title": "News title 1", "adversarial_title": "News title 2"},
+        "diff_fields": ["benign_title", "adversarial_title"],
+    },
+}
+
 
 class StudySpecError(ValueError):
     """The study specification is unusable; the message says which field and why."""
@@ -98,6 +109,7 @@ def study_create(
     # The adversarial entries give no separate human instruction: raters read the judge's first line.
     instruction = spec.get("human_instruction") or spec["llm_template"].split("\n", 1)[0]
     version = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
+    display = RATER_DISPLAY.get(template, {})
     study = Study.objects.create(
         slug=slug,
         title=spec["title"],
@@ -111,6 +123,8 @@ def study_create(
         scale_labels=spec["scale"].get("labels", {}),
         ordering=ordering or Study.Ordering.BLOCKED,
         raters_per_item=spec.get("raters_per_item", 3),
+        field_labels=spec.get("field_labels", display.get("field_labels", {})),
+        diff_fields=spec.get("diff_fields", display.get("diff_fields", [])),
         template=template,
         template_version=version,
         owner=owner,

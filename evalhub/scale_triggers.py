@@ -79,3 +79,32 @@ def install(table: str):  # noqa: ANN201 - returns a RunPython pair
             schema_editor.execute(sql, params=None)
 
     return forward, backward
+
+
+# SQLite adds most columns by rebuilding the table (create new, copy, drop, rename). It refuses to rename
+# a table that a trigger refers to, and dropping a table drops the triggers on it. A migration that alters
+# annotations_study/_item/_question/_rater, llmjudge_judgerun, or a rating table, therefore runs
+#     migrations.RunPython(suspend_sqlite_triggers, restore_sqlite_triggers)
+# first and
+#     migrations.RunPython(restore_sqlite_triggers, suspend_sqlite_triggers)
+# last: every trigger is set aside and recreated verbatim. PostgreSQL alters tables in place: no-ops there.
+_SUSPENDED: list[str] = []
+
+
+def suspend_sqlite_triggers(apps: Any, schema_editor: Any) -> None:
+    if schema_editor.connection.vendor != "sqlite":
+        return
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
+        rows = cursor.fetchall()
+    _SUSPENDED[:] = [sql for _, sql in rows]
+    for name, _ in rows:
+        schema_editor.execute(f'DROP TRIGGER "{name}"', params=None)
+
+
+def restore_sqlite_triggers(apps: Any, schema_editor: Any) -> None:
+    if schema_editor.connection.vendor != "sqlite":
+        return
+    for sql in _SUSPENDED:
+        schema_editor.execute(sql, params=None)
+    _SUSPENDED.clear()

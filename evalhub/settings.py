@@ -153,6 +153,11 @@ STORAGES = {
 IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 200 * 1024 * 1024, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
+# Raters: an unfinished item idle this long may be handed to another rater (docs/raters.md).
+RATER_CLAIM_TIMEOUT_MINUTES = env_int("RATER_CLAIM_TIMEOUT_MINUTES", 60, minimum=1)
+# Where the invitation links printed by `manage.py invite` point.
+PUBLIC_BASE_URL = (env_str("PUBLIC_BASE_URL", "http://127.0.0.1:8000") or "").rstrip("/")
+
 LOG_FORMAT = env_str("LOG_FORMAT", "text" if DEBUG else "json")
 if LOG_FORMAT not in ("text", "json"):
     raise ImproperlyConfigured(f"LOG_FORMAT={LOG_FORMAT!r} must be text or json")

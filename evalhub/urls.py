@@ -10,4 +10,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", health.healthz, name="healthz"),
     path("api/", include("evalhub.api_urls")),
+    path("", include("annotations.urls")),
 ]

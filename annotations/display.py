@@ -1,0 +1,69 @@
+"""Turning a RaterPage into what the template shows: headings, text, and the meaning study's word diff.
+
+Nothing here marks anything safe: the diff is a list of (word, changed) pairs and the template escapes
+each word, so an item's text can never inject markup.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+from annotations.models import Study
+from annotations.rendering import RaterPage
+
+
+@dataclass(frozen=True)
+class Token:
+    text: str  # a word or the whitespace after it
+    changed: bool
+
+
+@dataclass(frozen=True)
+class DisplayField:
+    name: str
+    label: str
+    text: str
+    tokens: list[Token] | None = None  # set for the two fields of a word diff
+
+
+_WORDS = re.compile(r"\S+|\s+")
+
+
+def word_diff(a: str, b: str) -> tuple[list[Token], list[Token]]:
+    """Both texts as tokens, with the words that differ between them marked `changed`.
+
+    Words are compared exactly (case and punctuation count: "Oil" vs "oil" is a change a rater should see);
+    whitespace is never marked.
+    """
+    ta, tb = _WORDS.findall(a), _WORDS.findall(b)
+    wa = [(n, t) for n, t in enumerate(ta) if not t.isspace()]
+    wb = [(n, t) for n, t in enumerate(tb) if not t.isspace()]
+    changed_a: set[int] = set()
+    changed_b: set[int] = set()
+    matcher = difflib.SequenceMatcher(a=[t for _, t in wa], b=[t for _, t in wb], autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op != "equal":
+            changed_a.update(wa[i][0] for i in range(i1, i2))
+            changed_b.update(wb[j][0] for j in range(j1, j2))
+    return (
+        [Token(t, n in changed_a) for n, t in enumerate(ta)],
+        [Token(t, n in changed_b) for n, t in enumerate(tb)],
+    )
+
+
+def display_fields(*, study: Study, page: RaterPage) -> list[DisplayField]:
+    """The page's visible fields, in the study's order, with headings raters may see."""
+    fields = [
+        DisplayField(name=name, label=study.field_label(name), text=str(text)) for name, text in page.fields.items()
+    ]
+    if len(study.diff_fields) == 2:
+        first, second = study.diff_fields
+        by_name = {f.name: f for f in fields}
+        if first in by_name and second in by_name:
+            ta, tb = word_diff(by_name[first].text, by_name[second].text)
+            tokens = {first: ta, second: tb}
+            fields = [
+                DisplayField(f.name, f.label, f.text, tokens[f.name]) if f.name in tokens else f for f in fields
+            ]
+    return fields

@@ -1,0 +1,122 @@
+"""Forms of the rater pages and the researcher's invitation form.
+
+They repeat the database's rules only to give raters a readable message; the services and the
+constraints decide.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from annotations.models import MetaAnswer, Question, Study
+
+# An answer time above a day is a tab left open, not a measurement.
+_MAX_ELAPSED_MS = 24 * 3600 * 1000
+
+
+class _PageForm(forms.Form):
+    page = forms.CharField(widget=forms.HiddenInput)
+    elapsed_ms = forms.IntegerField(required=False, min_value=0, max_value=_MAX_ELAPSED_MS, widget=forms.HiddenInput)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("label_suffix", "")  # labels are questions; a colon after "Where do you live?" reads oddly
+        super().__init__(*args, **kwargs)
+
+
+def _scale_choices(study: Study) -> list[tuple[int, str]]:
+    return [(value, study.label_for(value)) for value in study.scale_points()]
+
+
+class LikertForm(_PageForm):
+    """One page of an item: a required Likert radio group per question, an optional comment on the last page."""
+
+    comment = forms.CharField(
+        required=False, max_length=5000, widget=forms.Textarea(attrs={"rows": 2}), label="Comment (optional)"
+    )
+
+    def __init__(self, *args: Any, study: Study, questions: list[Question], with_comment: bool, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.questions = questions
+        if not with_comment:
+            del self.fields["comment"]
+        for question in questions:
+            self.fields[f"q_{question.key}"] = forms.TypedChoiceField(
+                choices=_scale_choices(study),
+                coerce=int,
+                widget=forms.RadioSelect,
+                label=question.text,
+                error_messages={"required": "Please choose an answer to this question."},
+            )
+
+    def scores(self) -> dict[str, int]:
+        return {q.key: self.cleaned_data[f"q_{q.key}"] for q in self.questions}
+
+
+class AttentionForm(_PageForm):
+    def __init__(self, *args: Any, study: Study, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.fields["answer"] = forms.TypedChoiceField(
+            choices=_scale_choices(study),
+            coerce=int,
+            widget=forms.RadioSelect,
+            error_messages={"required": "Please choose an answer."},
+        )
+
+
+class MetaForm(_PageForm):
+    verdict = forms.ChoiceField(
+        choices=MetaAnswer.Verdict.choices,
+        widget=forms.RadioSelect,
+        label="Do you agree with their rating and explanation?",
+        error_messages={"required": "Please choose an answer."},
+    )
+    comment = forms.CharField(
+        required=False, max_length=5000, widget=forms.Textarea(attrs={"rows": 3}), label="Why? (comment)"
+    )
+
+
+class ConsentForm(_PageForm):
+    agree = forms.BooleanField(
+        label="I have read the information above and agree to take part.",
+        error_messages={"required": "Please tick the box to continue, or close this page."},
+    )
+
+
+_PREFER_NOT = ("prefer-not", "Prefer not to say")
+_CHOOSE = ("", "Choose…")  # no preselected answer: a rater who just clicks Continue must not become "18-24"
+
+
+class DemographicsForm(_PageForm):
+    """Kept short and optional in substance: every question offers "prefer not to say"."""
+
+    age_band = forms.ChoiceField(
+        label="Age",
+        choices=[_CHOOSE, ("18-24", "18-24"), ("25-34", "25-34"), ("35-44", "35-44"), ("45-54", "45-54"),
+                 ("55-64", "55-64"), ("65+", "65 or older"), _PREFER_NOT],
+    )
+    gender = forms.ChoiceField(
+        choices=[_CHOOSE, ("woman", "Woman"), ("man", "Man"), ("non-binary", "Non-binary"), ("self-described", "Other"),
+                 _PREFER_NOT],
+    )
+    region = forms.ChoiceField(
+        label="Where do you live?",
+        choices=[_CHOOSE, ("africa", "Africa"), ("asia", "Asia"), ("europe", "Europe"),
+                 ("latin-america", "Latin America and the Caribbean"), ("north-america", "North America"),
+                 ("oceania", "Oceania"), _PREFER_NOT],
+    )
+    education = forms.ChoiceField(
+        label="Highest completed education",
+        choices=[_CHOOSE, ("secondary", "Secondary school or less"), ("vocational", "Vocational training"),
+                 ("bachelor", "Bachelor's degree"), ("master", "Master's degree"), ("doctorate", "Doctorate"),
+                 _PREFER_NOT],
+    )
+    native_language = forms.CharField(label="Native language(s)", max_length=100, required=False)
+
+    def answers(self) -> dict[str, str]:
+        return {name: self.cleaned_data[name] for name in ("age_band", "gender", "region", "education",
+                                                            "native_language")}
+
+
+class InviteForm(forms.Form):
+    count = forms.IntegerField(min_value=1, max_value=1000, initial=10, label="Number of invitation links")

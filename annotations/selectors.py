@@ -1,0 +1,130 @@
+"""What rater and researcher pages read: progress, and per-rater quality-control statistics."""
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import QuerySet
+
+from annotations.models import Assignment, AttentionCheck, HumanRating, Item, ItemClaim, Rater, Study
+from annotations.services import planned_items
+
+# A rater whose most frequent score covers at least this share of their (at least 5) ratings is flagged.
+STRAIGHT_LINING_SHARE = 0.9
+STRAIGHT_LINING_MIN_RATINGS = 5
+
+
+@dataclass(frozen=True)
+class Progress:
+    done: int
+    total: int
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.total) if self.total else 100
+
+
+def assignment_progress(*, assignment: Assignment) -> Progress:
+    """Pages done of pages planned: items plus the attention checks that fall within them."""
+    planned = planned_items(assignment)
+    checks = {p for p in assignment.rater.study.attention_positions if isinstance(p, int) and 0 < p <= planned}
+    done = assignment.claims.filter(completed_at__isnull=False).count() + assignment.attention_checks.count()
+    total = planned + len(checks)
+    return Progress(done=min(done, total), total=total)
+
+
+def studies_for_researcher(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Study]:
+    """The studies a researcher may manage: their own; staff see all."""
+    if not user.is_authenticated:
+        return Study.objects.none()
+    return Study.objects.all() if user.is_staff else Study.objects.filter(owner=user)
+
+
+@dataclass(frozen=True)
+class RaterStats:
+    rater: Rater
+    status: str
+    items_done: int
+    median_item_seconds: float | None
+    total_minutes: float
+    checks: int
+    checks_failed: int
+    gold_answered: int
+    gold_correct: int
+    modal_share: float | None  # share of the rater's ratings equal to their most frequent score
+    straight_lining: bool
+
+    @property
+    def gold_accuracy(self) -> float | None:
+        return self.gold_correct / self.gold_answered if self.gold_answered else None
+
+
+def _status(rater: Rater, assignment: Assignment | None) -> str:
+    if rater.revoked_at:
+        return "revoked"
+    if assignment is None:
+        return "not started"
+    if assignment.ended_reason:
+        return f"ended ({assignment.ended_reason})"
+    return "done" if assignment.completed_at else "in progress"
+
+
+def study_rater_stats(*, study: Study) -> list[RaterStats]:
+    """One row per rater of the study (a fixed number of queries, whatever the number of raters).
+
+    Time counts finished items only. Gold accuracy compares each answered gold question with its known
+    answer; straight-lining looks at normal items only (gold answers are expected to repeat).
+    """
+    raters = list(study.raters.exclude(source=Rater.Source.IMPORTED).select_related("assignment").order_by("id"))
+    times: dict[int, list[int]] = defaultdict(list)
+    done: Counter[int] = Counter()
+    for rater_id, ms in ItemClaim.objects.filter(
+        assignment__rater__study=study, completed_at__isnull=False
+    ).values_list("assignment__rater_id", "time_spent_ms"):
+        done[rater_id] += 1
+        if ms is not None:
+            times[rater_id].append(ms)
+    checks: Counter[int] = Counter()
+    failed: Counter[int] = Counter()
+    for rater_id, passed in AttentionCheck.objects.filter(assignment__rater__study=study).values_list(
+        "assignment__rater_id", "passed"
+    ):
+        checks[rater_id] += 1
+        failed[rater_id] += not passed
+    scores: dict[int, list[float]] = defaultdict(list)
+    gold_answered: Counter[int] = Counter()
+    gold_correct: Counter[int] = Counter()
+    for rater_id, score, kind, gold, key in HumanRating.objects.filter(rater__study=study).values_list(
+        "rater_id", "score", "item__kind", "item__gold_answers", "question__key"
+    ):
+        if kind == Item.Kind.GOLD:
+            if key in (gold or {}):
+                gold_answered[rater_id] += 1
+                gold_correct[rater_id] += float(gold[key]) == score
+        else:
+            scores[rater_id].append(score)
+    rows = []
+    for rater in raters:
+        assignment = getattr(rater, "assignment", None)
+        own = scores.get(rater.pk, [])
+        modal = Counter(own).most_common(1)[0][1] / len(own) if own else None
+        rows.append(
+            RaterStats(
+                rater=rater,
+                status=_status(rater, assignment),
+                items_done=done[rater.pk],
+                median_item_seconds=statistics.median(times[rater.pk]) / 1000 if times[rater.pk] else None,
+                total_minutes=sum(times[rater.pk]) / 60000,
+                checks=checks[rater.pk],
+                checks_failed=failed[rater.pk],
+                gold_answered=gold_answered[rater.pk],
+                gold_correct=gold_correct[rater.pk],
+                modal_share=modal,
+                straight_lining=bool(
+                    modal is not None and len(own) >= STRAIGHT_LINING_MIN_RATINGS and modal >= STRAIGHT_LINING_SHARE
+                ),
+            )
+        )
+    return rows

@@ -1,0 +1,230 @@
+"""Rater pages (keyed by the rater's token) and the researcher's raters page.
+
+Rater pages are one URL, /r/<token>/: GET shows the current step, POST applies only if the form's
+hidden `page` still names the current step (otherwise a reload, back button or double click: nothing
+is written and the rater is sent to where they really are). Every POST redirects (post/redirect/get).
+"""
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotations import services
+from annotations.display import display_fields
+from annotations.forms import AttentionForm, ConsentForm, DemographicsForm, InviteForm, LikertForm, MetaForm
+from annotations.models import Assignment, Rater, Study
+from annotations.rendering import rater_page
+from annotations.selectors import assignment_progress, studies_for_researcher, study_rater_stats
+from annotations.services import StaleSubmission, Step
+
+
+class _Unavailable(Exception):
+    def __init__(self, status: int, title: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.title, self.message = status, title, message
+
+
+def _get_assignment_for_rater(token: str) -> Assignment:
+    """The only way rater views reach an assignment: by the rater's own unguessable token."""
+    rater = Rater.objects.select_related("study").filter(token=token).first()
+    if rater is None or rater.source == Rater.Source.IMPORTED:
+        raise Http404("No such invitation.")
+    if rater.revoked_at:
+        raise _Unavailable(410, "Link withdrawn", "This invitation link has been withdrawn by the researchers.")
+    assignment = services.assignment_start(rater=rater) if rater.study.status == Study.Status.OPEN else None
+    if assignment is None:
+        existing = Assignment.objects.filter(rater=rater, completed_at__isnull=False).first()
+        if existing is None:  # a finished rater may still see their completion code after the study closes
+            raise _Unavailable(403, "Study not open", "This study is not open at the moment. Please try later.")
+        assignment = existing
+    assignment.rater = rater
+    return assignment
+
+
+def _unavailable(request: HttpRequest, exc: _Unavailable) -> HttpResponse:
+    return render(
+        request, "annotations/unavailable.html", {"title": exc.title, "message": exc.message}, status=exc.status
+    )
+
+
+def rate(request: HttpRequest, token: str) -> HttpResponse:
+    try:
+        assignment = _get_assignment_for_rater(token)
+    except _Unavailable as exc:
+        return _unavailable(request, exc)
+    step = services.assignment_next_step(assignment=assignment)
+    here = reverse("annotations:rate", args=[token])
+    data = request.POST if request.method == "POST" else None
+    if data is not None and data.get("page") != step.key:
+        # Stale page (back button, reload of a POST, double click): change nothing, show the current page.
+        return redirect(here)
+    form = _form_for(assignment, step, data)
+    if data is not None and form is not None and form.is_valid():
+        try:
+            _apply(request, assignment, step, form)
+        except StaleSubmission:
+            pass
+        return redirect(here)
+    return render(request, f"annotations/{step.kind}.html", _context(assignment, step, form), status=200)
+
+
+def _questions_of(assignment: Assignment, step: Step) -> list:
+    return services.question_parts(list(assignment.rater.study.questions.all()))[step.part]
+
+
+def _form_for(assignment: Assignment, step: Step, data: object) -> forms.Form | None:
+    study = assignment.rater.study
+    initial = {"page": step.key}
+    if step.kind == "item" and study.kind == Study.Kind.META:
+        return MetaForm(data, initial=initial)
+    if step.kind == "item":
+        last = step.part == step.parts - 1
+        return LikertForm(data, initial=initial, study=study, questions=_questions_of(assignment, step),
+                          with_comment=last)
+    if step.kind == "check":
+        return AttentionForm(data, initial=initial, study=study)
+    if step.kind == "consent":
+        return ConsentForm(data, initial=initial)
+    if step.kind == "demographics":
+        return DemographicsForm(data, initial=initial)
+    return None
+
+
+def _apply(request: HttpRequest, assignment: Assignment, step: Step, form: forms.Form) -> None:
+    """Call the one service the step's form is for."""
+    elapsed = form.cleaned_data.get("elapsed_ms")
+    if step.kind == "item" and isinstance(form, MetaForm):
+        services.meta_answer_submit(assignment=assignment, item=step.claim.item, verdict=form.cleaned_data["verdict"],
+                                    comment=form.cleaned_data["comment"], time_spent_ms=elapsed)
+    elif step.kind == "item" and isinstance(form, LikertForm):
+        services.rating_submit(assignment=assignment, item=step.claim.item, scores=form.scores(),
+                               comment=form.cleaned_data.get("comment", ""), time_spent_ms=elapsed)
+    elif step.kind == "check":
+        passed = services.attention_check_submit(assignment=assignment, position=step.position,
+                                                 answer=form.cleaned_data["answer"], time_spent_ms=elapsed)
+        if not passed and assignment.rater.study.attention_rule == Study.AttentionRule.WARN:
+            messages.warning(request, "That page was an attention check, and the answer was not the one it asked "
+                                      "for. Please read every page carefully.")
+    elif step.kind == "consent":
+        services.consent_give(rater=assignment.rater)
+    elif step.kind == "demographics":
+        services.demographics_save(rater=assignment.rater, answers=form.answers())
+
+
+def _context(assignment: Assignment, step: Step, form: forms.Form | None) -> dict[str, object]:
+    study = assignment.rater.study
+    context: dict[str, object] = {
+        "study": study,
+        "step": step,
+        "form": form,
+        "progress": assignment_progress(assignment=assignment),
+        "assignment": assignment,
+    }
+    if step.kind == "item":
+        questions = list(study.questions.all())
+        # Built from the same rendering as the judge's prompt; fields a later question reveals are left out.
+        page = rater_page(study=study, item=step.claim.item, questions=questions)
+        shown = {q.key for q in _questions_of(assignment, step)} if study.kind != Study.Kind.META else set()
+        instruction_title, _, instruction_rest = page.instruction.partition("\n")
+        context.update(
+            instruction_title=instruction_title,
+            instruction_rest=instruction_rest,
+            fields=display_fields(study=study, page=page),
+            page_questions=[(q.context.strip(), q, form[f"q_{q.key}"]) for q in page.questions if q.key in shown],
+            is_meta=study.kind == Study.Kind.META,
+        )
+    if step.kind == "check":
+        context["expected_label"] = study.label_for(step.expected)
+    if step.kind == "done" and assignment.completion_code and study.completion_redirect_url:
+        context["redirect_url"] = study.completion_redirect_url.replace("{code}", assignment.completion_code)
+    return context
+
+
+def open_link(request: HttpRequest, token: str) -> HttpResponse:
+    """A study's open link: each participant id (Prolific's PROLIFIC_PID) becomes one rater, once.
+
+    A visit without a participant id shows a start button, so link previews and crawlers (GET) do not
+    create raters.
+    """
+    study = Study.objects.filter(open_token=token, open_link_enabled=True).first()
+    if study is None:
+        raise Http404("No such study link.")
+    if study.status != Study.Status.OPEN:
+        return _unavailable(request, _Unavailable(403, "Study not open", "This study is not open at the moment."))
+    external_id = request.GET.get("PROLIFIC_PID", "").strip()
+    if not external_id and request.method != "POST":
+        return render(request, "annotations/open_start.html", {"study": study})
+    rater = services.open_link_join(
+        study=study,
+        external_id=external_id,
+        platform_study_id=request.GET.get("STUDY_ID", "").strip(),
+        session_id=request.GET.get("SESSION_ID", "").strip(),
+    )
+    if rater.revoked_at:
+        return _unavailable(request, _Unavailable(410, "Link withdrawn", "Your participation has been withdrawn."))
+    return redirect("annotations:rate", token=rater.token)
+
+
+# --- researcher pages --------------------------------------------------------------------------------
+
+
+def _get_study_for_researcher(request: HttpRequest, slug: str) -> Study:
+    """The only way researcher views reach a study: owners and staff only; others get a 404."""
+    return get_object_or_404(studies_for_researcher(user=request.user), slug=slug)
+
+
+@login_required
+def study_raters(request: HttpRequest, slug: str) -> HttpResponse:
+    study = _get_study_for_researcher(request, slug)
+    base = request.build_absolute_uri("/").rstrip("/")
+    open_url = base + reverse("annotations:open_link", args=[study.open_token])
+    return render(
+        request,
+        "annotations/study_raters.html",
+        {
+            "study": study,
+            "rows": study_rater_stats(study=study),
+            "invite_form": InviteForm(),
+            "base": base,
+            "open_url": open_url,
+            # Prolific replaces these placeholders with the participant's ids.
+            "prolific_url": open_url + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}"
+            "&SESSION_ID={{%SESSION_ID%}}",
+        },
+    )
+
+
+@login_required
+@require_POST
+def study_invite(request: HttpRequest, slug: str) -> HttpResponse:
+    study = _get_study_for_researcher(request, slug)
+    form = InviteForm(request.POST)
+    if form.is_valid():
+        raters = services.invitations_create(study=study, count=form.cleaned_data["count"])
+        messages.success(request, f"Created {len(raters)} invitation link(s); they are listed below.")
+    else:
+        messages.error(request, "Choose between 1 and 1000 links.")
+    return redirect("annotations:study_raters", slug=study.slug)
+
+
+@login_required
+@require_POST
+def study_open_link(request: HttpRequest, slug: str) -> HttpResponse:
+    study = _get_study_for_researcher(request, slug)
+    services.open_link_set(study=study, enabled=request.POST.get("enabled") == "1")
+    return redirect("annotations:study_raters", slug=study.slug)
+
+
+@login_required
+@require_POST
+def rater_revoke(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    study = _get_study_for_researcher(request, slug)
+    rater = get_object_or_404(study.raters, pk=pk)
+    services.rater_revoke(rater=rater)
+    messages.success(request, f"Revoked the link of {rater}.")
+    return redirect("annotations:study_raters", slug=study.slug)

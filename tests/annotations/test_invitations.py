@@ -1,0 +1,164 @@
+"""Invitation links (command and researcher page), the open link, revocation, researcher access."""
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotations.models import Assignment, Rater, Study
+from tests.annotations.raterkit import add_story_items, open_study
+
+
+@pytest.fixture
+def study(story_study):
+    open_study(story_study)
+    add_story_items(story_study)
+    return story_study
+
+
+def test_invite_prints_one_working_url_per_line(client, study):
+    out = io.StringIO()
+    call_command("invite", "story", "--count", "3", "--base-url", "https://rate.example.org/", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 3
+    tokens = [re.fullmatch(r"https://rate\.example\.org/r/([A-Za-z0-9_-]{32})/", line).group(1) for line in lines]
+    assert set(Rater.objects.values_list("token", flat=True)) == set(tokens)
+    assert all(r.source == Rater.Source.INVITED for r in Rater.objects.all())
+    path = lines[0].removeprefix("https://rate.example.org")
+    assert client.get(path).status_code == 200
+
+
+def test_invite_uses_the_public_base_url_by_default(study, settings):
+    settings.PUBLIC_BASE_URL = "https://evalhub.example.org"
+    out = io.StringIO()
+    call_command("invite", "story", stdout=out)
+    assert out.getvalue().startswith("https://evalhub.example.org/r/")
+
+
+@pytest.mark.parametrize("args", [["nope"], ["story", "--count", "0"], ["story", "--base-url", "ftp://x"]])
+def test_invite_refuses_bad_input_and_creates_nothing(study, args):
+    with pytest.raises(CommandError):
+        call_command("invite", *args, stdout=io.StringIO())
+    assert not Rater.objects.exists()
+
+
+def test_tokens_carry_at_least_128_bits(study):
+    call_command("invite", "story", "--count", "2", stdout=io.StringIO())
+    for token in Rater.objects.values_list("token", flat=True):
+        assert len(token) * 6 >= 128  # URL-safe base64: 6 bits per character
+
+
+def test_open_link_creates_one_rater_per_prolific_participant_and_resumes(client, study):
+    study.open_link_enabled = True
+    study.save()
+    url = f"/s/{study.open_token}/?PROLIFIC_PID=pp-1&STUDY_ID=st-9&SESSION_ID=se-3"
+    first = client.get(url)
+    rater = Rater.objects.get()
+    assert first.status_code == 302 and first["Location"] == f"/r/{rater.token}/"
+    assert (rater.external_id, rater.external_study_id, rater.external_session_id, rater.source) == (
+        "pp-1", "st-9", "se-3", Rater.Source.OPEN)
+    assert client.get(url)["Location"] == f"/r/{rater.token}/"
+    assert Rater.objects.count() == 1
+
+
+def test_open_link_without_a_participant_id_creates_a_rater_only_on_start(client, study):
+    study.open_link_enabled = True
+    study.save()
+    assert client.get(f"/s/{study.open_token}/").status_code == 200
+    assert not Rater.objects.exists()
+    response = client.post(f"/s/{study.open_token}/")
+    assert response.status_code == 302 and Rater.objects.count() == 1
+
+
+def test_a_disabled_or_unknown_open_link_is_not_found(client, study):
+    assert client.get(f"/s/{study.open_token}/?PROLIFIC_PID=x").status_code == 404
+    assert client.get("/s/guess/?PROLIFIC_PID=x").status_code == 404
+    assert not Rater.objects.exists()
+
+
+def test_open_tokens_differ_between_studies(study, meaning_study):
+    assert study.open_token != meaning_study.open_token and len(study.open_token) >= 22
+
+
+# --- researcher pages ---
+
+
+def test_researcher_pages_require_login(client, study):
+    response = client.get("/studies/story/raters/")
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+def test_another_researcher_cannot_see_or_change_the_study(client, study, other_researcher):
+    client.force_login(other_researcher)
+    assert client.get("/studies/story/raters/").status_code == 404
+    assert client.post("/studies/story/raters/invite/", {"count": 5}).status_code == 404
+    assert client.post("/studies/story/raters/open-link/", {"enabled": "1"}).status_code == 404
+    victim = Rater.objects.create(study=study)
+    assert client.post(f"/studies/story/raters/{victim.pk}/revoke/").status_code == 404
+    study.refresh_from_db()
+    victim.refresh_from_db()
+    assert Rater.objects.count() == 1 and not study.open_link_enabled and victim.revoked_at is None
+
+
+def test_staff_may_manage_any_study(client, study, other_researcher):
+    other_researcher.is_staff = True
+    other_researcher.save()
+    client.force_login(other_researcher)
+    assert client.get("/studies/story/raters/").status_code == 200
+
+
+def test_the_owner_creates_links_sees_them_and_revokes_one(client, study, researcher):
+    client.force_login(researcher)
+    response = client.post("/studies/story/raters/invite/", {"count": 2}, follow=True)
+    html = response.content.decode()
+    raters = list(Rater.objects.all())
+    assert len(raters) == 2
+    for rater in raters:
+        assert f"http://testserver/r/{rater.token}/" in html
+    client.post(f"/studies/story/raters/{raters[0].pk}/revoke/")
+    raters[0].refresh_from_db()
+    assert raters[0].revoked_at is not None
+    assert client.get(f"/r/{raters[0].token}/").status_code == 410
+    assert client.get(f"/r/{raters[1].token}/").status_code == 200
+
+
+def test_the_owner_enables_the_open_link_and_sees_the_prolific_form(client, study, researcher):
+    client.force_login(researcher)
+    client.post("/studies/story/raters/open-link/", {"enabled": "1"})
+    study.refresh_from_db()
+    assert study.open_link_enabled
+    html = client.get("/studies/story/raters/").content.decode()
+    assert f"/s/{study.open_token}/?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}" in html
+
+
+def test_rater_stats_page_lists_progress(client, study, researcher):
+    rater = Rater.objects.create(study=study, external_id="teacher-1")
+    client.get(f"/r/{rater.token}/")
+    client.force_login(researcher)
+    html = client.get("/studies/story/raters/").content.decode()
+    assert "teacher-1" in html and "in progress" in html
+
+
+def test_a_draft_study_can_have_links_before_it_opens(client, study, researcher):
+    study.status = Study.Status.DRAFT
+    study.save()
+    call_command("invite", "story", stdout=io.StringIO())
+    rater = Rater.objects.get()
+    assert client.get(f"/r/{rater.token}/").status_code == 403
+    open_study(study)
+    assert client.get(f"/r/{rater.token}/").status_code == 200
+    assert Assignment.objects.filter(rater=rater).exists()
+
+
+def test_admin_actions_create_links_and_revoke_them(client, study, researcher):
+    researcher.is_staff = researcher.is_superuser = True
+    researcher.save()
+    client.force_login(researcher)
+    client.post("/admin/annotations/study/", {"action": "create_invitations", "_selected_action": [study.pk]})
+    assert Rater.objects.filter(study=study, source=Rater.Source.INVITED).count() == 10
+    chosen = list(Rater.objects.values_list("pk", flat=True)[:3])
+    client.post("/admin/annotations/rater/", {"action": "revoke_links", "_selected_action": chosen})
+    assert Rater.objects.filter(revoked_at__isnull=False).count() == 3
+    assert "/studies/story/raters/" in client.get(f"/admin/annotations/study/{study.pk}/change/").content.decode()
