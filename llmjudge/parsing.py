@@ -48,7 +48,8 @@ from dataclasses import dataclass
 
 # Bump when a change can turn the same text into a different result; stored with every LLM rating
 # so old ratings can be re-parsed or told apart.
-PARSER_VERSION = "1"
+# 2: a dash right before a number is its sign, not a separator ("[RESULT] -1" was read as 1).
+PARSER_VERSION = "2"
 
 OK = "ok"
 UNPARSEABLE = "unparseable"
@@ -125,11 +126,13 @@ _DEN_BODY = rf"\s*+(?:/|out\s+of)\s*+(?P<den>\d+(?:\.\d+)?(?!\w)|(?:{_WORD_ALT})
 _DEN = rf"(?:{_DEN_BODY})?"
 
 _RESULT_MARK = re.compile(r"\[\s*result\s*\]", _FLAGS)
-_RESULT = re.compile(r"\[\s*result\s*\]\s*+[:=\-]?\s*+(?:score\s*+[:=]?\s*+)?[(\[]?\s*+" + _NUM + _DEN, _FLAGS)
+_RESULT = re.compile(
+    r"\[\s*result\s*\]\s*+(?:[:=]|-(?!\d))?\s*+(?:score\s*+[:=]?\s*+)?[(\[]?\s*+" + _NUM + _DEN, _FLAGS
+)
 _DOUBLE_BRACKET = re.compile(r"\[\[\s*+" + _NUM + _DEN + r"\s*+\]\]", _FLAGS)
 _LABELED = re.compile(
     r"(?<!\w)(?:(?:final|overall|total|my)\s+)?(?:score|rating|grade|result)\s*+[*_]*+\]?\s*+"
-    r"(?:[:=\-]|\bis\b|\bof\b|\bwould\s+be\b)?\s*+[*_]*+\s*+[(\[]?\s*+" + _NUM + _DEN,
+    r"(?:[:=]|-(?!\d)|\bis\b|\bof\b|\bwould\s+be\b)?\s*+[*_]*+\s*+[(\[]?\s*+" + _NUM + _DEN,
     _FLAGS,
 )
 _BOLD = re.compile(r"\*\*\s*+" + _NUM + _DEN + r"\s*+\*\*", _FLAGS)
