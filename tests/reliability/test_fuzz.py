@@ -26,6 +26,8 @@ from tests.reliability.snapshots import database_snapshot
 
 FUZZ = settings(max_examples=150, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+# Each importer example takes database snapshots; fewer examples keep PostgreSQL runs short.
+FUZZ_IMPORTS = settings(FUZZ, max_examples=100)
 SCALES = st.sampled_from([(1, 5), (1, 7), (0, 10), (1, 3)])
 
 # --- the score parser
@@ -202,7 +204,7 @@ def new_rows(before: dict, after: dict, model) -> list[int]:
     return sorted({row[0] for row in after[label]} - {row[0] for row in before[label]})
 
 
-@FUZZ
+@FUZZ_IMPORTS
 @given(data=ITEM_FILES, suffix=st.sampled_from([".csv", ".jsonl", ".tsv", ""]))
 def test_items_import_raises_only_import_file_error_and_imports_only_valid_items(story_study, tmp_path, data, suffix):
     before, after = import_once(items_import, story_study, tmp_path, data, suffix)
@@ -217,7 +219,7 @@ def test_items_import_raises_only_import_file_error_and_imports_only_valid_items
         assert "\x00" not in json.dumps(row["fields"], ensure_ascii=False)
 
 
-@FUZZ
+@FUZZ_IMPORTS
 @given(data=RATING_FILES, suffix=st.sampled_from([".csv", ".jsonl", ""]))
 def test_ratings_import_raises_only_import_file_error_and_imports_only_valid_ratings(story_study, tmp_path, data,
                                                                                    suffix):
