@@ -6,10 +6,12 @@ happen in one transaction, so a file with one bad row changes nothing. Errors na
 """
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +24,19 @@ from annotations.models import HumanRating, Item, Question, Rater, Study
 BATCH = 5000
 RATING_COLUMNS = ("item", "group", "question", "pool", "rater", "score")
 HUMAN_POOL = "human"
+DELIMITERS = (",", ";", "\t")  # on a tie in the header line, the first wins
+# Python's csv refuses fields above 131,072 characters; a story may be a whole chapter. The importer
+# sets this limit while it reads (and restores the previous one after), so a 1 MB story imports and
+# a quote that is never closed still stops at a bounded size with a clear message.
+CSV_FIELD_MAX_CHARS = 16 * 1024 * 1024
+SAMPLE_MAX = 2**31 - 1  # LLMRating.sample is an integer column on PostgreSQL
+_FOREIGN_BOMS = (
+    (codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),  # before UTF-16: FF FE 00 00 starts with FF FE
+    (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16"),
+)
+# JSON strings cannot hold a raw CR or LF, so splitting on them never cuts an object; str.splitlines()
+# would also split on U+2028 and friends, which JSON allows inside strings.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 class ImportFileError(ValueError):
@@ -38,9 +53,27 @@ class ImportResult:
     pools: tuple[str, ...] = ()
 
 
+def _show(value: str, limit: int = 60) -> str:
+    """repr() of a value from the file, cut short so that a message stays one readable line."""
+    return repr(value if len(value) <= limit else value[:limit] + "\u2026")
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(n if n and n.isprintable() and n == n.strip() and len(n) <= 60 else _show(n) for n in names)
+
+
 def _decode(data: bytes) -> str:
     if not data.strip():
         raise ImportFileError("the file is empty")
+    for bom, name in _FOREIGN_BOMS:
+        if data.startswith(bom):
+            raise ImportFileError(f"not valid UTF-8: the file is {name} (it starts with a {name} byte order mark); "
+                                  "save it as UTF-8", 1)
+    # A NUL is valid UTF-8 but PostgreSQL cannot store it; here it almost always means UTF-16 or binary.
+    nul = data.find(b"\x00")
+    if nul != -1:
+        raise ImportFileError(f"NUL byte (byte {nul}); is it UTF-16 or a binary file? Save it as UTF-8 text",
+                              data[:nul].count(b"\n") + 1)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -60,69 +93,149 @@ def _read_bytes(path: Path) -> bytes:
 def _rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
     """Yield (line number, row) from a CSV (with header) or JSONL file, values as strings."""
     text = _decode(_read_bytes(path))
-    if path.suffix.lower() in (".jsonl", ".ndjson") or text.lstrip().startswith("{"):
+    start = text.lstrip()
+    if start.startswith("["):
+        raise ImportFileError("the file is a JSON array; write one JSON object per line (JSONL)",
+                              text[: len(text) - len(start)].count("\n") + 1)
+    if path.suffix.lower() in (".jsonl", ".ndjson", ".json") or start.startswith("{"):
         yield from _jsonl_rows(text)
     else:
         yield from _csv_rows(text)
 
 
+class _Pairs(list):
+    """A JSON object as its (key, value) pairs, so that duplicate keys are seen rather than dropped."""
+
+
+def _check_text(value: str, what: str, line: int) -> None:
+    # Both are accepted by Python and SQLite but refused by PostgreSQL (text and jsonb).
+    if "\x00" in value:
+        raise ImportFileError(f"{what} contains a NUL character (\\u0000)", line)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ImportFileError(f"{what} contains an unpaired surrogate (\\u{ord(value[exc.start]):04x})", line) from None
+
+
 def _jsonl_rows(text: str) -> Iterator[tuple[int, dict[str, str]]]:
-    for line_no, line in enumerate(text.splitlines(), start=1):
+    for line_no, line in enumerate(_LINE_BREAK.split(text), start=1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = json.loads(line, object_pairs_hook=_Pairs)
         except json.JSONDecodeError as exc:
             raise ImportFileError(f"invalid JSON ({exc.msg} at column {exc.colno})", line_no) from None
-        if not isinstance(obj, dict):
-            raise ImportFileError("each line must be a JSON object", line_no)
-        row = {}
-        for key, value in obj.items():
-            if isinstance(value, (dict, list)):
-                raise ImportFileError(f"field {key!r} must be a string or number, not {type(value).__name__}", line_no)
-            row[str(key)] = "" if value is None else str(value)
+        except RecursionError:
+            raise ImportFileError("invalid JSON (nested too deeply)", line_no) from None
+        except ValueError:  # an integer longer than sys.get_int_max_str_digits()
+            raise ImportFileError("invalid JSON (a number with too many digits)", line_no) from None
+        if not isinstance(obj, _Pairs):
+            raise ImportFileError(f"each line must be a JSON object, not {_json_type(obj)}", line_no)
+        row: dict[str, str] = {}
+        for key, value in obj:
+            _check_text(key, f"key {_show(key)}", line_no)
+            if key in row:
+                raise ImportFileError(f"duplicate key {_show(key)}", line_no)
+            if isinstance(value, list):
+                raise ImportFileError(f"field {_show(key)} must be a string or number, not {_json_type(value)}",
+                                      line_no)
+            row[key] = "" if value is None else str(value)
+            _check_text(row[key], f"field {_show(key)}", line_no)
         yield line_no, row
 
 
+def _json_type(value: object) -> str:
+    if isinstance(value, _Pairs):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    return "a string" if isinstance(value, str) else "null" if value is None else "a number or boolean"
+
+
+def _delimiter(text: str) -> str:
+    """The delimiter is the one of DELIMITERS most frequent in the header line.
+
+    Not csv.Sniffer: it guesses from the data rows and can take a comma file whose values hold
+    semicolons for a semicolon file, or turn off doubled quotes ('""' read as two quotes).
+    """
+    header = next((line for line in io.StringIO(text, newline="") if line.strip()), "")
+    return max(DELIMITERS, key=header.count)
+
+
+def _records(reader: Iterator[list[str]]) -> Iterator[tuple[int, int, list[str]]]:
+    """(first line, last line, values) of each CSV record; a csv error names the record's first line."""
+    while True:
+        start = reader.line_num + 1
+        try:
+            values = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            end, message = reader.line_num, str(exc)
+            if "field larger than field limit" in message:
+                reason = f"a field is longer than {csv.field_size_limit()} characters; is a closing quote missing?"
+            elif "unexpected end of data" in message:
+                reason = f"a quote opened on this line is never closed (the file ends on line {end})"
+            elif end > start:
+                reason = (f"a quoted field opened on this line runs to line {end} ({message}); "
+                          "is a closing quote missing?")
+            elif "expected after" in message:
+                reason = 'text after a closing quote; a quote inside a quoted field must be doubled ("")'
+            else:
+                reason = f"malformed CSV: {message}"
+            raise ImportFileError(reason, start) from None
+        yield start, reader.line_num, values
+
+
 def _csv_rows(text: str) -> Iterator[tuple[int, dict[str, str]]]:
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(text), strict=True)
+    previous_limit = csv.field_size_limit(CSV_FIELD_MAX_CHARS)
     try:
-        dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t")
-    except csv.Error:
-        dialect = csv.excel
-    reader = csv.reader(io.StringIO(text, newline=""), dialect)
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise ImportFileError("the file is empty") from None
-    header = [h.strip() for h in header]
-    if len(set(header)) != len(header):
-        raise ImportFileError(f"duplicate column names in the header: {header}", 1)
-    try:
-        for values in reader:
-            line_no = reader.line_num
+        records = _records(reader)
+        first = next(((start, values) for start, _, values in records if any(v.strip() for v in values)), None)
+        if first is None:
+            raise ImportFileError("the file is empty")
+        header_line, header = first[0], [h.strip() for h in first[1]]
+        if "" in header:
+            raise ImportFileError(f"column {header.index('') + 1} of the header has no name", header_line)
+        if len(set(header)) != len(header):
+            duplicates = sorted({h for h in header if header.count(h) > 1})
+            raise ImportFileError(f"duplicate column names in the header: {_names(duplicates)}", header_line)
+        for start, end, values in records:
             if not any(v.strip() for v in values):
                 continue
             if len(values) != len(header):
-                raise ImportFileError(f"expected {len(header)} values, found {len(values)}", line_no)
-            yield line_no, dict(zip(header, values, strict=True))
-    except csv.Error as exc:
-        raise ImportFileError(f"malformed CSV: {exc}", reader.line_num) from None
+                hint = f" (a quoted field runs to line {end}; is a closing quote missing?)" if end > start else ""
+                raise ImportFileError(f"expected {len(header)} values, found {len(values)}{hint}", start)
+            yield start, dict(zip(header, values, strict=True))
+    finally:
+        csv.field_size_limit(previous_limit)
 
 
 def _check_columns(row: dict[str, str], line: int, required: list[str], optional: set[str]) -> None:
     missing = [c for c in required if c not in row]
-    if missing:
-        raise ImportFileError(f"missing column(s) {', '.join(missing)}", line)
     extra = sorted(set(row) - set(required) - optional)
+    if missing:
+        found = f"; found unknown column(s) {_names(extra)}" if extra else ""
+        if len(row) == 1 and extra:
+            found += "; separate the columns with a comma, a semicolon or a tab"
+        raise ImportFileError(f"missing column(s) {', '.join(missing)}{found}", line)
     if extra:
-        raise ImportFileError(f"unknown column(s) {', '.join(extra)}; expected {', '.join(required)}", line)
+        raise ImportFileError(f"unknown column(s) {_names(extra)}; expected {', '.join(required)}", line)
+
+
+def _check_length(value: str, what: str, limit: int, line: int) -> None:
+    # The model's max_length; SQLite would store a longer value, PostgreSQL refuses it.
+    if len(value) > limit:
+        raise ImportFileError(f"{what} longer than {limit} characters", line)
 
 
 def _check_group(study: Study, group: str, line: int) -> None:
     if not group:
         raise ImportFileError("empty group", line)
     if study.groups and group not in study.groups:
-        raise ImportFileError(f"unknown group {group!r}; the study's groups are {', '.join(study.groups)}", line)
+        raise ImportFileError(f"unknown group {_show(group)}; the study's groups are {', '.join(study.groups)}", line)
+    _check_length(group, "group", Item._meta.get_field("group").max_length, line)
 
 
 def items_import(*, study: Study, path: Path) -> ImportResult:
@@ -137,8 +250,7 @@ def items_import(*, study: Study, path: Path) -> ImportResult:
         item_id = row["id"].strip()
         if not item_id:
             raise ImportFileError("empty id", line)
-        if len(item_id) > 200:
-            raise ImportFileError("id longer than 200 characters", line)
+        _check_length(item_id, "id", Item._meta.get_field("external_id").max_length, line)
         if item_id in seen:
             raise ImportFileError(f"duplicate id {item_id!r} in the file", line)
         if item_id in existing:
@@ -170,11 +282,11 @@ def _parse_score(raw: str, study: Study, line: int) -> float:
     try:
         score = float(raw)
     except ValueError:
-        raise ImportFileError(f"score {raw!r} is not a number", line) from None
+        raise ImportFileError(f"score {_show(raw)} is not a number", line) from None
     if not math.isfinite(score):
-        raise ImportFileError(f"score {raw!r} is not a finite number", line)
+        raise ImportFileError(f"score {_show(raw)} is not a finite number", line)
     if not study.scale_min <= score <= study.scale_max:
-        raise ImportFileError(f"score {raw!r} is outside the scale {study.scale_min}-{study.scale_max}", line)
+        raise ImportFileError(f"score {_show(raw)} is outside the scale {study.scale_min}-{study.scale_max}", line)
     return score
 
 
@@ -186,6 +298,7 @@ def ratings_import(*, study: Study, path: Path) -> ImportResult:
     Unknown items are created with the row's group (and empty fields).
     """
     from llmjudge.imports import llm_pool_ratings_write  # llmjudge depends on annotations, not the reverse
+    from llmjudge.models import Judge
 
     questions = {q.key: q for q in study.questions.all()}
     items = {i.external_id: i for i in study.items.all()}
@@ -199,6 +312,7 @@ def ratings_import(*, study: Study, path: Path) -> ImportResult:
         question, pool, rater = row["question"].strip(), row["pool"].strip(), row["rater"].strip()
         if not item_id:
             raise ImportFileError("empty item", line)
+        _check_length(item_id, "item", Item._meta.get_field("external_id").max_length, line)
         _check_group(study, group, line)
         known_group = items[item_id].group if item_id in items else new_items.get(item_id)
         if known_group is not None and known_group != group:
@@ -206,29 +320,36 @@ def ratings_import(*, study: Study, path: Path) -> ImportResult:
         if item_id not in items:
             new_items.setdefault(item_id, group)
         if question not in questions:
-            raise ImportFileError(f"unknown question {question!r}; the study asks {', '.join(questions)}", line)
+            raise ImportFileError(f"unknown question {_show(question)}; the study asks {', '.join(questions)}", line)
         if not pool:
             raise ImportFileError("empty pool", line)
         if not rater:
             raise ImportFileError("empty rater", line)
         score = _parse_score(row["score"].strip(), study, line)
+        note = row.get("rationale", "") or row.get("comment", "")
+        if pool == HUMAN_POOL:
+            _check_length(rater, "rater", Rater._meta.get_field("external_id").max_length, line)
+        else:
+            _check_length(pool, "pool", Judge._meta.get_field("name").max_length, line)
+            try:
+                sample = int(rater)
+            except ValueError:
+                raise ImportFileError(f"rater {_show(rater)} of LLM pool {pool!r} must be a sample index (integer)",
+                                      line) from None
+            if sample < 0:
+                raise ImportFileError(f"sample index {sample} must not be negative", line)
+            if sample > SAMPLE_MAX:
+                raise ImportFileError(f"sample index {sample} is above the largest, {SAMPLE_MAX}", line)
+            rater = str(sample)  # "0" and "00" are the same sample
         key = (item_id, question, pool, rater)
         if key in keys:
             raise ImportFileError(f"duplicate rating: item {item_id!r}, question {question!r}, "
                                   f"pool {pool!r}, rater {rater!r}", line)
         keys.add(key)
-        note = row.get("rationale", "") or row.get("comment", "")
         if pool == HUMAN_POOL:
             human.append((item_id, question, rater, score, note))
         else:
-            try:
-                sample = int(rater)
-            except ValueError:
-                raise ImportFileError(f"rater {rater!r} of LLM pool {pool!r} must be a sample index (integer)",
-                                      line) from None
-            if sample < 0:
-                raise ImportFileError(f"sample index {sample} must not be negative", line)
-            llm.setdefault(pool, []).append((item_id, question, sample, score, note))
+            llm.setdefault(pool, []).append((item_id, question, int(rater), score, note))
     if not keys:
         raise ImportFileError("the file has a header but no rows")
     with transaction.atomic():

@@ -48,7 +48,8 @@ from dataclasses import dataclass
 
 # Bump when a change can turn the same text into a different result; stored with every LLM rating
 # so old ratings can be re-parsed or told apart.
-PARSER_VERSION = "1"
+# 2: a dash right before a number is its sign, not a separator ("[RESULT] -1" was read as 1).
+PARSER_VERSION = "2"
 
 OK = "ok"
 UNPARSEABLE = "unparseable"
@@ -121,18 +122,20 @@ _WORD_NUM = (
     r"(?=\s*(?:[.,;:!?)\]*_]|stars?\b|points?\b|out\s+of\b|/|\n|\Z))"
 )
 _NUM = rf"(?<![\w.])(?P<num>{_DIGITS}|{_WORD_NUM})"
-_DEN_BODY = rf"\s*(?:/|out\s+of)\s*(?P<den>\d+(?:\.\d+)?(?!\w)|(?:{_WORD_ALT})\b)"
+_DEN_BODY = rf"\s*+(?:/|out\s+of)\s*+(?P<den>\d+(?:\.\d+)?(?!\w)|(?:{_WORD_ALT})\b)"
 _DEN = rf"(?:{_DEN_BODY})?"
 
 _RESULT_MARK = re.compile(r"\[\s*result\s*\]", _FLAGS)
-_RESULT = re.compile(r"\[\s*result\s*\]\s*[:=\-]?\s*(?:score\s*[:=]?\s*)?[(\[]?\s*" + _NUM + _DEN, _FLAGS)
-_DOUBLE_BRACKET = re.compile(r"\[\[\s*" + _NUM + _DEN + r"\s*\]\]", _FLAGS)
+_RESULT = re.compile(
+    r"\[\s*result\s*\]\s*+(?:[:=]|-(?!\d))?\s*+(?:score\s*+[:=]?\s*+)?[(\[]?\s*+" + _NUM + _DEN, _FLAGS
+)
+_DOUBLE_BRACKET = re.compile(r"\[\[\s*+" + _NUM + _DEN + r"\s*+\]\]", _FLAGS)
 _LABELED = re.compile(
-    r"(?<!\w)\[?\s*(?:(?:final|overall|total|my)\s+)?(?:score|rating|grade|result)\s*[*_]*\]?\s*"
-    r"(?:[:=\-]|\bis\b|\bof\b|\bwould\s+be\b)?\s*[*_]*\s*[(\[]?\s*" + _NUM + _DEN,
+    r"(?<!\w)(?:(?:final|overall|total|my)\s+)?(?:score|rating|grade|result)\s*+[*_]*+\]?\s*+"
+    r"(?:[:=]|-(?!\d)|\bis\b|\bof\b|\bwould\s+be\b)?\s*+[*_]*+\s*+[(\[]?\s*+" + _NUM + _DEN,
     _FLAGS,
 )
-_BOLD = re.compile(r"\*\*\s*" + _NUM + _DEN + r"\s*\*\*", _FLAGS)
+_BOLD = re.compile(r"\*\*\s*+" + _NUM + _DEN + r"\s*+\*\*", _FLAGS)
 _OUT_OF = re.compile(_NUM + _DEN_BODY, _FLAGS)
 # The gap between the verb and the number may not cross a sentence end, a digit, or a word that
 # turns the sentence around ("I cannot give a rating because the 3 characters ...").
@@ -146,7 +149,7 @@ _RATE_VERB = re.compile(
     _FLAGS,
 )
 _LEADING = re.compile(
-    r"\A[\s*_#>]*" + _NUM + _DEN + r"\s*(?:stars?\b)?[\s*_]*(?:[.:;,!)\-\u2013\u2014]|\n|\Z)",
+    r"\A[\s*_#>]*" + _NUM + _DEN + r"[^\S\n]*+(?:stars?\b)?(?:[^\S\n]|[*_])*+(?:[.:;,!)\-\u2013\u2014]|\n|\Z)",
     _FLAGS,
 )
 _EXPLICIT: tuple[re.Pattern[str], ...] = (_DOUBLE_BRACKET, _LABELED, _BOLD)
@@ -165,8 +168,8 @@ _BEING = re.compile(
     _FLAGS,
 )
 _LABEL_ECHO = re.compile(r"\b\d+\s*\((?:lowest|highest|worst|best|strongly\s+(?:dis)?agree)\)", _FLAGS)
-_ADVERSARIAL = re.compile(r"\btitle\s*#?\s*[12]\b", _FLAGS)
-_JSON_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", _FLAGS | re.DOTALL)
+_ADVERSARIAL = re.compile(r"\btitle\s*+#?\s*+[12]\b", _FLAGS)
+_JSON_FENCE = re.compile(r"```(?:json)?\s*+(.*?)```", _FLAGS | re.DOTALL)
 _JSON_SCORE_KEYS = ("score", "rating", "grade")
 _JSON_RATIONALE_KEYS = (
     "explanation",
@@ -341,7 +344,7 @@ def parse_score(text: str, *, scale_min: float = 1, scale_max: float = 5, advers
     # The paper's rule (appendix D.2.1): drop "out of <max>" and "/<max>", take the first number.
     # A denominator other than the scale's maximum survives this and marks another scale.
     hi = re.escape(_fmt(scale_max))
-    rest = re.sub(rf"\s*(?:/|out\s+of)\s*{hi}(?![\d.])", " ", cleaned, flags=_FLAGS)
+    rest = re.sub(rf"(?<!\s)\s*+(?:/|out\s+of)\s*+{hi}(?![\d.])", " ", cleaned, flags=_FLAGS)
     for match in _FALLBACK_NUM.finditer(rest):
         token = match.group(1)
         if re.fullmatch(r"\d{4,}", token):
@@ -354,13 +357,13 @@ def parse_score(text: str, *, scale_min: float = 1, scale_max: float = 5, advers
 
 _CHOICE_TOKEN = r"(?P<choice>a|b|c|tie|draw|equal)\b"
 _PAIR_RESULT = re.compile(
-    r"\[\s*result\s*\]\s*[:=\-]?\s*[(\[]?\s*(?:response\s+|output\s+)?" + _CHOICE_TOKEN,
+    r"\[\s*result\s*\]\s*+[:=\-]?\s*+[(\[]?\s*+(?:response\s+|output\s+)?" + _CHOICE_TOKEN,
     _FLAGS,
 )
-_PAIR_BRACKET = re.compile(r"\[\[\s*" + _CHOICE_TOKEN + r"\s*\]\]", _FLAGS)
+_PAIR_BRACKET = re.compile(r"\[\[\s*+" + _CHOICE_TOKEN + r"\s*+\]\]", _FLAGS)
 _PAIR_LABELED = re.compile(
-    r"(?<!\w)(?:winner|verdict|answer|choice|better\s+response|preferred(?:\s+response)?)\s*[*_]*"
-    r"\s*[:=\-]\s*[*_]*\s*[(\[]?\s*(?:response\s+|output\s+)?" + _CHOICE_TOKEN,
+    r"(?<!\w)(?:winner|verdict|answer|choice|better\s+response|preferred(?:\s+response)?)\s*+[*_]*+"
+    r"\s*+[:=\-]\s*+[*_]*+\s*+[(\[]?\s*+(?:response\s+|output\s+)?" + _CHOICE_TOKEN,
     _FLAGS,
 )
 _PAIR_PROSE = re.compile(
