@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import numpy as np
 from django.db import connection
-from django.db.models import Count, QuerySet
+from django.db.models import QuerySet
 
 from annotations.models import HumanRating, Item, Question, Rater, Study
 from evalhub import stats
@@ -43,7 +43,8 @@ def regular_items(study: Study) -> QuerySet[Item]:
     """The items that count in the statistics.
 
     When Item gains a kind (attention checks, gold items), exclude the non-regular ones here, e.g.
-    ``.filter(kind=Item.Kind.REGULAR)``: every selector below reads items through this function.
+    ``.filter(kind=Item.Kind.REGULAR)``: the analysis reads items through this function only, and drops
+    rating rows of any other item in numpy (cheaper than a join on a million rows).
     """
     return Item.objects.filter(study=study)
 
@@ -107,16 +108,14 @@ def pool_names(study: Study) -> dict[int, str]:
 
 def human_rows_sql(study: Study, question_ids: list[int]) -> tuple[str, tuple[Any, ...]]:
     """SQL of (item_id, question_id, rater_id, score) for the study's human ratings."""
-    qs = HumanRating.objects.filter(item__in=regular_items(study), question_id__in=question_ids)
+    qs = HumanRating.objects.filter(question_id__in=question_ids).order_by()
     return qs.values_list("item_id", "question_id", "rater_id", "score").query.sql_with_params()
 
 
 def llm_rows_sql(run_ids: list[int], study: Study, question_ids: list[int]) -> tuple[str, tuple[Any, ...]]:
     """SQL of (run_id, item_id, question_id, sample, score) for the ok ratings of the given runs."""
-    qs = LLMRating.objects.filter(
-        run_id__in=run_ids, status=LLMRating.Status.OK, item__in=regular_items(study), question_id__in=question_ids
-    )
-    return qs.values_list("run_id", "item_id", "question_id", "sample", "score").query.sql_with_params()
+    qs = LLMRating.objects.filter(run_id__in=run_ids, status=LLMRating.Status.OK, question_id__in=question_ids)
+    return qs.order_by().values_list("run_id", "item_id", "question_id", "sample", "score").query.sql_with_params()
 
 
 def fetch_matrix(sql: str, params: tuple[Any, ...], n_columns: int) -> np.ndarray:
@@ -180,26 +179,30 @@ def study_data(*, study: Study, options: AnalysisOptions) -> StudyData:
     runs = list(runs)
     if runs:
         run_ids = [r.pk for r in runs]
-        counts: dict[int, dict[str, int]] = {r: {} for r in run_ids}
-        for run_id, status, n in (
-            LLMRating.objects.filter(run_id__in=run_ids, item__in=regular_items(study), question_id__in=question_ids)
-            .values_list("run_id", "status")
-            .annotate(n=Count("id"))
-            .order_by()
-        ):
-            counts[run_id][status] = counts[run_id].get(status, 0) + n
         rows = fetch_matrix(*llm_rows_sql(run_ids, study, question_ids), 5) if question_ids else np.empty((0, 5))
         run_col = rows[:, 0].astype(np.int64)
         order = np.argsort(run_col, kind="stable")
         rows, run_col = rows[order], run_col[order]
+        # Ratings that do not count (refused, unparseable, error, pending) are few: count them row by row.
+        regular = set(item_ids.tolist())
+        not_ok: dict[int, Counter[str]] = {r: Counter() for r in run_ids}
+        for run_id, item_id, status in (
+            LLMRating.objects.filter(run_id__in=run_ids, question_id__in=question_ids)
+            .exclude(status=LLMRating.Status.OK)
+            .order_by()
+            .values_list("run_id", "item_id", "status")
+        ):
+            if item_id in regular:
+                not_ok[run_id][status] += 1
         for run in runs:
             lo = np.searchsorted(run_col, run.pk, side="left")
             hi = np.searchsorted(run_col, run.pk, side="right")
-            pool = Pool(name=names[run.pk], kind="llm", run_id=run.pk, judge=run.judge.name,
-                        run_status=run.status, status_counts=counts[run.pk])
+            pool = Pool(name=names[run.pk], kind="llm", run_id=run.pk, judge=run.judge.name, run_status=run.status)
             part = rows[lo:hi]
             _fill(pool, part[:, 1], part[:, 2], part[:, 3], part[:, 4], item_ids, questions)
             pool.rater_labels = {int(s): f"sample-{int(s)}" for s in np.unique(pool.rater)}
+            pool.status_counts = {
+                LLMRating.Status.OK.value: int(pool.score.size), **dict(sorted(not_ok[run.pk].items()))}
             pools.append(pool)
     return StudyData(study=study, questions=questions, groups=groups, item_ids=item_ids, item_group=item_group,
                      pools=pools)
@@ -207,8 +210,14 @@ def study_data(*, study: Study, options: AnalysisOptions) -> StudyData:
 
 def _fill(pool: Pool, item: np.ndarray, question: np.ndarray, rater: np.ndarray, score: np.ndarray,
           item_ids: np.ndarray, questions: list[Question]) -> None:
-    """Store a pool's ratings with item and question as indices into the study's lists."""
-    pool.item = np.searchsorted(item_ids, item.astype(np.int64))
+    """Store a pool's ratings of regular items, with item and question as indices into the study's lists."""
+    item = item.astype(np.int64)
+    position = np.searchsorted(item_ids, item)
+    regular = item_ids[np.minimum(position, max(item_ids.size - 1, 0))] == item if item_ids.size else \
+        np.zeros(item.size, dtype=bool)
+    if not regular.all():
+        position, question, rater, score = position[regular], question[regular], rater[regular], score[regular]
+    pool.item = position
     question_pks = np.array([q.pk for q in questions], dtype=np.int64)
     order = np.argsort(question_pks)
     pool.question = order[np.searchsorted(question_pks[order], question.astype(np.int64))] if questions else \
@@ -231,15 +240,18 @@ class Cell:
     item: np.ndarray  # study item index per rating
     rater: np.ndarray
     score: np.ndarray
+    _items: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    _means: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     def items_and_inverse(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(unique item indices, row of each rating, first rating of each item); ratings are item-sorted."""
-        if self.item.size == 0:
-            empty = np.empty(0, dtype=np.int64)
-            return empty, empty, empty
-        starts = np.flatnonzero(np.r_[True, self.item[1:] != self.item[:-1]])
-        inverse = np.cumsum(np.r_[True, self.item[1:] != self.item[:-1]]) - 1
-        return self.item[starts], inverse, starts
+        if self._items is None:
+            new_item = np.empty(self.item.size, dtype=bool)
+            new_item[:1] = True
+            np.not_equal(self.item[1:], self.item[:-1], out=new_item[1:])
+            starts = np.flatnonzero(new_item)
+            self._items = (self.item[starts], np.cumsum(new_item) - 1, starts)
+        return self._items
 
     def compact_matrix(self) -> np.ndarray:
         items, inverse, starts = self.items_and_inverse()
@@ -260,10 +272,12 @@ class Cell:
 
     def item_means(self) -> tuple[np.ndarray, np.ndarray]:
         """(item indices, mean score of each)."""
-        items, inverse, _ = self.items_and_inverse()
-        sums = np.bincount(inverse, weights=self.score, minlength=items.size)
-        counts = np.bincount(inverse, minlength=items.size)
-        return items, sums / np.maximum(counts, 1)
+        if self._means is None:
+            items, inverse, _ = self.items_and_inverse()
+            sums = np.bincount(inverse, weights=self.score, minlength=items.size)
+            counts = np.bincount(inverse, minlength=items.size)
+            self._means = (items, sums / np.maximum(counts, 1))
+        return self._means
 
 
 def _cells(data: StudyData) -> dict[tuple[str, str, str], Cell]:
@@ -319,21 +333,16 @@ def _cell_row(cell: Cell, data: StudyData, options: AnalysisOptions) -> dict[str
         notes["std"] = desc.reason or "fewer than 2 ratings"
     if matrix.size == 0:
         matrix = np.full((0, 1), np.nan)
-    alphas = stats.alpha_all_levels(matrix, value_domain=data.domain)
+    alphas, ci = stats.alpha_with_ci(matrix, ci_level=CI_LEVEL, value_domain=data.domain, n_boot=options.n_boot,
+                                     seed=options.seed)
     row["alpha"] = {}
     for level, stat in alphas.items():
         row["alpha"][level] = stat.value
         if stat.value is None:
             notes[f"alpha.{level}"] = stat.reason or "undefined"
-    if alphas[CI_LEVEL].value is None:
-        row["alpha_ci95"] = None
-        notes["alpha_ci95"] = f"{CI_LEVEL} alpha is undefined"
-    else:
-        ci = stats.alpha_bootstrap_ci(matrix, level=CI_LEVEL, value_domain=data.domain, n_boot=options.n_boot,
-                                      seed=options.seed)
-        row["alpha_ci95"] = None if ci.low is None else [ci.low, ci.high]
-        if ci.low is None:
-            notes["alpha_ci95"] = ci.reason or "undefined"
+    row["alpha_ci95"] = None if ci.low is None else [ci.low, ci.high]
+    if ci.low is None:
+        notes["alpha_ci95"] = ci.reason or "undefined"
     row["full_agreement_pct"] = _value(stats.full_agreement_pct(matrix), "full_agreement_pct", notes)
     row["icc1"] = _value(stats.icc1(matrix), "icc1", notes)
     row["icc1k"] = _value(stats.icc1k(matrix), "icc1k", notes)
