@@ -73,7 +73,7 @@ def build(rebuild: bool) -> None:
         quality = rng.normal(3.5, 0.8, size=len(items)) - 0.8 * (np.arange(len(items)) % 2 == 0)
         now = timezone.now()
         human_rows, llm_rows = [], []
-        for qi, question in enumerate(questions):
+        for question in questions:
             truth = np.clip(quality + rng.normal(0, 0.3, size=len(items)), 1, 5)
             for rater in raters:
                 scores = np.clip(np.rint(truth + rng.normal(0, 0.7, size=len(items))), 1, 5)
