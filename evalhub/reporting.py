@@ -34,11 +34,12 @@ def pool_label(pool: str) -> str:
 
 
 def welch_sentence(row: dict[str, Any], means: dict[tuple[str, str, str], float | None]) -> str:
-    """e.g. "human prefers group human over gpt2 on cohesiveness (4.29 vs 3.19, p < 0.001, d = 1.52)".
+    """e.g. "Human raters prefer human over gpt2 on cohesiveness (4.29 vs 3.19, p < 0.001, d = 1.52)."
 
     ``means`` maps (question, group, pool) to the cell mean, to quote the two means in the sentence.
     """
     who = "Human raters" if row["pool"] == HUMAN else row["pool"]
+    prefer, show = ("prefer", "show") if row["pool"] == HUMAN else ("prefers", "shows")
     a, b, q = row["group_a"], row["group_b"], row["question"]
     mean_a, mean_b = means.get((q, a, row["pool"])), means.get((q, b, row["pool"]))
     if row["p"] is None:
@@ -48,9 +49,9 @@ def welch_sentence(row: dict[str, Any], means: dict[tuple[str, str, str], float 
     unit = "" if row["unit"] == "item means" else ", all individual ratings"
     if row["p"] < SIGNIFICANCE:
         high, low = (a, b) if row["mean_diff"] > 0 else (b, a)
-        return (f"{who} prefer {high} over {low} on {q} ({quoted}, {p_text(row['p'])}, "
+        return (f"{who} {prefer} {high} over {low} on {q} ({quoted}, {p_text(row['p'])}, "
                 f"d = {fmt(abs(row['cohens_d']))}{unit}).")
-    return f"{who} show no significant preference between {a} and {b} on {q} ({quoted}, {p_text(row['p'])}{unit})."
+    return f"{who} {show} no significant preference between {a} and {b} on {q} ({quoted}, {p_text(row['p'])}{unit})."
 
 
 def cell_means(result: dict[str, Any]) -> dict[tuple[str, str, str], float | None]:
