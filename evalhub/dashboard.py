@@ -206,19 +206,19 @@ def _scatter_charts(result: dict[str, Any], groups: list[str]) -> list[dict]:
             by_key[(s["question"], s["pool"])].append(s)
     group_colours = {g: charts.colour(i + 3) for i, g in enumerate(groups)}
     out = []
-    for question in result["study"]["questions"]:
+    for pool in [p["name"] for p in result["pools"] if p["kind"] == "llm"]:
         row = []
-        for pool in [p["name"] for p in result["pools"] if p["kind"] == "llm"]:
+        for question in result["study"]["questions"]:
             series = [{"group": s["group"], "colour": group_colours[s["group"]], "points": s["points"]}
                       for s in by_key.get((question, pool), []) if s["points"]]
             if not series:
                 continue
             tau = kendall.get((question, ALL_GROUPS, pool)) or kendall.get((question, series[0]["group"], pool))
             tau_text = f" (τ = {tau['tau']:.2f})" if tau and tau["tau"] is not None else ""
-            row.append(charts.scatter_chart(title=f"{question}: {pool}{tau_text}", scale=scale, series=series,
-                                            x_label="human mean per item", y_label=f"{pool} mean per item"))
+            row.append(charts.scatter_chart(title=f"{question}{tau_text}", scale=scale, series=series,
+                                            x_label="human raters: mean per item", y_label=f"{pool}: mean per item"))
         if row:
-            out.append({"question": question, "charts": row})
+            out.append({"pool": pool, "charts": row})
     return out
 
 
