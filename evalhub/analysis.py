@@ -242,6 +242,13 @@ class Cell:
     score: np.ndarray
     _items: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     _means: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    _raters: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+
+    def raters(self) -> tuple[np.ndarray, np.ndarray]:
+        """(distinct rater ids, column of each rating)."""
+        if self._raters is None:
+            self._raters = np.unique(self.rater, return_inverse=True)
+        return self._raters
 
     def items_and_inverse(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(unique item indices, row of each rating, first rating of each item); ratings are item-sorted."""
@@ -265,7 +272,7 @@ class Cell:
     def rater_matrix(self) -> tuple[np.ndarray, np.ndarray]:
         """(rater matrix, rater id of each column)."""
         items, inverse, _ = self.items_and_inverse()
-        raters, column = np.unique(self.rater, return_inverse=True)
+        raters, column = self.raters()
         matrix = np.full((items.size, raters.size), np.nan)
         matrix[inverse, column] = self.score
         return matrix, raters
@@ -325,7 +332,7 @@ def _cell_row(cell: Cell, data: StudyData, options: AnalysisOptions) -> dict[str
     row: dict[str, Any] = {"question": cell.question, "group": cell.group, "pool": cell.pool.name}
     desc = stats.describe(matrix) if matrix.size else stats.Describe(0, 0, None, None, "no ratings")
     row["n_items"], row["n_ratings"] = desc.n_items, desc.n_ratings
-    row["n_raters"] = int(np.unique(cell.rater).size)
+    row["n_raters"] = int(cell.raters()[0].size)
     row["mean"], row["std"] = desc.mean, desc.std
     if desc.mean is None:
         notes["mean"] = desc.reason or "no ratings"
@@ -344,15 +351,16 @@ def _cell_row(cell: Cell, data: StudyData, options: AnalysisOptions) -> dict[str
     if ci.low is None:
         notes["alpha_ci95"] = ci.reason or "undefined"
     row["full_agreement_pct"] = _value(stats.full_agreement_pct(matrix), "full_agreement_pct", notes)
-    row["icc1"] = _value(stats.icc1(matrix), "icc1", notes)
-    row["icc1k"] = _value(stats.icc1k(matrix), "icc1k", notes)
+    icc1, icc1k = stats.icc1_and_icc1k(matrix)
+    row["icc1"] = _value(icc1, "icc1", notes)
+    row["icc1k"] = _value(icc1k, "icc1k", notes)
     row["notes"] = notes
     return row
 
 
 def _pairwise_row(cell: Cell) -> dict[str, Any]:
     row: dict[str, Any] = {"question": cell.question, "group": cell.group, "pool": cell.pool.name}
-    n_raters = int(np.unique(cell.rater).size)
+    n_raters = int(cell.raters()[0].size)
     if n_raters > PAIRWISE_MAX_RATERS:
         row.update(mean_tau=None, n_pairs=0,
                    notes={"mean_tau": f"{n_raters} raters: pairwise tau is computed for at most "
@@ -368,7 +376,7 @@ def _pairwise_row(cell: Cell) -> dict[str, Any]:
 def _rater_rows(cell: Cell) -> list[dict[str, Any]]:
     if cell.group == ALL_GROUPS or cell.item.size == 0:
         return []
-    raters, inverse = np.unique(cell.rater, return_inverse=True)
+    raters, inverse = cell.raters()
     sums = np.bincount(inverse, weights=cell.score)
     counts = np.bincount(inverse)
     return [
