@@ -96,3 +96,16 @@ def test_csv_buttons_stream_the_ratings_and_each_table(client, rated, researcher
         header = next(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
         assert tuple(header) == columns
     assert client.get(url(rated, "export/nope.csv")).status_code == 404
+
+
+def test_the_admin_action_streams_the_ratings_of_the_selected_studies(client, rated, meaning_study, django_user_model):
+    admin_user = django_user_model.objects.create_superuser("root", password="x")
+    client.force_login(admin_user)
+    response = client.post("/admin/annotations/study/", {"action": "export_ratings_csv",
+                                                          "_selected_action": [rated.pk, meaning_study.pk]})
+    assert isinstance(response, StreamingHttpResponse)
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert tuple(rows[0]) == RATING_COLUMNS
+    assert {r[0] for r in rows[1:]} == {"story"} and len(rows) == 1 + 72 + 72
+    page = client.get(f"/admin/annotations/study/{rated.pk}/change/").content.decode()
+    assert f'href="/studies/{rated.slug}/"' in page
