@@ -28,12 +28,16 @@ SAMPLES = 2
 SLUG = "bench-1m"
 
 
-def best_of(repeats: int, function) -> float:
-    best = float("inf")
+def best_of(repeats: int, *functions) -> list[tuple[float, float]]:
+    """Best (wall, CPU) seconds of each function, run in turns so that load from other processes on a
+    shared machine hits all of them alike."""
+    best = [(float("inf"), float("inf"))] * len(functions)
     for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        best = min(best, time.perf_counter() - start)
+        for k, function in enumerate(functions):
+            wall, cpu = time.perf_counter(), time.process_time()
+            function()
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            best[k] = (min(best[k][0], wall), min(best[k][1], cpu))
     return best
 
 
@@ -136,28 +140,28 @@ def measure(rebuild: bool) -> None:
         call_command("analyze", SLUG, format="json", stdout=io.StringIO())
 
     read_rows()  # warm the database cache for both
-    baseline = best_of(3, read_rows)
-    total = best_of(3, analyze)
     data = analysis.study_data(study=study, options=analysis.AnalysisOptions())
     n = sum(p.score.size for p in data.pools)
-    stats_only = best_of(3, lambda: analysis.analysis_from_data(data, analysis.AnalysisOptions()))
 
     setup_test_environment()
     client = Client()
     client.force_login(study.owner)
     url = f"/studies/{SLUG}/"
-    dashboard = None
-    if client.get(url).status_code == 200:
-        dashboard = best_of(3, lambda: client.get(url))
+    assert client.get(url).status_code == 200
+    load = os.getloadavg()[0]
+    (baseline, baseline_cpu), (total, total_cpu), (stats_only, _), (dashboard, _) = best_of(
+        5, read_rows, analyze, lambda: analysis.analysis_from_data(data, analysis.AnalysisOptions()),
+        lambda: client.get(url))
 
-    print(f"  backend {connection.vendor}: {n:,} counted ratings")
-    print(f"  baseline (read the rows):         {baseline:6.2f} s")
-    print(f"  analyze --format json:            {total:6.2f} s  ({total / baseline:.2f} x baseline)")
+    print(f"  backend {connection.vendor}: {n:,} counted ratings; load average {load:.1f} -> "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (best of 5, wall / CPU of this process)")
+    print(f"  baseline (read the rows):         {baseline:6.2f} s / {baseline_cpu:5.2f} s")
+    print(f"  analyze --format json:            {total:6.2f} s / {total_cpu:5.2f} s  "
+          f"({total / baseline:.2f} x baseline wall, {total_cpu / baseline_cpu:.2f} x CPU)")
     print(f"    of which statistics on arrays:  {stats_only:6.2f} s")
-    if dashboard is not None:
-        print(f"  dashboard GET /studies/{SLUG}/:  {dashboard:6.2f} s")
-    verdict = total < 3 and total <= 2.2 * baseline and (dashboard is None or dashboard < 3)
-    print("  OK: within budget" if verdict else "  OVER budget")
+    print(f"  dashboard GET /studies/{SLUG}/:  {dashboard:6.2f} s")
+    verdict = total < 3 and total <= 2.2 * baseline and dashboard < 3
+    print("  OK: within budget" if verdict else "  OVER budget (see the load average: the budget is for an idle machine)")
 
 
 def main() -> None:
