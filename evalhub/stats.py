@@ -399,7 +399,8 @@ def full_agreement_pct(matrix: npt.ArrayLike) -> Stat:
     pairable = m[(~np.isnan(m)).sum(axis=1) >= 2]
     if pairable.shape[0] == 0:
         return Stat(None, "no item has 2 or more ratings")
-    identical = np.nanmax(pairable, axis=1) == np.nanmin(pairable, axis=1)
+    # fmax/fmin skip NaN without the copy nanmax/nanmin make (a row here has at least two ratings).
+    identical = np.fmax.reduce(pairable, axis=1) == np.fmin.reduce(pairable, axis=1)
     return Stat(100.0 * float(identical.mean()))
 
 
