@@ -17,7 +17,7 @@ from django.shortcuts import render
 
 from annotations.models import Study
 from evalhub import charts
-from evalhub.analysis import ALL_GROUPS, HUMAN, AnalysisOptions, pool_names, study_analysis
+from evalhub.analysis import ALL_GROUPS, HUMAN, AnalysisOptions, pool_names, study_analysis_cached
 from evalhub.exports import TABLE_COLUMNS, csv_lines, rating_rows, table_rows
 from evalhub.reporting import SIGNIFICANCE, cell_means, p_text, pool_label, stars, welch_sentence
 
@@ -69,7 +69,7 @@ def study_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     form = FilterForm(request.GET, study=study)
     if not form.is_valid():
         return render(request, "evalhub/dashboard.html", {"study": study, "form": form}, status=400)
-    result = study_analysis(study=study, options=form.options(charts_wanted=True))
+    result = study_analysis_cached(study=study, options=form.options(charts_wanted=True))
     context = {"study": study, "form": form, "query": request.GET.urlencode(), "tables": list(TABLE_COLUMNS),
                **dashboard_context(result)}
     return render(request, "evalhub/dashboard.html", context)
@@ -81,7 +81,7 @@ def study_analysis_json(request: HttpRequest, slug: str) -> HttpResponse:
     options = _options_or_400(request, study, charts_wanted=True)
     if isinstance(options, HttpResponse):
         return options
-    return JsonResponse(study_analysis(study=study, options=options), json_dumps_params={"allow_nan": False})
+    return JsonResponse(study_analysis_cached(study=study, options=options), json_dumps_params={"allow_nan": False})
 
 
 @login_required
@@ -98,7 +98,7 @@ def study_table_csv(request: HttpRequest, slug: str, table: str) -> HttpResponse
     options = _options_or_400(request, study, charts_wanted=False)
     if isinstance(options, HttpResponse):
         return options
-    rows = table_rows(study_analysis(study=study, options=options), None if table == "all" else table)
+    rows = table_rows(study_analysis_cached(study=study, options=options), None if table == "all" else table)
     return _csv_response(csv_lines(rows), f"{study.slug}-{table}.csv")
 
 

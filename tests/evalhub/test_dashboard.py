@@ -6,13 +6,23 @@ import io
 import json
 
 import pytest
+from django.core.cache import cache
 from django.http import StreamingHttpResponse
 
+from annotations.models import HumanRating
 from evalhub.analysis import AnalysisOptions, study_analysis
 from evalhub.exports import RATING_COLUMNS, TABLE_COLUMNS
 from tests.evalhub.factories import import_long
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    # The dashboard caches analyses; a test must not see another test's (ids are reused across tests).
+    cache.clear()
+    yield
+    cache.clear()
 
 
 @pytest.fixture
@@ -109,3 +119,18 @@ def test_the_admin_action_streams_the_ratings_of_the_selected_studies(client, ra
     assert {r[0] for r in rows[1:]} == {"story"} and len(rows) == 1 + 72 + 72
     page = client.get(f"/admin/annotations/study/{rated.pk}/change/").content.decode()
     assert f'href="/studies/{rated.slug}/"' in page
+
+
+def test_the_cached_analysis_is_reused_until_a_rating_changes(client, rated, researcher,
+                                                              django_assert_max_num_queries):
+    client.force_login(researcher)
+    first = json.loads(client.get(url(rated, "analysis.json")).content)
+    with django_assert_max_num_queries(12):  # session, study, form choices, fingerprint: no rating rows
+        again = json.loads(client.get(url(rated, "analysis.json")).content)
+    assert again == first
+    rating = HumanRating.objects.filter(item__study=rated, question__key="relevance").first()
+    rating.score = 5 if rating.score != 5 else 1
+    rating.save()
+    changed = json.loads(client.get(url(rated, "analysis.json")).content)
+    assert changed != first
+    assert changed == json.loads(json.dumps(study_analysis(study=rated, options=AnalysisOptions(charts=True))))
