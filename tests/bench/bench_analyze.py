@@ -115,6 +115,7 @@ def measure(rebuild: bool) -> None:
     import django
 
     django.setup()
+    from django.core.cache import cache
     from django.core.management import call_command
     from django.db import connection
     from django.test import Client
@@ -149,9 +150,13 @@ def measure(rebuild: bool) -> None:
     url = f"/studies/{SLUG}/"
     assert client.get(url).status_code == 200
     load = os.getloadavg()[0]
-    (baseline, baseline_cpu), (total, total_cpu), (stats_only, _), (dashboard, _) = best_of(
+    def dashboard_cold() -> None:
+        cache.clear()  # the dashboard caches analyses; measure the full render
+        client.get(url)
+
+    (baseline, baseline_cpu), (total, total_cpu), (stats_only, _), (dashboard, _), (warm, _) = best_of(
         5, read_rows, analyze, lambda: analysis.analysis_from_data(data, analysis.AnalysisOptions()),
-        lambda: client.get(url))
+        dashboard_cold, lambda: client.get(url))
 
     print(f"  backend {connection.vendor}: {n:,} counted ratings; load average {load:.1f} -> "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (best of 5, wall / CPU of this process)")
@@ -159,7 +164,7 @@ def measure(rebuild: bool) -> None:
     print(f"  analyze --format json:            {total:6.2f} s / {total_cpu:5.2f} s  "
           f"({total / baseline:.2f} x baseline wall, {total_cpu / baseline_cpu:.2f} x CPU)")
     print(f"    of which statistics on arrays:  {stats_only:6.2f} s")
-    print(f"  dashboard GET /studies/{SLUG}/:  {dashboard:6.2f} s")
+    print(f"  dashboard GET /studies/{SLUG}/:  {dashboard:6.2f} s  (cached analysis: {warm:.2f} s)")
     verdict = total < 3 and total <= 2.2 * baseline and dashboard < 3
     print("  OK: within budget" if verdict else "  OVER budget (see the load average: the budget is for an idle machine)")
 
