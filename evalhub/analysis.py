@@ -412,8 +412,11 @@ def _welch_row(question: str, pool: Pool, a: Cell | None, b: Cell | None, group_
             return np.empty(0)
         return cell.item_means()[1] if unit == "item means" else cell.score
 
-    result = stats.welch(values(a), values(b), unit=unit)
-    row = {"question": question, "pool": pool.name, "group_a": group_a, "group_b": group_b, "t": result.t,
+    va, vb = values(a), values(b)
+    result = stats.welch(va, vb, unit=unit)
+    row = {"question": question, "pool": pool.name, "group_a": group_a, "group_b": group_b,
+           "mean_a": float(va.mean()) if va.size else None, "mean_b": float(vb.mean()) if vb.size else None,
+           "t": result.t,
            "df": result.df, "p": result.p, "mean_diff": result.mean_diff, "cohens_d": result.cohens_d,
            "n_a": result.n_a, "n_b": result.n_b, "unit": unit, "notes": {}}
     if result.reason:

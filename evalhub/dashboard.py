@@ -19,7 +19,7 @@ from annotations.models import Study
 from evalhub import charts
 from evalhub.analysis import ALL_GROUPS, HUMAN, AnalysisOptions, pool_names, study_analysis_cached
 from evalhub.exports import TABLE_COLUMNS, csv_lines, rating_rows, table_rows
-from evalhub.reporting import SIGNIFICANCE, cell_means, p_text, pool_label, stars, welch_sentence
+from evalhub.reporting import SIGNIFICANCE, p_text, pool_label, stars, welch_sentence
 
 
 def _get_study_for_researcher(request: HttpRequest, slug: str) -> Study:
@@ -144,8 +144,7 @@ def dashboard_context(result: dict[str, Any]) -> dict[str, Any]:
     kendall_rows = [{"pool": pool, "colour": pool_colours[pool],
                      "cells": [kendall.get((q, g, pool)) for q, g in columns]} for pool in llm_pools]
 
-    means = cell_means(result)
-    welch = [{"sentence": welch_sentence(w, means), "significant": w["p"] is not None and w["p"] < SIGNIFICANCE,
+    welch = [{"sentence": welch_sentence(w), "significant": w["p"] is not None and w["p"] < SIGNIFICANCE,
               "row": w} for w in result["welch"]]
 
     pairwise = {(r["question"], r["group"], r["pool"]): r for r in result["pairwise_kendall"]}

@@ -24,8 +24,8 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
               "alpha_ordinal", "alpha_interval", "alpha_ratio", "alpha_ci95_low", "alpha_ci95_high",
               "full_agreement_pct", "icc1", "icc1k", "notes"),
     "kendall": ("question", "group", "pool", "tau", "p", "n", "band", "notes"),
-    "welch": ("question", "pool", "group_a", "group_b", "t", "df", "p", "mean_diff", "cohens_d", "n_a", "n_b",
-              "unit", "notes"),
+    "welch": ("question", "pool", "group_a", "group_b", "mean_a", "mean_b", "t", "df", "p", "mean_diff", "cohens_d",
+              "n_a", "n_b", "unit", "notes"),
     "pairwise_kendall": ("question", "group", "pool", "mean_tau", "n_pairs", "notes"),
     "rater_means": ("question", "group", "pool", "rater", "mean", "n"),
 }

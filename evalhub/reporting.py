@@ -33,15 +33,15 @@ def pool_label(pool: str) -> str:
     return "Human raters" if pool == HUMAN else pool
 
 
-def welch_sentence(row: dict[str, Any], means: dict[tuple[str, str, str], float | None]) -> str:
+def welch_sentence(row: dict[str, Any]) -> str:
     """e.g. "Human raters prefer human over gpt2 on cohesiveness (4.29 vs 3.19, p < 0.001, d = 1.52)."
 
-    ``means`` maps (question, group, pool) to the cell mean, to quote the two means in the sentence.
+    The means quoted are those the test compared (of item means, or of all ratings).
     """
     who = "Human raters" if row["pool"] == HUMAN else row["pool"]
     prefer, show = ("prefer", "show") if row["pool"] == HUMAN else ("prefers", "shows")
     a, b, q = row["group_a"], row["group_b"], row["question"]
-    mean_a, mean_b = means.get((q, a, row["pool"])), means.get((q, b, row["pool"]))
+    mean_a, mean_b = row["mean_a"], row["mean_b"]
     if row["p"] is None:
         reason = next(iter(row["notes"].values()), "undefined")
         return f"{who}: {a} vs {b} on {q} cannot be tested ({reason})."
@@ -52,10 +52,6 @@ def welch_sentence(row: dict[str, Any], means: dict[tuple[str, str, str], float 
         return (f"{who} {prefer} {high} over {low} on {q} ({quoted}, {p_text(row['p'])}, "
                 f"d = {fmt(abs(row['cohens_d']))}{unit}).")
     return f"{who} {show} no significant preference between {a} and {b} on {q} ({quoted}, {p_text(row['p'])}{unit})."
-
-
-def cell_means(result: dict[str, Any]) -> dict[tuple[str, str, str], float | None]:
-    return {(c["question"], c["group"], c["pool"]): c["mean"] for c in result["cells"]}
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -102,8 +98,7 @@ def text_report(result: dict[str, Any]) -> str:
         out.append(_table(["question", "group", "pool", "tau", "p", "n", "band"], rows))
     if result["welch"]:
         out += ["", f"== Welch's t-test between groups ({result['settings']['welch_unit']})"]
-        means = cell_means(result)
-        out += [welch_sentence(w, means) for w in result["welch"]]
+        out += [welch_sentence(w) for w in result["welch"]]
     out += ["", "== Mean pairwise Kendall's tau among a pool's raters (table 6)"]
     rows = [[r["question"], r["group"], r["pool"], fmt(r["mean_tau"], 3), str(r["n_pairs"])]
             for r in result["pairwise_kendall"]]

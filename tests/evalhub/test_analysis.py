@@ -136,6 +136,7 @@ def test_welch_tests_the_studys_contrast_on_item_means_or_on_all_ratings(analyse
         assert row["t"] == pytest.approx(expected.statistic)
         assert row["p"] == pytest.approx(expected.pvalue)
         assert row["mean_diff"] == pytest.approx(a.mean() - b.mean())
+        assert (row["mean_a"], row["mean_b"]) == (pytest.approx(a.mean()), pytest.approx(b.mean()))
     ratings = study_analysis(study=study, options=AnalysisOptions(n_boot=50, welch_unit="ratings"))
     row = ratings["welch"][0]
     a = matrices[(row["question"], "human", row["pool"])]
