@@ -42,7 +42,7 @@ class FilterForm(forms.Form):
         super().__init__(data)
         self.fields["run"].choices = [(run_id, name) for run_id, name in pool_names(study).items()]
         self.fields["question"].choices = [(k, k) for k in study.questions.values_list("key", flat=True)]
-        groups = list(study.groups) or sorted(set(study.items.values_list("group", flat=True)))
+        groups = list(study.groups) or list(study.items.order_by("group").values_list("group", flat=True).distinct())
         self.fields["group"].choices = [(g, g) for g in [*groups, ALL_GROUPS]]
 
     def options(self, *, charts_wanted: bool) -> AnalysisOptions:
