@@ -34,7 +34,7 @@ from evalhub import stats
 from llmjudge.models import JudgeRun, LLMRating
 
 HUMAN = "human"
-ALL_GROUPS = "(all)"  # the pooled cell over every group; parentheses keep it apart from real group names
+ALL_GROUPS = "(all)"  # the pooled cell over every group, on request; parentheses keep it apart from group names
 CI_LEVEL: stats.Level = "ordinal"
 PAIRWISE_MAX_RATERS = 50  # above this, C(n, 2) scipy calls per cell cost seconds and positional raters mean little
 SCHEMA_VERSION = 1
@@ -78,6 +78,8 @@ class Pool:
     question: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     rater: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     score: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=float))
+    raters: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))  # distinct rater ids
+    rater_index: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))  # into raters, per rating
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -86,7 +88,7 @@ class Pool:
             "run_id": self.run_id,
             "judge": self.judge,
             "run_status": self.run_status,
-            "n_raters": int(np.unique(self.rater).size),
+            "n_raters": int(self.raters.size),
             "n_ratings": int(self.score.size),
             "status_counts": self.status_counts,
         }
@@ -202,7 +204,7 @@ def study_data(*, study: Study, options: AnalysisOptions) -> StudyData:
             pool = Pool(name=names[run.pk], kind="llm", run_id=run.pk, judge=run.judge.name, run_status=run.status)
             part = rows[lo:hi]
             _fill(pool, part[:, 1], part[:, 2], part[:, 3], part[:, 4], item_ids, questions)
-            pool.rater_labels = {int(s): f"sample-{int(s)}" for s in np.unique(pool.rater)}
+            pool.rater_labels = {int(s): f"sample-{int(s)}" for s in pool.raters}
             pool.status_counts = {
                 LLMRating.Status.OK.value: int(pool.score.size), **dict(sorted(not_ok[run.pk].items()))}
             pools.append(pool)
@@ -226,6 +228,7 @@ def _fill(pool: Pool, item: np.ndarray, question: np.ndarray, rater: np.ndarray,
         np.empty(0, dtype=np.int64)
     pool.rater = rater.astype(np.int64)
     pool.score = np.asarray(score, dtype=float)
+    pool.raters, pool.rater_index = np.unique(pool.rater, return_inverse=True)
 
 
 # ---------------------------------------------------------------------------
@@ -240,16 +243,21 @@ class Cell:
     group: str
     pool: Pool
     item: np.ndarray  # study item index per rating
-    rater: np.ndarray
+    rater: np.ndarray  # index into pool.raters
     score: np.ndarray
     _items: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     _means: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     _raters: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     def raters(self) -> tuple[np.ndarray, np.ndarray]:
-        """(distinct rater ids, column of each rating)."""
+        """(the pool's rater indices present in this cell, column of each rating).
+
+        Counting over the pool's dense rater index avoids a sort per cell.
+        """
         if self._raters is None:
-            self._raters = np.unique(self.rater, return_inverse=True)
+            present = np.bincount(self.rater, minlength=self.pool.raters.size) > 0
+            column_of = np.cumsum(present) - 1
+            self._raters = (np.flatnonzero(present), column_of[self.rater])
         return self._raters
 
     def items_and_inverse(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -297,13 +305,13 @@ def _cells(data: StudyData) -> dict[tuple[str, str, str], Cell]:
     for pool in data.pools:
         group = data.item_group[pool.item] if pool.item.size else np.empty(0, dtype=np.int64)
         block = pool.question * n_groups + group
-        raters, rater_index = np.unique(pool.rater, return_inverse=True)
-        n_raters = max(int(raters.size), 1)
+        rater_index = pool.rater_index
+        n_raters = max(int(pool.raters.size), 1)
         if (len(data.questions) * n_groups + 1) * n_items * n_raters < 2**62:
             order = np.argsort((block * n_items + pool.item) * n_raters + rater_index, kind="stable")
         else:  # would overflow int64: slower but exact
             order = np.lexsort((rater_index, pool.item, block))
-        item, rater, score, block = pool.item[order], pool.rater[order], pool.score[order], block[order]
+        item, rater, score, block = pool.item[order], rater_index[order], pool.score[order], block[order]
         bounds = np.searchsorted(block, np.arange(len(data.questions) * n_groups + 1))
         for qi, question in enumerate(data.questions):
             for gi, group_name in enumerate(data.groups):
@@ -383,7 +391,8 @@ def _rater_rows(cell: Cell) -> list[dict[str, Any]]:
     counts = np.bincount(inverse)
     return [
         {"question": cell.question, "group": cell.group, "pool": cell.pool.name,
-         "rater": cell.pool.rater_labels.get(int(r), str(int(r))), "mean": float(s / c), "n": int(c)}
+         "rater": cell.pool.rater_labels.get(int(cell.pool.raters[r]), str(int(cell.pool.raters[r]))),
+         "mean": float(s / c), "n": int(c)}
         for r, s, c in zip(raters, sums, counts, strict=True)
     ]
 
@@ -473,7 +482,8 @@ def study_analysis_cached(*, study: Study, options: AnalysisOptions | None = Non
 def analysis_from_data(data: StudyData, options: AnalysisOptions) -> dict[str, Any]:
     cells = _cells(data)
     shown_groups = [g for g in data.groups if options.groups is None or g in options.groups]
-    if len(data.groups) > 1 and (options.groups is None or ALL_GROUPS in options.groups):
+    # The pooled cell is asked for like a group: the paper's tables are per group, and pooling doubles the work.
+    if len(data.groups) > 1 and options.groups is not None and ALL_GROUPS in options.groups:
         shown_groups.append(ALL_GROUPS)
     llm_pools = [p for p in data.pools if p.kind == "llm"]
     result: dict[str, Any] = {

@@ -212,9 +212,11 @@ def _scatter_charts(result: dict[str, Any], groups: list[str]) -> list[dict]:
                       for s in by_key.get((question, pool), []) if s["points"]]
             if not series:
                 continue
-            tau = kendall.get((question, ALL_GROUPS, pool)) or kendall.get((question, series[0]["group"], pool))
-            tau_text = f" (τ = {tau['tau']:.2f})" if tau and tau["tau"] is not None else ""
-            row.append(charts.scatter_chart(title=f"{question}{tau_text}", scale=scale, series=series,
+            for entry in series:
+                tau = kendall.get((question, entry["group"], pool))
+                if tau and tau["tau"] is not None:
+                    entry["group"] = f"{entry['group']} (τ {tau['tau']:.2f})"
+            row.append(charts.scatter_chart(title=question, scale=scale, series=series,
                                             x_label="human raters: mean per item", y_label=f"{pool}: mean per item"))
         if row:
             out.append({"pool": pool, "charts": row})

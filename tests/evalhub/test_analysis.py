@@ -73,7 +73,7 @@ def test_cells_match_the_krippendorff_package_and_hand_computed_descriptives(ana
     study, matrices = analysed
     result = study_analysis(study=study, options=AnalysisOptions(n_boot=200))
     cells = {(c["question"], c["group"], c["pool"]): c for c in result["cells"]}
-    assert len(cells) == len(QUESTIONS) * (len(GROUPS) + 1) * 2
+    assert len(cells) == len(QUESTIONS) * len(GROUPS) * 2  # the pooled "(all)" cells only on request
     for (question, group, pool), matrix in matrices.items():
         cell = cells[(question, group, pool)]
         values = matrix[~np.isnan(matrix)]
@@ -92,9 +92,10 @@ def test_cells_match_the_krippendorff_package_and_hand_computed_descriptives(ana
         assert cell["icc1"] == pytest.approx(expected_icc1(matrix))
 
 
-def test_the_pooled_cell_covers_every_group(analysed):
+def test_the_pooled_cell_is_asked_for_like_a_group_and_covers_every_group(analysed):
     study, matrices = analysed
-    result = study_analysis(study=study, options=AnalysisOptions(n_boot=50))
+    result = study_analysis(study=study, options=AnalysisOptions(n_boot=50, groups=(*GROUPS, ALL_GROUPS)))
+    assert {c["group"] for c in result["cells"]} == {*GROUPS, ALL_GROUPS}
     cell = next(c for c in result["cells"] if (c["question"], c["group"], c["pool"]) == ("likability", ALL_GROUPS,
                                                                                           "human"))
     matrix = pooled(matrices, "likability", "human")
@@ -105,7 +106,8 @@ def test_the_pooled_cell_covers_every_group(analysed):
 
 def test_kendall_compares_per_item_means_of_human_and_llm_pools_with_scipy(analysed):
     study, matrices = analysed
-    result = study_analysis(study=study, options=AnalysisOptions(n_boot=50))
+    result = study_analysis(study=study, options=AnalysisOptions(n_boot=50, groups=(*GROUPS, ALL_GROUPS)))
+    assert len(result["kendall"]) == len(QUESTIONS) * 3
     assert {k["pool"] for k in result["kendall"]} == {"gpt-x"}
     for row in result["kendall"]:
         if row["group"] == ALL_GROUPS:

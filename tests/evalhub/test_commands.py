@@ -74,7 +74,7 @@ def test_export_writes_a_file_when_asked_and_one_table_with_its_own_columns(rate
     run("export", "story", "--what", "tables", "--table", "kendall", "--out", str(out), "--n-boot", "20")
     rows = list(csv.DictReader(out.open(newline="", encoding="utf-8")))
     assert tuple(rows[0]) == TABLE_COLUMNS["kendall"]
-    assert len(rows) == 4 * 3  # every question x (gpt2, human, pooled) x the one LLM pool
+    assert len(rows) == 4 * 2  # every question x (gpt2, human) x the one LLM pool
     with pytest.raises(CommandError, match="no such directory"):
         run("export", "story", "--what", "tables", "--out", str(tmp_path / "missing" / "x.csv"))
 
