@@ -559,12 +559,15 @@ def _scatter(data: StudyData, cells: dict[tuple[str, str, str], Cell], groups: l
             for pool in llm_pools:
                 l_items, l_means = cells[(question.key, group, pool.name)].item_means()
                 _, hi, li = np.intersect1d(h_items, l_items, assume_unique=True, return_indices=True)
-                xy = np.column_stack([h_means[hi], l_means[li]])
                 # Means of a few ratings take few distinct values; rounding to 1/12 keeps thirds, quarters and
-                # halves apart while bounding the number of distinct points.
-                xy = np.round(xy * 12) / 12
-                points, n = (np.unique(xy, axis=0, return_counts=True) if xy.size else (np.empty((0, 2)),
-                                                                                      np.empty(0)))
+                # halves apart while bounding the number of distinct points. One integer code per (x, y)
+                # makes the grouping a 1-D np.unique, far cheaper than np.unique(axis=0).
+                x = np.rint(h_means[hi] * 12).astype(np.int64)
+                y = np.rint(l_means[li] * 12).astype(np.int64)
+                x0, y0 = (int(x.min()), int(y.min())) if x.size else (0, 0)  # scales may start below 0
+                width = int(y.max()) - y0 + 1 if y.size else 1
+                codes, n = np.unique((x - x0) * width + (y - y0), return_counts=True)
                 out.append({"question": question.key, "group": group, "pool": pool.name, "n_items": int(hi.size),
-                            "points": [[float(x), float(y), int(c)] for (x, y), c in zip(points, n, strict=True)]})
+                            "points": [[(code // width + x0) / 12, (code % width + y0) / 12, int(c)]
+                                       for code, c in zip(codes.tolist(), n.tolist(), strict=True)]})
     return out
