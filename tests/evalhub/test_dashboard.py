@@ -134,3 +134,13 @@ def test_the_cached_analysis_is_reused_until_a_rating_changes(client, rated, res
     changed = json.loads(client.get(url(rated, "analysis.json")).content)
     assert changed != first
     assert changed == json.loads(json.dumps(study_analysis(study=rated, options=AnalysisOptions(charts=True))))
+
+
+def test_a_study_without_items_or_ratings_renders_with_dashes_and_notes(client, story_study, researcher):
+    client.force_login(researcher)
+    response = client.get(url(story_study))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'id="table1"' in html and "No LLM pool on this study yet." in html
+    data = json.loads(client.get(url(story_study, "analysis.json")).content)
+    assert data["study"]["n_items"] == 0 and data["cells"] == [] and data["kendall"] == []
