@@ -88,7 +88,8 @@ def text_report(result: dict[str, Any]) -> str:
                 line1.append(f"{fmt(c['mean'])} ({fmt(c['std'])})")
                 ci = c["alpha_ci95"]
                 ci_text = f" [{fmt(ci[0])}, {fmt(ci[1])}]" if ci else ""
-                line2.append(f"a={fmt(c['alpha']['ordinal'])}{ci_text} {fmt(c['full_agreement_pct'], 0)}%")
+                agreement = "" if c["full_agreement_pct"] is None else f" {c['full_agreement_pct']:.0f}%"
+                line2.append(f"a={fmt(c['alpha']['ordinal'])}{ci_text}{agreement}")
             rows += [line1, line2]
         out.append(_table(header, rows))
     if result["kendall"]:
