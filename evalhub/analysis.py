@@ -73,7 +73,7 @@ class Pool:
     run_status: str | None = None
     status_counts: dict[str, int] = field(default_factory=dict)
     rater_labels: dict[int, str] = field(default_factory=dict)
-    # Parallel arrays of the pool's counted ratings, filled by _read_ratings.
+    # Parallel arrays of the pool's counted ratings, filled by _fill.
     item: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     question: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     rater: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
@@ -110,14 +110,19 @@ def pool_names(study: Study) -> dict[int, str]:
 # Reading
 
 
-def human_rows_sql(study: Study, question_ids: list[int]) -> tuple[str, tuple[Any, ...]]:
-    """SQL of (item_id, question_id, rater_id, score) for the study's human ratings."""
+def human_rows_sql(question_ids: list[int]) -> tuple[str, tuple[Any, ...]]:
+    """SQL of (item_id, question_id, rater_id, score) for the human ratings of these questions.
+
+    A question belongs to one study (and a trigger keeps every rating's item in its question's
+    study), so the question ids select the study's ratings without a join; no ORDER BY (Meta.ordering
+    would add three joins), numpy sorts.
+    """
     qs = HumanRating.objects.filter(question_id__in=question_ids).order_by()
     return qs.values_list("item_id", "question_id", "rater_id", "score").query.sql_with_params()
 
 
-def llm_rows_sql(run_ids: list[int], study: Study, question_ids: list[int]) -> tuple[str, tuple[Any, ...]]:
-    """SQL of (run_id, item_id, question_id, sample, score) for the ok ratings of the given runs."""
+def llm_rows_sql(run_ids: list[int], question_ids: list[int]) -> tuple[str, tuple[Any, ...]]:
+    """SQL of (run_id, item_id, question_id, sample, score) for the ok ratings of these runs and questions."""
     qs = LLMRating.objects.filter(run_id__in=run_ids, status=LLMRating.Status.OK, question_id__in=question_ids)
     return qs.order_by().values_list("run_id", "item_id", "question_id", "sample", "score").query.sql_with_params()
 
@@ -172,7 +177,7 @@ def study_data(*, study: Study, options: AnalysisOptions) -> StudyData:
     human = Pool(name=HUMAN, kind="human")
     human.rater_labels = {pk: ext or f"rater-{pk}" for pk, ext in Rater.objects.filter(study=study).values_list(
         "id", "external_id")}
-    rows = fetch_matrix(*human_rows_sql(study, question_ids), 4) if question_ids else np.empty((0, 4))
+    rows = fetch_matrix(*human_rows_sql(question_ids), 4) if question_ids else np.empty((0, 4))
     _fill(human, rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3], item_ids, questions)
     pools = [human]
 
@@ -183,7 +188,7 @@ def study_data(*, study: Study, options: AnalysisOptions) -> StudyData:
     runs = list(runs)
     if runs:
         run_ids = [r.pk for r in runs]
-        rows = fetch_matrix(*llm_rows_sql(run_ids, study, question_ids), 5) if question_ids else np.empty((0, 5))
+        rows = fetch_matrix(*llm_rows_sql(run_ids, question_ids), 5) if question_ids else np.empty((0, 5))
         run_col = rows[:, 0].astype(np.int64)
         order = np.argsort(run_col, kind="stable")
         rows, run_col = rows[order], run_col[order]

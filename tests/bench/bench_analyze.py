@@ -132,9 +132,9 @@ def measure(rebuild: bool) -> None:
     def read_rows() -> None:
         # The baseline: the very queries analyze runs, rows fetched, nothing computed.
         with connection.cursor() as cursor:
-            cursor.execute(*analysis.human_rows_sql(study, questions))
+            cursor.execute(*analysis.human_rows_sql(questions))
             cursor.fetchall()
-            cursor.execute(*analysis.llm_rows_sql(run_ids, study, questions))
+            cursor.execute(*analysis.llm_rows_sql(run_ids, questions))
             cursor.fetchall()
 
     def analyze() -> None:
