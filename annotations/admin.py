@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django import forms
 from django.contrib import admin, messages
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
 
@@ -44,7 +44,7 @@ class StudyAdmin(admin.ModelAdmin):
     inlines = [QuestionInline]
     readonly_fields = ("template", "template_version", "created_at")
     change_form_template = "admin/annotations/study/change_form.html"
-    actions = ["create_invitations"]
+    actions = ["create_invitations", "export_ratings_csv"]
 
     @admin.action(description="Create 10 invitation links (listed on the study's raters page)")
     def create_invitations(self, request: HttpRequest, queryset) -> None:  # noqa: ANN001
@@ -52,6 +52,14 @@ class StudyAdmin(admin.ModelAdmin):
             invitations_create(study=study, count=10)
             url = reverse("annotations:study_raters", args=[study.slug])
             messages.success(request, f"{study.slug}: 10 new invitation links, listed at {url}")
+
+    @admin.action(description="Export ratings as CSV (long form, streamed)")
+    def export_ratings_csv(self, request: HttpRequest, queryset) -> StreamingHttpResponse:  # noqa: ANN001
+        from evalhub.exports import csv_lines, rating_rows  # evalhub depends on annotations, not the reverse
+
+        response = StreamingHttpResponse(csv_lines(rating_rows(queryset.order_by("slug"))), content_type="text/csv")
+        response["Content-Disposition"] = 'attachment; filename="ratings.csv"'
+        return response
 
     def get_queryset(self, request: HttpRequest):  # noqa: ANN201
         qs = super().get_queryset(request)

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
+from scipy import special
 from scipy import stats as sps
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
@@ -172,12 +172,13 @@ def _coincidences(matrix: npt.ArrayLike, value_domain: Sequence[float] | None) -
     observed = np.unique(values)
     if observed.size == 1:
         return f"no variation: all pairable ratings are identical ({observed[0]:g})"
-    # Observed values outside the declared domain are added to it rather than rejected:
-    # domain values nobody used have zero marginal count and change no level's alpha.
+    # The coincidence matrix is built over the observed values only. Declared domain values
+    # nobody used have zero marginal count and change no level's alpha (the ordinal distance
+    # sums marginals, which are 0 for them), while every extra value makes each of the
+    # bootstrap's V x V matrices bigger; observed values outside the declared domain are
+    # therefore kept, not rejected. ``value_domain`` documents the scale.
+    del value_domain
     domain = observed
-    if value_domain is not None:
-        declared = np.asarray(value_domain, dtype=float)
-        domain = np.union1d(declared[~np.isnan(declared)], observed)
     n_values = domain.size
 
     sub = m[pairable]
@@ -328,7 +329,10 @@ def alpha_bootstrap_ci(
     co = _coincidences(matrix, value_domain)
     if isinstance(co, str):
         return AlphaCI(None, None, confidence, n_boot, 0, co)
+    return _bootstrap(co, level, n_boot, seed, confidence)
 
+
+def _bootstrap(co: _Coincidences, level: Level, n_boot: int, seed: int, confidence: float) -> AlphaCI:
     rng = np.random.default_rng(seed)
     probabilities = co.freq / co.n_items
     chunk = max(1, _BOOTSTRAP_CELLS_PER_CHUNK // len(probabilities))
@@ -344,6 +348,39 @@ def alpha_bootstrap_ci(
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(valid, [tail, 100 - tail])
     return AlphaCI(float(low), float(high), confidence, n_boot, int(valid.size))
+
+
+def alpha_with_ci(
+    matrix: npt.ArrayLike,
+    *,
+    ci_level: str,
+    value_domain: Sequence[float] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[dict[str, Stat], AlphaCI]:
+    """``alpha_all_levels`` and ``alpha_bootstrap_ci`` at ``ci_level`` from one pass over the matrix.
+
+    Same formulas, missing-data rules, undefined cases and results as calling the two functions
+    (same seed, same replicates); the coincidence patterns are built once, which halves the cost
+    when a dashboard reports both for many cells.
+    """
+    ci_level = _check_level(ci_level)
+    if n_boot < 1:
+        raise ValueError("n_boot must be at least 1")
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be between 0 and 1")
+    co = _coincidences(matrix, value_domain)
+    if isinstance(co, str):
+        return {level: Stat(None, co) for level in LEVELS}, AlphaCI(None, None, confidence, n_boot, 0, co)
+    weights = co.freq[None, :].astype(float)
+    alphas = {}
+    for level in LEVELS:
+        value = _alpha_from_weights(co, weights, level)[0]
+        alphas[level] = Stat(float(value)) if math.isfinite(value) else Stat(None, _NO_EXPECTED_DISAGREEMENT)
+    if alphas[ci_level].value is None:
+        return alphas, AlphaCI(None, None, confidence, n_boot, 0, alphas[ci_level].reason)
+    return alphas, _bootstrap(co, ci_level, n_boot, seed, confidence)
 
 
 # ---------------------------------------------------------------------------
@@ -362,8 +399,24 @@ def full_agreement_pct(matrix: npt.ArrayLike) -> Stat:
     pairable = m[(~np.isnan(m)).sum(axis=1) >= 2]
     if pairable.shape[0] == 0:
         return Stat(None, "no item has 2 or more ratings")
-    identical = np.nanmax(pairable, axis=1) == np.nanmin(pairable, axis=1)
-    return Stat(100.0 * float(identical.mean()))
+    high, low = _row_extremes(pairable)
+    return Stat(100.0 * float((high == low).mean()))
+
+
+def _row_extremes(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Largest and smallest non-NaN value of each row (rows hold at least one value).
+
+    fmax/fmin skip NaN. Column by column rather than ``reduce(axis=1)``: a reduction over rows of
+    three or five values costs about ten times more than a few whole-column passes.
+    """
+    if m.shape[1] > 64:
+        return np.fmax.reduce(m, axis=1), np.fmin.reduce(m, axis=1)
+    high = m[:, 0].copy()
+    low = high.copy()
+    for j in range(1, m.shape[1]):
+        np.fmax(high, m[:, j], out=high)
+        np.fmin(low, m[:, j], out=low)
+    return high, low
 
 
 def _one_way_anova(matrix: npt.ArrayLike) -> tuple[float, float, int] | str:
@@ -421,6 +474,18 @@ def icc1k(matrix: npt.ArrayLike) -> Stat:
     return Stat((msb - msw) / msb)
 
 
+def icc1_and_icc1k(matrix: npt.ArrayLike) -> tuple[Stat, Stat]:
+    """``icc1`` and ``icc1k`` from one one-way ANOVA (same formulas, rules and undefined cases)."""
+    anova = _one_way_anova(matrix)
+    if isinstance(anova, str):
+        return Stat(None, anova), Stat(None, anova)
+    msb, msw, k = anova
+    single = Stat((msb - msw) / (msb + (k - 1) * msw))
+    if msb == 0:
+        return single, Stat(None, "no between-item variance (MSB = 0): all item means equal")
+    return single, Stat((msb - msw) / msb)
+
+
 # ---------------------------------------------------------------------------
 # Rank and linear correlation, group comparison
 
@@ -437,8 +502,10 @@ def kendall_tau(x: npt.ArrayLike, y: npt.ArrayLike) -> TauResult:
     """Kendall's tau-b between two per-item vectors (e.g. mean teacher vs mean LLM scores).
 
     Formula: tau_b = (P - Q) / sqrt((P + Q + T_x)(P + Q + T_y)), P/Q concordant/discordant
-    pairs, T_x/T_y pairs tied only in x/y; p-value from ``scipy.stats.kendalltau``
-    (two-sided; exact for small untied samples, else normal approximation).
+    pairs, T_x/T_y pairs tied only in x/y; p-value as ``scipy.stats.kendalltau`` gives it
+    (two-sided; exact for small untied samples, else normal approximation with the tie-corrected
+    variance). Tied data with few distinct values is counted on their contingency table
+    (``_kendall_from_table``, same formulas, much faster on Likert data); the rest goes to scipy.
     Missing data: only positions where both x and y are not NaN (n = their number).
     Undefined (None, with reason): n < 2 or x or y constant over the paired positions.
     """
@@ -449,8 +516,54 @@ def kendall_tau(x: npt.ArrayLike, y: npt.ArrayLike) -> TauResult:
     reason = _constant_reason(xv, yv)
     if reason:
         return TauResult(None, None, n, reason)
+    table = _kendall_from_table(xv, yv)
+    if table is not None:
+        return TauResult(_finite_or_none(table[0]), _finite_or_none(table[1]), n)
     res = sps.kendalltau(xv, yv, variant="b")
     return TauResult(_finite_or_none(res.statistic), _finite_or_none(res.pvalue), n)
+
+
+# Above this many (distinct x) x (distinct y) cells the contingency table costs more than sorting.
+_KENDALL_TABLE_MAX_CELLS = 250_000
+
+
+def _tie_sums(counts: np.ndarray) -> tuple[int, float, float]:
+    c = counts[counts > 1].astype(float)
+    return int((c * (c - 1) // 2).sum()), float((c * (c - 1) * (c - 2)).sum()), float((c * (c - 1) * (2 * c + 5)).sum())
+
+
+def _kendall_from_table(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
+    """Kendall's tau-b and its asymptotic p from the contingency table of distinct values, or None.
+
+    Ratings and their per-item means take few distinct values, so counting concordant and
+    discordant pairs over the (distinct x) x (distinct y) table is O(n + cells) instead of
+    scipy's O(n log n) sorts, with scipy's own tie-corrected formulas for tau-b, the variance
+    of P - Q and the two-sided normal p (tested equal to ``scipy.stats.kendalltau``). Returns
+    None, leaving the work to scipy, when there are no ties at all (scipy may then use its exact
+    p-value) or when the table would be large (continuous data).
+    """
+    x_values, x_index = np.unique(x, return_inverse=True)
+    y_values, y_index = np.unique(y, return_inverse=True)
+    n_x, n_y, n = x_values.size, y_values.size, x.size
+    if n_x * n_y > _KENDALL_TABLE_MAX_CELLS or (n_x == n and n_y == n):
+        return None
+    table = np.bincount(x_index * n_y + y_index, minlength=n_x * n_y).reshape(n_x, n_y).astype(np.int64)
+    # Discordant pairs: cells (i, j), (i', j') with i' > i and j' < j.
+    below = np.zeros_like(table)
+    below[:-1] = np.cumsum(table[::-1], axis=0)[::-1][1:]
+    below_left = np.zeros_like(table)
+    below_left[:, 1:] = np.cumsum(below, axis=1)[:, :-1]
+    dis = int((table * below_left).sum())
+    ntie = int((table * (table - 1) // 2).sum())
+    xtie, x0, x1 = _tie_sums(table.sum(axis=1))
+    ytie, y0, y1 = _tie_sums(table.sum(axis=0))
+    tot = n * (n - 1) // 2
+    con_minus_dis = tot - xtie - ytie + ntie - 2 * dis
+    tau = min(1.0, max(-1.0, con_minus_dis / math.sqrt(tot - xtie) / math.sqrt(tot - ytie)))
+    m = n * (n - 1.0)
+    var = (m * (2 * n + 5) - x1 - y1) / 18 + (2 * xtie * ytie) / m + x0 * y0 / (9 * m * (n - 2))
+    p = 2.0 * float(special.ndtr(-abs(con_minus_dis / math.sqrt(var))))
+    return tau, p
 
 
 def mean_pairwise_kendall(matrix: npt.ArrayLike) -> PairwiseTau:
@@ -480,7 +593,8 @@ def welch(a: npt.ArrayLike, b: npt.ArrayLike, *, unit: str = "item means") -> We
 
     Formula: t = (mean_a - mean_b) / sqrt(s_a^2/n_a + s_b^2/n_b); Welch-Satterthwaite
     df = (s_a^2/n_a + s_b^2/n_b)^2 / ((s_a^2/n_a)^2/(n_a-1) + (s_b^2/n_b)^2/(n_b-1));
-    two-sided p from ``scipy.stats.ttest_ind(equal_var=False)``; mean_diff = mean_a - mean_b;
+    two-sided p = 2 F_t(-|t|; df) (``scipy.special.stdtr``, equal to
+    ``scipy.stats.ttest_ind(equal_var=False)``); mean_diff = mean_a - mean_b;
     Cohen's d = mean_diff / sqrt(((n_a-1) s_a^2 + (n_b-1) s_b^2) / (n_a + n_b - 2)), with
     sample variances (ddof=1). ``unit`` records what a value is (item means, ratings...).
     Missing data: NaNs are dropped from each group independently.
@@ -499,18 +613,18 @@ def welch(a: npt.ArrayLike, b: npt.ArrayLike, *, unit: str = "item means") -> We
     if var_a == 0 and var_b == 0:
         reason = "no variation: both groups have zero variance"
         return WelchResult(None, None, None, mean_diff, None, n_a, n_b, unit, reason)
-    with warnings.catch_warnings():
-        # A constant group (legitimate when the other varies) makes scipy warn about
-        # precision loss in its variance; the variance is 0 to rounding and t is right.
-        warnings.filterwarnings("ignore", "Precision loss", RuntimeWarning)
-        res = sps.ttest_ind(av, bv, equal_var=False)
     se_a, se_b = var_a / n_a, var_b / n_b
+    t = mean_diff / math.sqrt(se_a + se_b)
     df = (se_a + se_b) ** 2 / (se_a**2 / (n_a - 1) + se_b**2 / (n_b - 1))
+    # The t distribution's CDF directly: the value of scipy.stats.ttest_ind(equal_var=False)
+    # (tested) without its per-call argument handling, which dominates on a dashboard's
+    # hundreds of small tests.
+    p = 2.0 * float(special.stdtr(df, -abs(t)))
     pooled_sd = math.sqrt(((n_a - 1) * var_a + (n_b - 1) * var_b) / (n_a + n_b - 2))
     return WelchResult(
-        t=_finite_or_none(res.statistic),
+        t=_finite_or_none(t),
         df=df,
-        p=_finite_or_none(res.pvalue),
+        p=_finite_or_none(p),
         mean_diff=mean_diff,
         cohens_d=mean_diff / pooled_sd,
         n_a=n_a,

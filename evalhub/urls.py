@@ -11,4 +11,5 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("api/", include("evalhub.api_urls")),
     path("", include("annotations.urls")),
+    path("studies/", include("evalhub.dashboard_urls")),
 ]

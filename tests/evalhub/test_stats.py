@@ -427,6 +427,28 @@ def test_kendall_tau_is_scipy_tau_b_over_paired_non_missing_items() -> None:
     assert result == stats.TauResult(pytest.approx(expected.statistic), pytest.approx(expected.pvalue), 8)
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_kendall_tau_on_the_contingency_table_equals_scipy_on_tied_likert_data(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 600))
+    x = rng.integers(1, 6, size=(n, 3)).mean(axis=1)  # item means of three raters: thirds, many ties
+    y = np.clip(x + rng.choice([-1, -0.5, 0, 0.5, 1], size=n), 1, 5) if seed % 3 else rng.normal(size=n)
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return
+    expected = sps.kendalltau(x, y, variant="b")
+    fast = stats._kendall_from_table(x, y)
+    assert fast is not None  # the table route is the one under test
+    assert fast == (pytest.approx(expected.statistic, abs=1e-12), pytest.approx(expected.pvalue, rel=1e-9, abs=1e-300))
+    assert stats.kendall_tau(x, y) == stats.TauResult(pytest.approx(expected.statistic), pytest.approx(expected.pvalue), n)
+
+
+def test_kendall_tau_leaves_untied_data_to_scipy_for_its_exact_p_value() -> None:
+    x, y = np.arange(10.0), np.array([2, 1, 4, 3, 6, 5, 8, 7, 10, 9.0])
+    assert stats._kendall_from_table(x, y) is None
+    expected = sps.kendalltau(x, y)
+    assert stats.kendall_tau(x, y) == stats.TauResult(pytest.approx(expected.statistic), pytest.approx(expected.pvalue), 10)
+
+
 @pytest.mark.parametrize(
     ("function", "scipy_function"),
     [(stats.pearson, sps.pearsonr), (stats.spearman, sps.spearmanr)],
@@ -591,6 +613,19 @@ def test_describe_pools_all_ratings_with_sample_std(matrix: list[list[float]], e
 
 # ---------------------------------------------------------------------------
 # Isolation from Django
+
+
+def test_icc1_and_icc1k_together_equal_each_alone() -> None:
+    for matrix in (KRIPPENDORFF_2011, random_ratings(5), np.array([[1.0, 1.0], [1.0, 1.0]]), np.array([[1.0, 2.0], [2.0, 1.0]])):
+        assert stats.icc1_and_icc1k(matrix) == (stats.icc1(matrix), stats.icc1k(matrix))
+
+
+def test_alpha_with_ci_equals_the_two_functions_called_separately() -> None:
+    for matrix in (KRIPPENDORFF_2011, random_ratings(7), np.array([[3.0, 3.0], [3.0, 3.0]])):
+        alphas, ci = stats.alpha_with_ci(matrix, ci_level="ordinal", value_domain=HALF_POINTS, n_boot=200, seed=4)
+        assert alphas == stats.alpha_all_levels(matrix, value_domain=HALF_POINTS)
+        expected = stats.alpha_bootstrap_ci(matrix, level="ordinal", value_domain=HALF_POINTS, n_boot=200, seed=4)
+        assert (ci.low, ci.high, ci.n_valid) == (expected.low, expected.high, expected.n_valid)
 
 
 def test_stats_module_does_not_import_django() -> None:

@@ -1,0 +1,113 @@
+"""CSV exports: every rating in long form, and the analysis tables. Column names are documented in docs/analysis.md.
+
+Both are generators of CSV lines so a view can stream them (StreamingHttpResponse) and the command can
+write them to a file: a million-rating export never holds more than one database chunk in memory.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from annotations.models import HumanRating, Study
+from evalhub.analysis import HUMAN, pool_names
+from llmjudge.models import LLMRating
+
+RATING_COLUMNS = ("study", "item", "group", "question", "pool", "rater", "score", "status", "rationale", "created")
+CHUNK = 5000
+
+# Column lists per analysis table; the combined export has `table` first and the union of these.
+TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "cells": ("question", "group", "pool", "n_items", "n_ratings", "n_raters", "mean", "std", "alpha_nominal",
+              "alpha_ordinal", "alpha_interval", "alpha_ratio", "alpha_ci95_low", "alpha_ci95_high",
+              "full_agreement_pct", "icc1", "icc1k", "notes"),
+    "kendall": ("question", "group", "pool", "tau", "p", "n", "band", "notes"),
+    "welch": ("question", "pool", "group_a", "group_b", "mean_a", "mean_b", "t", "df", "p", "mean_diff", "cohens_d",
+              "n_a", "n_b", "unit", "notes"),
+    "pairwise_kendall": ("question", "group", "pool", "mean_tau", "n_pairs", "notes"),
+    "rater_means": ("question", "group", "pool", "rater", "mean", "n"),
+}
+ALL_TABLE_COLUMNS: tuple[str, ...] = ("table", *dict.fromkeys(c for cols in TABLE_COLUMNS.values() for c in cols))
+
+_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise(value: Any) -> Any:
+    """Defuse spreadsheet formula injection (OWASP): text starting with = + - @ tab or CR gets a leading quote.
+
+    Only text is touched: numbers we write ourselves (a negative alpha) must stay numbers.
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
+class _Line:
+    """A write-only file for csv.writer that hands back what was written (Django's streaming CSV pattern)."""
+
+    def write(self, value: str) -> str:
+        return value
+
+
+def csv_lines(rows: Iterable[Iterable[Any]]) -> Iterator[str]:
+    writer = csv.writer(_Line())
+    for row in rows:
+        yield writer.writerow([neutralise(v) for v in row])
+
+
+def rating_rows(studies: Iterable[Study]) -> Iterator[tuple[Any, ...]]:
+    """Header, then one row per rating of each study: human ratings first, then each judge run's."""
+    yield RATING_COLUMNS
+    for study in studies:
+        human = (
+            HumanRating.objects.filter(item__study=study)
+            .order_by("id")
+            .values_list("item__external_id", "item__group", "question__key", "rater__external_id", "rater_id",
+                         "score", "comment", "created_at")
+        )
+        for item, group, question, rater, rater_id, score, comment, created in human.iterator(chunk_size=CHUNK):
+            yield (study.slug, item, group, question, HUMAN, rater or f"rater-{rater_id}", score, "ok", comment,
+                   created.isoformat())
+        names = pool_names(study)
+        llm = (
+            LLMRating.objects.filter(run__study=study)
+            .order_by("id")
+            .values_list("item__external_id", "item__group", "question__key", "run_id", "sample", "score", "status",
+                         "rationale", "created_at")
+        )
+        for item, group, question, run_id, sample, score, status, rationale, created in llm.iterator(chunk_size=CHUNK):
+            yield (study.slug, item, group, question, names[run_id], f"sample-{sample}",
+                   "" if score is None else score, status, rationale, created.isoformat())
+
+
+def _flat(table: str, row: dict[str, Any]) -> dict[str, Any]:
+    flat = dict(row)
+    if table == "cells":
+        for level, value in row["alpha"].items():
+            flat[f"alpha_{level}"] = value
+        ci = row["alpha_ci95"] or (None, None)
+        flat["alpha_ci95_low"], flat["alpha_ci95_high"] = ci
+    if "notes" in row:
+        flat["notes"] = "; ".join(f"{k}: {v}" for k, v in row["notes"].items())
+    return flat
+
+
+def table_rows(result: dict[str, Any], table: str | None = None) -> Iterator[tuple[Any, ...]]:
+    """Header, then the rows of one analysis table, or of all (with a leading `table` column). None -> empty cell."""
+    if table is not None and table not in TABLE_COLUMNS:
+        raise ValueError(f"unknown table {table!r}; choose from {', '.join(TABLE_COLUMNS)}")
+    columns = TABLE_COLUMNS[table] if table else ALL_TABLE_COLUMNS
+    yield columns
+    for name in [table] if table else list(TABLE_COLUMNS):
+        for row in result[name]:
+            flat = {"table": name, **_flat(name, row)}
+            yield tuple("" if flat.get(c) is None else flat[c] for c in columns)
+
+
+def csv_text(rows: Iterable[Iterable[Any]]) -> str:
+    buffer = io.StringIO()
+    for line in csv_lines(rows):
+        buffer.write(line)
+    return buffer.getvalue()

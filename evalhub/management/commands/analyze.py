@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotations.models import Study
+from evalhub.analysis import AnalysisOptions, study_analysis
+from evalhub.exports import csv_lines, table_rows
+from evalhub.reporting import text_report
+
+
+def study_or_error(slug: str) -> Study:
+    study = Study.objects.filter(slug=slug).first()
+    if study is None:
+        raise CommandError(f"no study {slug!r}")
+    return study
+
+
+def add_filter_arguments(parser: CommandParser) -> None:
+    parser.add_argument("--run", type=int, action="append", dest="runs", help="Judge run id (repeatable).")
+    parser.add_argument("--question", action="append", dest="questions", help="Question key (repeatable).")
+    parser.add_argument("--group", action="append", dest="groups", help="Item group (repeatable).")
+    parser.add_argument("--welch-unit", choices=["items", "ratings"], default="items",
+                        help="Welch over per-item means (default, as the paper) or all individual ratings.")
+    parser.add_argument("--n-boot", type=int, default=1000, help="Bootstrap replicates for alpha's 95%% CI.")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def options_from(options: dict[str, Any]) -> AnalysisOptions:
+    if options["n_boot"] < 1:
+        raise CommandError("--n-boot must be at least 1")
+    return AnalysisOptions(
+        runs=tuple(options["runs"]) if options["runs"] else None,
+        questions=tuple(options["questions"]) if options["questions"] else None,
+        groups=tuple(options["groups"]) if options["groups"] else None,
+        welch_unit="ratings" if options["welch_unit"] == "ratings" else "item means",
+        n_boot=options["n_boot"],
+        seed=options["seed"],
+    )
+
+
+class Command(BaseCommand):
+    help = "Agreement tables of a study (alpha, ICC, Kendall's tau, Welch) as JSON, plain text or CSV."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("study")
+        parser.add_argument("--format", choices=["json", "table", "csv"], default="table")
+        add_filter_arguments(parser)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        study = study_or_error(options["study"])
+        result = study_analysis(study=study, options=options_from(options))
+        if options["format"] == "json":
+            self.stdout.write(json.dumps(result, indent=2, allow_nan=False))
+        elif options["format"] == "csv":
+            for line in csv_lines(table_rows(result)):
+                self.stdout.write(line, ending="")
+        else:
+            self.stdout.write(text_report(result), ending="")

@@ -1,0 +1,113 @@
+"""Words and plain-text tables for an analysis result (the `analyze --format table` output and the dashboard).
+
+Pure functions over the JSON-ready dict of ``analysis.study_analysis``; nothing here reads the database.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalhub.analysis import ALL_GROUPS, HUMAN
+
+SIGNIFICANCE = 0.05
+
+
+def fmt(value: float | None, digits: int = 2) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def p_text(p: float | None) -> str:
+    """The paper's way of writing p: "p < 0.001" below a thousandth, else three decimals."""
+    if p is None:
+        return "p undefined"
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
+def stars(p: float | None) -> str:
+    if p is None:
+        return ""
+    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < SIGNIFICANCE else ""
+
+
+def pool_label(pool: str) -> str:
+    return "Human raters" if pool == HUMAN else pool
+
+
+def welch_sentence(row: dict[str, Any]) -> str:
+    """e.g. "Human raters prefer human over gpt2 on cohesiveness (4.29 vs 3.19, p < 0.001, d = 1.52)."
+
+    The means quoted are those the test compared (of item means, or of all ratings).
+    """
+    who = "Human raters" if row["pool"] == HUMAN else row["pool"]
+    prefer, show = ("prefer", "show") if row["pool"] == HUMAN else ("prefers", "shows")
+    a, b, q = row["group_a"], row["group_b"], row["question"]
+    mean_a, mean_b = row["mean_a"], row["mean_b"]
+    if row["p"] is None:
+        reason = next(iter(row["notes"].values()), "undefined")
+        return f"{who}: {a} vs {b} on {q} cannot be tested ({reason})."
+    quoted = f"{fmt(mean_a)} vs {fmt(mean_b)}" if row["mean_diff"] >= 0 else f"{fmt(mean_b)} vs {fmt(mean_a)}"
+    unit = "" if row["unit"] == "item means" else ", all individual ratings"
+    if row["p"] < SIGNIFICANCE:
+        high, low = (a, b) if row["mean_diff"] > 0 else (b, a)
+        return (f"{who} {prefer} {high} over {low} on {q} ({quoted}, {p_text(row['p'])}, "
+                f"d = {fmt(abs(row['cohens_d']))}{unit}).")
+    return f"{who} {show} no significant preference between {a} and {b} on {q} ({quoted}, {p_text(row['p'])}{unit})."
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    line = lambda r: "  ".join(str(v).ljust(w) for v, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
+    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+
+
+def text_report(result: dict[str, Any]) -> str:
+    """The paper's tables as aligned plain text: pools as rows, question x group as columns."""
+    study = result["study"]
+    groups = sorted({c["group"] for c in result["cells"]}, key=lambda g: (g == ALL_GROUPS, study["groups"].index(g)
+                                                                         if g in study["groups"] else 0))
+    pools = [p["name"] for p in result["pools"]]
+    cells = {(c["question"], c["group"], c["pool"]): c for c in result["cells"]}
+    out = [f"Study {study['slug']}: {study['title']} ({study['n_items']} items, scale "
+           f"{study['scale']['min']}-{study['scale']['max']})", ""]
+    out.append("Pools: " + "; ".join(
+        f"{p['name']} ({p['n_raters']} raters, {p['n_ratings']} ratings"
+        + ("".join(f", {k} {v}" for k, v in sorted(p["status_counts"].items()) if k != "ok") if p["kind"] == "llm"
+           else "") + ")" for p in result["pools"]))
+    for question in study["questions"]:
+        out += ["", f"== {question}: mean (std) / Krippendorff's alpha (ordinal) [95% CI] / full agreement %"]
+        header = ["pool", *groups]
+        rows = []
+        for pool in pools:
+            line1, line2 = [pool], [""]
+            for group in groups:
+                c = cells.get((question, group, pool))
+                if c is None:
+                    line1.append("")
+                    line2.append("")
+                    continue
+                line1.append(f"{fmt(c['mean'])} ({fmt(c['std'])})")
+                ci = c["alpha_ci95"]
+                ci_text = f" [{fmt(ci[0])}, {fmt(ci[1])}]" if ci else ""
+                agreement = "" if c["full_agreement_pct"] is None else f" {c['full_agreement_pct']:.0f}%"
+                line2.append(f"a={fmt(c['alpha']['ordinal'])}{ci_text}{agreement}")
+            rows += [line1, line2]
+        out.append(_table(header, rows))
+    if result["kendall"]:
+        out += ["", "== Kendall's tau-b: per-item mean of the human raters vs the LLM pool"]
+        rows = [[k["question"], k["group"], k["pool"], fmt(k["tau"], 3), p_text(k["p"]), str(k["n"]), k["band"]]
+                for k in result["kendall"]]
+        out.append(_table(["question", "group", "pool", "tau", "p", "n", "band"], rows))
+    if result["welch"]:
+        out += ["", f"== Welch's t-test between groups ({result['settings']['welch_unit']})"]
+        out += [welch_sentence(w) for w in result["welch"]]
+    out += ["", "== Mean pairwise Kendall's tau among a pool's raters (table 6)"]
+    rows = [[r["question"], r["group"], r["pool"], fmt(r["mean_tau"], 3), str(r["n_pairs"])]
+            for r in result["pairwise_kendall"]]
+    out.append(_table(["question", "group", "pool", "mean tau", "pairs"], rows))
+    notes = sorted({f"{c['question']}/{c['group']}/{c['pool']} {k}: {v}" for c in result["cells"]
+                    for k, v in c["notes"].items()})
+    if notes:
+        out += ["", "== Undefined values", *notes[:50]]
+        if len(notes) > 50:
+            out.append(f"... and {len(notes) - 50} more (see --format json)")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,28 @@
+"""Number formatting for the dashboard: undefined values show as a dash, p-values as the paper writes them."""
+from __future__ import annotations
+
+from django import template
+
+from evalhub.reporting import p_text
+
+register = template.Library()
+
+
+@register.filter
+def num(value: float | None, digits: int = 2) -> str:
+    return "–" if value is None else f"{value:.{int(digits)}f}"
+
+
+@register.filter
+def ptext(value: float | None) -> str:
+    return p_text(value)
+
+
+@register.filter
+def band_class(band: str) -> str:
+    return "band-" + band.replace(" ", "-")
+
+
+@register.filter
+def notes_text(notes: dict[str, str] | None) -> str:
+    return "; ".join(f"{k}: {v}" for k, v in (notes or {}).items())

@@ -1,0 +1,206 @@
+"""Time `analyze` and the dashboard on a study of 1,000,000 ratings (a script, not a test).
+
+Run: .venv/bin/python tests/bench/bench_analyze.py [--rebuild]
+     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/bench .venv/bin/python tests/bench/bench_analyze.py
+
+Each backend runs in a child process: SQLite always (a file under var/bench/), PostgreSQL too when
+DATABASE_URL is set (the database is created if missing; the study "bench-1m" in it is replaced).
+The study: the paper's story design (4 questions, groups human/gpt2), 50,000 items, 3 human raters
+rating everything (600,000 ratings) and one judge run with 2 samples (400,000 ratings, about 1 %
+of them refused, so not counted). Budgets (issue 5): analyze < 3 s and no more than about twice the
+baseline, which is the same two queries fetched without any statistics; the dashboard < 3 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+N_ITEMS = 50_000
+HUMAN_RATERS = 3
+SAMPLES = 2
+SLUG = "bench-1m"
+
+
+def best_of(repeats: int, *functions) -> list[tuple[float, float]]:
+    """Best (wall, CPU) seconds of each function, run in turns so that load from other processes on a
+    shared machine hits all of them alike."""
+    best = [(float("inf"), float("inf"))] * len(functions)
+    for _ in range(repeats):
+        for k, function in enumerate(functions):
+            wall, cpu = time.perf_counter(), time.process_time()
+            function()
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            best[k] = (min(best[k][0], wall), min(best[k][1], cpu))
+    return best
+
+
+def build(rebuild: bool) -> None:
+    import numpy as np
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.db import connection, transaction
+    from django.utils import timezone
+
+    from annotations.models import HumanRating, Item, Rater, Study
+    from annotations.studies import study_create_from_template
+    from llmjudge.models import Judge, JudgeRun, LLMRating
+
+    call_command("migrate", verbosity=0)
+    existing = Study.objects.filter(slug=SLUG).first()
+    if existing is not None and not rebuild:
+        n = HumanRating.objects.filter(item__study=existing).count() + LLMRating.objects.filter(
+            run__study=existing).count()
+        if n == N_ITEMS * 4 * (HUMAN_RATERS + SAMPLES):
+            return
+    started = time.perf_counter()
+    with transaction.atomic():
+        Study.objects.filter(slug=SLUG).delete()
+        owner, _ = get_user_model().objects.get_or_create(username="bench", defaults={"is_staff": True})
+        study = study_create_from_template(slug=SLUG, template="story-likert", owner=owner)
+        Item.objects.bulk_create(
+            [Item(study=study, external_id=f"i{n}", group="human" if n % 2 else "gpt2", fields={}, position=n)
+             for n in range(N_ITEMS)], batch_size=5000)
+        items = list(Item.objects.filter(study=study).order_by("id").values_list("id", flat=True))
+        questions = list(study.questions.values_list("id", flat=True))
+        raters = [Rater.objects.create(study=study, external_id=f"teacher-{k}", source="imported").pk
+                  for k in range(1, HUMAN_RATERS + 1)]
+        judge, _ = Judge.objects.get_or_create(name="bench-judge", defaults={"backend": "imported", "samples": 2})
+        run = JudgeRun.objects.create(study=study, judge=judge, status="done")
+        rng = np.random.default_rng(0)
+        quality = rng.normal(3.5, 0.8, size=len(items)) - 0.8 * (np.arange(len(items)) % 2 == 0)
+        now = timezone.now()
+        human_rows, llm_rows = [], []
+        for question in questions:
+            truth = np.clip(quality + rng.normal(0, 0.3, size=len(items)), 1, 5)
+            for rater in raters:
+                scores = np.clip(np.rint(truth + rng.normal(0, 0.7, size=len(items))), 1, 5)
+                human_rows += [(rater, item, question, float(s), "", now, now)
+                               for item, s in zip(items, scores, strict=True)]
+            for sample in range(SAMPLES):
+                scores = np.clip(np.rint(2 * (truth + rng.normal(0.2, 0.6, size=len(items)))) / 2, 1, 5)
+                refused = rng.random(len(items)) < 0.01
+                llm_rows += [(run.pk, item, question, sample, None if r else float(s), "refused" if r else "ok",
+                              "", "", "", "", "[]", "", 1, "bench", "{}", now, now)
+                             for item, s, r in zip(items, scores, refused, strict=True)]
+        human_sql = ("INSERT INTO annotations_humanrating (rater_id, item_id, question_id, score, comment, "
+                     "created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s)")
+        llm_columns = ("run_id, item_id, question_id, sample, score, status, rationale, prompt, prompt_hash, "
+                       "template_version, history, raw, attempts, model, params, created_at, updated_at")
+        with connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                with cursor.cursor.copy("COPY annotations_humanrating (rater_id, item_id, question_id, score, "
+                                        "comment, created_at, updated_at) FROM STDIN") as copy:
+                    for row in human_rows:
+                        copy.write_row(row)
+                with cursor.cursor.copy(f"COPY llmjudge_llmrating ({llm_columns}) FROM STDIN") as copy:
+                    for row in llm_rows:
+                        copy.write_row(row)
+            else:
+                cursor.executemany(human_sql, human_rows)
+                cursor.executemany(f"INSERT INTO llmjudge_llmrating ({llm_columns}) VALUES "
+                                   f"({', '.join(['%s'] * 17)})", llm_rows)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    print(f"  built {len(human_rows) + len(llm_rows):,} ratings in {time.perf_counter() - started:.1f} s")
+
+
+def measure(rebuild: bool) -> None:
+    import django
+
+    django.setup()
+    from django.core.cache import cache
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import setup_test_environment
+
+    from annotations.models import Study
+    from evalhub import analysis
+
+    build(rebuild)
+    study = Study.objects.get(slug=SLUG)
+    questions = list(study.questions.values_list("id", flat=True))
+    run_ids = list(study.judge_runs.values_list("id", flat=True))
+
+    def read_rows() -> None:
+        # The baseline: the very queries analyze runs, rows fetched, nothing computed.
+        with connection.cursor() as cursor:
+            cursor.execute(*analysis.human_rows_sql(questions))
+            cursor.fetchall()
+            cursor.execute(*analysis.llm_rows_sql(run_ids, questions))
+            cursor.fetchall()
+
+    def analyze() -> None:
+        call_command("analyze", SLUG, format="json", stdout=io.StringIO())
+
+    read_rows()  # warm the database cache for both
+    data = analysis.study_data(study=study, options=analysis.AnalysisOptions())
+    n = sum(p.score.size for p in data.pools)
+
+    setup_test_environment()
+    client = Client()
+    client.force_login(study.owner)
+    url = f"/studies/{SLUG}/"
+    assert client.get(url).status_code == 200
+    load = os.getloadavg()[0]
+    def dashboard_cold() -> None:
+        cache.clear()  # the dashboard caches analyses; measure the full render
+        client.get(url)
+
+    (baseline, baseline_cpu), (total, total_cpu), (stats_only, _), (dashboard, dashboard_cpu), (warm, _) = best_of(
+        5, read_rows, analyze, lambda: analysis.analysis_from_data(data, analysis.AnalysisOptions()),
+        dashboard_cold, lambda: client.get(url))
+
+    print(f"  backend {connection.vendor}: {n:,} counted ratings; load average {load:.1f} -> "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (best of 5, wall / CPU of this process)")
+    print(f"  baseline (read the rows):         {baseline:6.2f} s / {baseline_cpu:5.2f} s")
+    print(f"  analyze --format json:            {total:6.2f} s / {total_cpu:5.2f} s  "
+          f"({total / baseline:.2f} x baseline wall, {total_cpu / baseline_cpu:.2f} x CPU)")
+    print(f"    of which statistics on arrays:  {stats_only:6.2f} s")
+    print(f"  dashboard GET /studies/{SLUG}/:  {dashboard:6.2f} s / {dashboard_cpu:5.2f} s  "
+          f"(with the analysis cached: {warm:.2f} s)")
+    verdict = total < 3 and total <= 2.2 * baseline and dashboard < 3
+    print("  OK: within budget" if verdict else "  OVER budget (see the load average: the budget is for an idle machine)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rebuild", action="store_true", help="Rebuild the study even if it is there.")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    sys.path.insert(0, str(REPO))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalhub.settings")
+    if args.child:
+        measure(args.rebuild)
+        return
+    backends = {"sqlite": f"sqlite:///{REPO / 'var' / 'bench' / 'bench.sqlite3'}"}
+    if os.environ.get("DATABASE_URL", "").startswith("postgres"):
+        backends["postgresql"] = os.environ["DATABASE_URL"]
+        _create_pg_database(os.environ["DATABASE_URL"])
+    (REPO / "var" / "bench").mkdir(parents=True, exist_ok=True)
+    for name, url in backends.items():
+        print(f"{name}:")
+        env = {**os.environ, "DATABASE_URL": url, "DEBUG": "true"}
+        env.pop("REDIS_URL", None)
+        subprocess.run([sys.executable, __file__, "--child", *(["--rebuild"] if args.rebuild else [])], env=env,
+                       check=True)
+
+
+def _create_pg_database(url: str) -> None:
+    import psycopg
+
+    base, _, name = url.rpartition("/")
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+if __name__ == "__main__":
+    main()
