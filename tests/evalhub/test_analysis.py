@@ -262,3 +262,19 @@ def test_the_number_of_queries_does_not_grow_with_the_data(analysed, django_asse
     study, _ = analysed
     with django_assert_max_num_queries(10):
         study_analysis(study=study, options=AnalysisOptions(n_boot=20))
+
+
+def test_gold_items_are_left_out_of_the_statistics(story_study):
+    from annotations.models import HumanRating, Item, Rater
+    from evalhub.analysis import study_analysis
+
+    question = story_study.questions.get(key="cohesiveness")
+    raters = [Rater.objects.create(study=story_study, external_id=f"r{n}") for n in range(2)]
+    normal = Item.objects.create(study=story_study, external_id="n", group="human", fields={})
+    gold = Item.objects.create(study=story_study, external_id="g", group="human", fields={}, kind=Item.Kind.GOLD)
+    for rater in raters:
+        HumanRating.objects.create(rater=rater, item=normal, question=question, score=4)
+        HumanRating.objects.create(rater=rater, item=gold, question=question, score=1)
+    cells = [c for c in study_analysis(study=story_study)["cells"]
+             if c["question"] == "cohesiveness" and c["pool"] == "human"]
+    assert [(c["group"], c["n_items"], c["n_ratings"], c["mean"]) for c in cells] == [("human", 1, 2, 4.0)]
