@@ -128,8 +128,6 @@ async def _ask(
     while True:
         if stop.is_set():
             return None
-        attempts += 1
-        calls += 1
         request = BackendRequest(
             model=call.model,
             messages=messages,
@@ -140,13 +138,20 @@ async def _ask(
             endpoint=call.endpoint,
             scale=turn.scale,
             sample=conversation.sample,
-            attempt=attempts,
+            attempt=attempts + 1,
         )
         try:
             async with limiter.slot():
+                # Waiting for a slot can take long: a pause or a fatal error may have come meanwhile.
+                if stop.is_set():
+                    return None
+                attempts += 1
+                calls += 1
                 answer = await backend.complete(request)
         except BackendError as exc:
             if exc.fatal:
+                # Stop the other conversations now, before they take the slot this one frees.
+                stop.set()
                 raise _Fatal(str(exc)) from exc
             history.append({"attempt": attempts, "at": _now(), "error": str(exc), "transient": exc.transient})
             transient_failures += 1

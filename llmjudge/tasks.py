@@ -19,7 +19,6 @@ from llmjudge import judging
     acks_late=True,
     reject_on_worker_lost=True,
     ignore_result=True,
-    queue="llm",
     autoretry_for=(OperationalError, InterfaceError, redis.ConnectionError, redis.TimeoutError),
     retry_backoff=True,
     retry_backoff_max=120,
