@@ -107,7 +107,11 @@ class RedisLimiter:
     def __init__(self, *, url: str, judge_key: str, concurrency: int, rpm: int | None, lease_seconds: float) -> None:
         import redis.asyncio as aioredis
 
-        self.client = aioredis.Redis.from_url(url)
+        # One connection per coroutine that may wait for a slot (the engine starts at most twice the
+        # concurrency); a blocking pool waits for a free connection instead of raising.
+        pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=2 * max(concurrency, 1) + 8, timeout=30)
+        self.pool = pool
+        self.client = aioredis.Redis(connection_pool=pool)
         self.concurrency = max(concurrency, 1)
         self.rpm = rpm
         self.lease_seconds = lease_seconds
@@ -132,3 +136,4 @@ class RedisLimiter:
 
     async def aclose(self) -> None:
         await self.client.aclose()
+        await self.pool.disconnect()
