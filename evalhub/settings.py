@@ -166,7 +166,7 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "stream": "ext://sys.stdout", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     # httpx logs every request at INFO: thousands of lines per judge run.
-    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
+    "loggers": {name: {"level": "WARNING"} for name in ("httpx", "httpx2", "httpcore")},
 }
 
 # Production hardening (python manage.py check --deploy is clean with DEBUG=false).

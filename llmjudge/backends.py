@@ -15,12 +15,14 @@ Errors are classified here, once, because only the backend knows what its failur
 """
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
 import random
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -123,8 +125,6 @@ class FakeBackend:
         self.latency = float(config.options.get("fake_latency", 0.0))
 
     async def complete(self, request: BackendRequest) -> BackendAnswer:
-        import asyncio
-
         started = time.monotonic()
         if self.latency:
             await asyncio.sleep(self.latency)
@@ -193,7 +193,16 @@ def classify_sdk_error(exc: BaseException) -> BackendError:
 
 
 class OpenAIBackend:
-    """The openai SDK's async client; ``base_url`` makes it any OpenAI-compatible server."""
+    """The openai SDK; ``base_url`` makes it any OpenAI-compatible server.
+
+    The engine is asyncio, but the calls go through the SDK's *sync* client in a thread pool of the
+    judge's concurrency: measured on this SDK version (httpx2 + anyio under AsyncOpenAI), the async
+    client spends about 1.5x the CPU per call and reached 0.4 of the ideal wall time at 64 concurrent
+    calls where the thread pool reached 0.8 (tests/bench/bench_judge.py, docs/judges.md).
+    """
+
+    default_key_env = "OPENAI_API_KEY"
+    key_required = True
 
     def __init__(self, config: BackendConfig) -> None:
         env = config.api_key_env or self.default_key_env
@@ -201,32 +210,24 @@ class OpenAIBackend:
         # A named variable must be set even for a local server: a typo should stop the run, not 401 later.
         if key is None and (self.key_required or config.api_key_env):
             raise BackendError(f"no API key: set {env} (or {env}_FILE)", transient=False, fatal=True)
-        self.client = openai.AsyncOpenAI(
-            api_key=key or "not-needed",
-            base_url=config.base_url or None,
-            max_retries=0,
-            timeout=config.timeout,
-            # The pool must hold a connection per concurrent call, or calls queue inside httpx.
-            http_client=httpx.AsyncClient(
-                timeout=config.timeout,
-                limits=httpx.Limits(
-                    max_connections=max(config.concurrency, 1) + 8,
-                    max_keepalive_connections=max(config.concurrency, 1) + 8,
-                ),
-            ),
+        # The SDK's own pool (1000 connections, 100 kept alive) is larger than any judge's concurrency.
+        self.client = openai.OpenAI(
+            api_key=key or "not-needed", base_url=config.base_url or None, max_retries=0, timeout=config.timeout
         )
+        self.pool = ThreadPoolExecutor(max_workers=max(config.concurrency, 1), thread_name_prefix="llm-call")
         self.logprobs = bool(config.options.get("logprobs", False))
 
-    default_key_env = "OPENAI_API_KEY"
-    key_required = True
-
     async def complete(self, request: BackendRequest) -> BackendAnswer:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.pool, self._complete_sync, request)
+
+    def _complete_sync(self, request: BackendRequest) -> BackendAnswer:
         started = time.monotonic()
         try:
             if request.endpoint == "completions":
-                answer = await self._completions(request)
+                answer = self._completions(request)
             else:
-                answer = await self._chat(request)
+                answer = self._chat(request)
         except BackendError:
             raise
         except Exception as exc:  # noqa: BLE001 - every failure is classified, none escapes unlabelled
@@ -244,11 +245,11 @@ class OpenAIBackend:
             kwargs["seed"] = request.seed
         return kwargs
 
-    async def _chat(self, request: BackendRequest) -> dict[str, Any]:
+    def _chat(self, request: BackendRequest) -> dict[str, Any]:
         kwargs = self._common(request)
         if self.logprobs:
             kwargs.update(logprobs=True, top_logprobs=5)
-        response = await self.client.chat.completions.create(messages=request.messages, **kwargs)
+        response = self.client.chat.completions.create(messages=request.messages, **kwargs)
         # Without strict validation the SDK hands back whatever a broken proxy sent with a 200.
         choices = getattr(response, "choices", None)
         if not isinstance(choices, list) or not choices:
@@ -266,8 +267,8 @@ class OpenAIBackend:
             logprobs = [entry.model_dump() for entry in choices[0].logprobs.content]
         return self._answer(response, text, choices[0].finish_reason, logprobs)
 
-    async def _completions(self, request: BackendRequest) -> dict[str, Any]:
-        response = await self.client.completions.create(prompt=request.messages[-1]["content"], **self._common(request))
+    def _completions(self, request: BackendRequest) -> dict[str, Any]:
+        response = self.client.completions.create(prompt=request.messages[-1]["content"], **self._common(request))
         choices = getattr(response, "choices", None)
         if not isinstance(choices, list) or not choices or not isinstance(getattr(choices[0], "text", None), str):
             raise BackendError("invalid response body: no choices", transient=True)
@@ -286,7 +287,9 @@ class OpenAIBackend:
         }
 
     async def aclose(self) -> None:
-        await self.client.close()
+        # In-flight calls end on their own (bounded by the timeout); queued ones are dropped.
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        self.client.close()
 
 
 class OpenAICompatibleBackend(OpenAIBackend):
