@@ -100,8 +100,10 @@ def pipeline(url: str, items: int, samples: int, **judge_fields) -> tuple[float,
     )
     started = time.perf_counter()
     run = judging.judge_run_start(study=study, judge=judge, enqueue=False)
+    created = time.perf_counter()
     judging.judge_run_execute_inline(run=run)
     elapsed = time.perf_counter() - started
+    print(f"    (creating {run.calls_total} pending rows took {created - started:.2f} s)")
     run.refresh_from_db()
     return elapsed, run
 
@@ -125,6 +127,45 @@ class ServerProcess:
         self.stats = self.process.communicate(timeout=30)[0].strip()
 
 
+def start_workers(processes: int) -> subprocess.Popen:
+    db = connection.settings_dict
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
+    env = {**os.environ, "DATABASE_URL": f"postgresql://{auth}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+           "DEBUG": "false", "SECRET_KEY": "bench", "ALLOWED_HOSTS": "localhost", "LOG_LEVEL": "WARNING",
+           "LLM_TIMEOUT": str(settings.LLM_TIMEOUT)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "evalhub", "worker", "-Q", "llm", "-c", str(processes),
+         "--loglevel", "WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+        cwd=REPO, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+
+
+def through_workers(url: str, items: int, processes: int) -> tuple[float, object]:
+    """The production path: chunks on the `llm` queue, a Celery worker with ``processes`` processes."""
+    from llmjudge import judging
+    from llmjudge.models import Judge
+
+    study = make_study(items)
+    judge = Judge.objects.create(
+        name=f"bench-w-{time.monotonic_ns()}", backend="openai-compatible", base_url=f"{url}/v1", model="m",
+        samples=3, concurrency=CONCURRENCY, max_tokens=64,
+    )
+    worker = start_workers(processes)
+    try:
+        time.sleep(6)  # let the worker start before the clock does
+        started = time.perf_counter()
+        run = judging.judge_run_start(study=study, judge=judge)  # autocommit: chunks leave at once
+        while run.status == "running":
+            time.sleep(0.05)
+            run.refresh_from_db(fields=["status"])
+        elapsed = time.perf_counter() - started
+    finally:
+        os.killpg(worker.pid, signal.SIGTERM)
+        worker.wait(timeout=30)
+    run.refresh_from_db()
+    return elapsed, run
+
+
 def efficiency(calls: int, latency: float) -> None:
     with ServerProcess("--latency", str(latency)) as server:
         ideal = calls * latency / CONCURRENCY
@@ -136,8 +177,13 @@ def efficiency(calls: int, latency: float) -> None:
         elapsed, run = pipeline(server.url, items=calls // 12, samples=3)
         n = run.ratings.count()
         ideal = n * latency / CONCURRENCY
-        print(f"    {'pipeline (rows, engine, writes)':32s} {elapsed:6.2f} s  efficiency {ideal / elapsed:.2f}"
+        print(f"    {'pipeline in-process':32s} {elapsed:6.2f} s  efficiency {ideal / elapsed:.2f}"
               f"  ({n} ratings, run {run.status})")
+        if connection.vendor == "postgresql" and settings.REDIS_URL:
+            for processes in (1, 2):
+                elapsed, run = through_workers(server.url, calls // 12, processes)
+                print(f"    {f'Celery worker -c {processes}':32s} {elapsed:6.2f} s  efficiency {ideal / elapsed:.2f}"
+                      f"  ({run.ratings.count()} ratings, run {run.status})")
     print(f"    server: {server.stats}")
 
 
@@ -166,6 +212,8 @@ def main() -> None:
     args = parser.parse_args()
     settings.LLM_TIMEOUT = int(os.environ.get("LLM_TIMEOUT", "3"))
     settings.DEBUG = False  # as in production workers: no per-query logging
+    if os.environ.get("SWITCH"):
+        sys.setswitchinterval(float(os.environ["SWITCH"]))
     setup_test_environment()
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:
