@@ -123,8 +123,13 @@ class ServerProcess:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.process.send_signal(signal.SIGINT)
-        self.stats = self.process.communicate(timeout=30)[0].strip()
+        self.process.send_signal(signal.SIGINT)  # the server prints its counters on Ctrl-C
+        try:
+            self.stats = self.process.communicate(timeout=15)[0].strip()
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.communicate()
+            self.stats = "(server did not stop on SIGINT; killed, no counters)"
 
 
 def start_workers(processes: int) -> subprocess.Popen:
@@ -215,6 +220,9 @@ def main() -> None:
     if os.environ.get("SWITCH"):
         sys.setswitchinterval(float(os.environ["SWITCH"]))
     setup_test_environment()
+    # Its own database name: the test suite's test_<name> may be in use at the same time.
+    if connection.vendor == "postgresql":
+        connection.settings_dict.setdefault("TEST", {})["NAME"] = f"bench_{connection.settings_dict['NAME']}"
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:
         print(f"database: {connection.vendor}; limiter: {'Redis' if settings.REDIS_URL else 'process-local'}; "
