@@ -132,10 +132,9 @@ class RedisLimiter:
         self._acquire = self.client.register_script(_ACQUIRE)
         self._refresh = self.client.register_script(_REFRESH)
         self._gcra = self.client.register_script(_GCRA)
-        self._idle: list[tuple[str, float]] = []  # leases this process holds and may hand over
+        self._idle: asyncio.Queue[tuple[str, float]] = asyncio.Queue()  # held, free for a local call
         self._waiting = 0
         self._held = 0  # leases this process holds, in use or idle
-        self._handed_over = asyncio.Event()
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
@@ -153,27 +152,29 @@ class RedisLimiter:
         self._waiting += 1
         try:
             while True:
-                while self._idle:
-                    lease, expires = self._idle.pop()
-                    if expires - time.time() > self.lease_seconds / 2:
-                        return lease, expires
-                    # Old lease: push its expiry forward, unless it already expired and was taken.
-                    if await self._refresh(keys=[self.leases_key], args=[self.lease_seconds, lease]):
-                        return lease, time.time() + self.lease_seconds
-                    self._held -= 1
-                if self._held < self.concurrency:
-                    lease = uuid.uuid4().hex
-                    if await self._acquire(keys=[self.leases_key], args=[self.concurrency, self.lease_seconds, lease]):
-                        self._held += 1
-                        return lease, time.time() + self.lease_seconds
-                # Wait for a local hand-over, or ask Redis again after a jittered pause. A process that
-                # holds every slot only waits for hand-overs: polling could not get it more.
-                self._handed_over.clear()
-                pause = 1.0 if self._held >= self.concurrency else random.uniform(_POLL_MIN, _POLL_MAX)
                 try:
-                    await asyncio.wait_for(self._handed_over.wait(), pause)
-                except TimeoutError:
-                    pass
+                    lease = self._idle.get_nowait()
+                except asyncio.QueueEmpty:
+                    if self._held < self.concurrency:
+                        fresh = uuid.uuid4().hex
+                        args = [self.concurrency, self.lease_seconds, fresh]
+                        if await self._acquire(keys=[self.leases_key], args=args):
+                            self._held += 1
+                            return fresh, time.time() + self.lease_seconds
+                    # Wait for a local hand-over (a queue wakes one waiter, not all), or ask Redis again
+                    # after a jittered pause. Holding every slot, only a hand-over can help.
+                    pause = 1.0 if self._held >= self.concurrency else random.uniform(_POLL_MIN, _POLL_MAX)
+                    try:
+                        lease = await asyncio.wait_for(self._idle.get(), pause)
+                    except TimeoutError:
+                        continue
+                lease_id, expires = lease
+                if expires - time.time() > self.lease_seconds / 2:
+                    return lease
+                # An old lease: push its expiry forward, unless it already expired and was taken.
+                if await self._refresh(keys=[self.leases_key], args=[self.lease_seconds, lease_id]):
+                    return lease_id, time.time() + self.lease_seconds
+                self._held -= 1
         finally:
             self._waiting -= 1
 
@@ -182,16 +183,17 @@ class RedisLimiter:
             # Another call of this process is waiting: hand the lease over without a Redis round trip.
             # At full concurrency almost every slot changes hands this way (measured: the per-call
             # acquire/release through Redis cost a third of the pipeline's throughput).
-            self._idle.append(lease)
-            self._handed_over.set()
+            self._idle.put_nowait(lease)
         else:
             self._held -= 1
             await self.client.zrem(self.leases_key, lease[0])
 
     async def aclose(self) -> None:
-        if self._idle:
-            await self.client.zrem(self.leases_key, *(lease for lease, _ in self._idle))
-            self._held -= len(self._idle)
-            self._idle.clear()
+        idle = []
+        while not self._idle.empty():
+            idle.append(self._idle.get_nowait()[0])
+        if idle:
+            await self.client.zrem(self.leases_key, *idle)
+            self._held -= len(idle)
         await self.client.aclose()
         await self.pool.disconnect()

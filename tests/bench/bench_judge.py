@@ -118,6 +118,8 @@ class ServerProcess:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tests.support.openai_server", "--port", "0", *self.args],
             cwd=REPO, stdout=subprocess.PIPE, text=True,
+            # A script started in the background inherits an ignored SIGINT; the server needs it.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         self.url = self.process.stdout.readline().strip()
         return self
