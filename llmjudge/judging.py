@@ -226,6 +226,8 @@ def judge_run_resume(*, run: JudgeRun, retry_errors: bool = False, enqueue: bool
                 status=LLMRating.Status.PENDING, rationale="", updated_at=timezone.now()
             )
         todo = run.ratings.filter(status=LLMRating.Status.PENDING).count()
+        if not todo and run.status == JudgeRun.Status.DONE:
+            return 0  # nothing missing: keep the run's finish time
         JudgeRun.objects.filter(pk=run.pk).update(
             status=JudgeRun.Status.RUNNING if todo else JudgeRun.Status.DONE,
             error="",

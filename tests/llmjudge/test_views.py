@@ -188,3 +188,27 @@ def test_the_demo_has_an_offline_judge_that_judges_a_demo_study_from_the_browser
     _work_off(sent)
     data = client.get(reverse("llmjudge:run_progress", args=[run.pk])).json()
     assert data["percent"] == 100.0 and data["status"] == "done"
+
+
+def test_a_judge_on_a_localhost_openai_compatible_server_runs_from_the_browser(
+    owner_client, story_with_items, server_judge, openai_server, sent, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        owner_client.post(reverse("llmjudge:run_start", args=["story"]), {"judge": server_judge.pk})
+    run = JudgeRun.objects.get()
+    _work_off(sent)
+    data = owner_client.get(reverse("llmjudge:run_progress", args=[run.pk])).json()
+    assert (data["percent"], data["status"], data["ok"]) == (100.0, "done", 36)
+    assert openai_server.stats.requests == 36
+    page = owner_client.get(reverse("llmjudge:run_detail", args=[run.pk])).content.decode()
+    assert "I would rate it" in page
+
+
+def test_resuming_a_finished_run_changes_nothing(owner_client, story_with_items, make_judge):
+    run = judging.judge_run_start(study=story_with_items, judge=make_judge(), enqueue=False)
+    judging.judge_run_execute_inline(run=run)
+    run.refresh_from_db()
+    finished = run.finished_at
+    assert judging.judge_run_resume(run=run) == 0
+    run.refresh_from_db()
+    assert (run.status, run.finished_at) == ("done", finished)
