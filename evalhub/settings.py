@@ -88,24 +88,32 @@ REDIS_URL = env_redis_url("REDIS_URL")
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
     CELERY_BROKER_URL = REDIS_URL
-    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {"visibility_timeout": 3600}
+    # Seconds before a message taken by a worker that died without acking is delivered again.
+    # Longer than the longest chunk (llmjudge), or a slow chunk would be run twice (harmless, but paid).
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {
+        "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)
+    }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     # kombu's file-system transport: a broker that needs no server, shared by processes on one machine.
     _broker_dir = VAR_DIR / "broker"
-    for _sub in ("queue", "processed"):
+    for _sub in ("queue", "processed", "control"):
         (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
+        # Exchange bindings; kombu's default is "control" in the current directory.
+        "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
     }
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_DEFAULT_QUEUE = "default"
+# API-bound judging has its own queue and workers (high concurrency, no GPU).
+CELERY_TASK_ROUTES = {"llmjudge.tasks.*": {"queue": "llm"}}
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -123,6 +131,14 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {"anon": "60/min"},
 }
 SPECTACULAR_SETTINGS = {"TITLE": "EvalHub API", "VERSION": "1", "SERVE_INCLUDE_SCHEMA": False}
+
+# LLM judges (llmjudge/, docs/judges.md).
+LLM_REFUSAL_RETRIES = env_int("LLM_REFUSAL_RETRIES", 2, minimum=0)  # re-asks of a refusing answer
+LLM_MAX_ATTEMPTS = env_int("LLM_MAX_ATTEMPTS", 6, minimum=1)  # calls per rating on transient errors
+LLM_TIMEOUT = env_int("LLM_TIMEOUT", 60, minimum=1)  # seconds per call
+LLM_CHUNK_SIZE = env_int("LLM_CHUNK_SIZE", 1000, minimum=1)  # ratings per Celery task (bigger: less tail per chunk)
+LLM_BACKOFF_BASE = 0.5  # seconds; doubled per transient failure, full jitter, capped below
+LLM_BACKOFF_CAP = 30.0
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -170,6 +186,8 @@ LOGGING = {
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "stream": "ext://sys.stdout", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # httpx logs every request at INFO: thousands of lines per judge run.
+    "loggers": {name: {"level": "WARNING"} for name in ("httpx", "httpx2", "httpcore")},
 }
 
 # Production hardening (python manage.py check --deploy is clean with DEBUG=false).

@@ -12,4 +12,5 @@ urlpatterns = [
     path("api/", include("evalhub.api_urls")),
     path("", include("annotations.urls")),
     path("studies/", include("evalhub.dashboard_urls")),
+    path("llm/", include("llmjudge.urls")),
 ]

@@ -1,8 +1,19 @@
 from __future__ import annotations
 
-from django.contrib import admin
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 
-from llmjudge.models import Judge, JudgeRun, LLMRating
+from annotations.models import Study
+from llmjudge import judging
+from llmjudge.models import Experiment, Judge, JudgeRun, LLMRating
+from llmjudge.selectors import studies_for_user
+
+
+class RunOnStudyForm(forms.Form):
+    study = forms.ModelChoiceField(queryset=Study.objects.none())
 
 
 @admin.register(Judge)
@@ -10,6 +21,26 @@ class JudgeAdmin(admin.ModelAdmin):
     list_display = ("name", "kind", "backend", "model", "temperature", "top_p", "samples", "variant", "mode")
     list_filter = ("kind", "backend", "variant", "mode")
     search_fields = ("name", "model")
+    actions = ["run_on_study"]
+
+    @admin.action(description="Run the selected judges on a study")
+    def run_on_study(self, request: HttpRequest, queryset: QuerySet[Judge]) -> HttpResponse | None:
+        form = RunOnStudyForm(request.POST if "apply" in request.POST else None)
+        form.fields["study"].queryset = studies_for_user(user=request.user)
+        if "apply" in request.POST and form.is_valid():
+            for judge in queryset:
+                try:
+                    run = judging.judge_run_start(study=form.cleaned_data["study"], judge=judge)
+                except judging.RunError as exc:
+                    self.message_user(request, str(exc), messages.ERROR)
+                else:
+                    self.message_user(request, f"Started run {run.pk}: {judge.name} on {run.study.slug}")
+            return None
+        return render(
+            request,
+            "admin/llmjudge/judge/run_on_study.html",
+            {**self.admin_site.each_context(request), "form": form, "judges": queryset, "title": "Run judges"},
+        )
 
 
 @admin.register(JudgeRun)
@@ -18,6 +49,31 @@ class JudgeRunAdmin(admin.ModelAdmin):
     list_filter = ("status", "study", "judge")
     search_fields = ("study__slug", "judge__name")
     readonly_fields = ("params", "error", "created_at", "started_at", "finished_at")
+    actions = ["pause_runs", "resume_runs", "cancel_runs"]
+
+    @admin.action(description="Pause the selected runs")
+    def pause_runs(self, request: HttpRequest, queryset: QuerySet[JudgeRun]) -> None:
+        done = sum(judging.judge_run_pause(run=run) for run in queryset)
+        self.message_user(request, f"Paused {done} run(s).")
+
+    @admin.action(description="Resume the selected runs (only what is missing)")
+    def resume_runs(self, request: HttpRequest, queryset: QuerySet[JudgeRun]) -> None:
+        for run in queryset:
+            try:
+                judging.judge_run_resume(run=run)
+            except judging.RunError as exc:
+                self.message_user(request, f"Run {run.pk}: {exc}", messages.ERROR)
+
+    @admin.action(description="Cancel the selected runs")
+    def cancel_runs(self, request: HttpRequest, queryset: QuerySet[JudgeRun]) -> None:
+        done = sum(judging.judge_run_cancel(run=run) for run in queryset)
+        self.message_user(request, f"Cancelled {done} run(s).")
+
+
+@admin.register(Experiment)
+class ExperimentAdmin(admin.ModelAdmin):
+    list_display = ("name", "study", "owner", "created_at")
+    readonly_fields = ("grid", "created_at")
 
 
 @admin.register(LLMRating)

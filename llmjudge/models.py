@@ -78,6 +78,24 @@ class Judge(models.Model):
         return self.name
 
 
+class Experiment(models.Model):
+    """A grid of runs launched together: judges x temperatures x instruction variants (the paper's table 3)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="experiments")
+    name = models.CharField(max_length=200)
+    grid = models.JSONField(default=dict, blank=True, help_text="judges, temperatures and variants launched.")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="experiments"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class JudgeRun(models.Model):
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -89,6 +107,9 @@ class JudgeRun(models.Model):
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="judge_runs")
     judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="runs")
+    experiment = models.ForeignKey(
+        Experiment, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     params = models.JSONField(default=dict, blank=True, help_text="The judge's settings when the run started.")
     calls_total = models.PositiveIntegerField(default=0)

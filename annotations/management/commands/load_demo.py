@@ -5,12 +5,16 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from annotations.demo import demo_load
+from llmjudge.demo import demo_judge_load
 
 
 class Command(BaseCommand):
     help = "Load the demo studies (texts we wrote, simulated human ratings). Safe to run twice."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        for study in demo_load():
+        studies = demo_load()
+        for study in studies:
             self.stdout.write(f"demo study {study.slug}: {study.items.count()} items")
+        judge = demo_judge_load(owner=studies[0].owner if studies else None)
+        self.stdout.write(f"demo judge {judge.name}: offline (fake backend), run it from /llm/")
         self.stdout.write("demo researcher login: demo / demo (development only)")

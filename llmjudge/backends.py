@@ -1,0 +1,320 @@
+"""Where judge prompts go: one small async interface, a registry of backends, classified errors.
+
+A backend turns one ``BackendRequest`` (a chat conversation, or a bare prompt for a completions
+endpoint) into one ``BackendAnswer`` or raises ``BackendError``. It never retries: the SDK's own
+retries are off (``max_retries=0``) so every attempt is ours, counted and kept in the rating's
+history (llmjudge/engine.py does the backoff). Backends know nothing of Django.
+
+Errors are classified here, once, because only the backend knows what its failures mean:
+
+- transient (may succeed next time): 429, 408, 409, 5xx, timeouts, connection errors, and "garbage"
+  200 answers (an HTML page, JSON cut off, JSON without choices);
+- permanent (the same request will fail again): 400, 422 and other 4xx;
+- fatal for the whole run (no request of this judge can succeed): 401, 403, 404 and a missing
+  API key, so a run stops after one call instead of failing thousands.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import random
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import httpx
+import openai
+
+
+@dataclass(frozen=True)
+class BackendRequest:
+    model: str
+    messages: list[dict[str, str]]  # role/content pairs, oldest first; the last one is a user turn
+    temperature: float
+    top_p: float
+    max_tokens: int
+    seed: int | None = None
+    # "chat" (chat/completions) or "completions" (legacy endpoint, the last user turn is the prompt).
+    endpoint: str = "chat"
+    # Only the fake backend reads these: it answers on the study's scale, deterministically per attempt.
+    scale: tuple[int, int] = (1, 5)
+    sample: int = 0
+    attempt: int = 1
+
+
+@dataclass(frozen=True)
+class BackendAnswer:
+    text: str
+    model: str
+    latency_ms: int
+    tokens_prompt: int | None = None
+    tokens_completion: int | None = None
+    finish_reason: str | None = None
+    logprobs: list[dict[str, Any]] | None = None
+
+
+class BackendError(Exception):
+    """A failed call. ``transient``: retrying may help; ``fatal``: no call of this judge can succeed."""
+
+    def __init__(
+        self, message: str, *, transient: bool, fatal: bool = False, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message)
+        self.transient = transient
+        self.fatal = fatal
+        self.retry_after = retry_after
+
+
+class Backend(Protocol):
+    async def complete(self, request: BackendRequest) -> BackendAnswer: ...
+
+    async def aclose(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class BackendConfig:
+    backend: str
+    model: str
+    base_url: str = ""
+    api_key_env: str = ""
+    timeout: float = 60.0
+    concurrency: int = 64
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def api_key_from_env(name: str) -> str | None:
+    """The key in $NAME, or in the file $NAME_FILE names. Read at call time, never stored or logged."""
+    if not name:
+        return None
+    value = os.environ.get(name)
+    if value:
+        return value.strip()
+    file_name = os.environ.get(f"{name}_FILE")
+    if file_name and Path(file_name).is_file():
+        return Path(file_name).read_text(encoding="utf-8").strip()
+    return None
+
+
+# --- fake: deterministic offline answers -------------------------------------------------------
+
+_FAKE_FORMATS = (
+    "I would rate it {score} out of {hi}. The text reads well overall.",
+    "Rating: {score}/{hi}",
+    "{score}. The sentences are mostly clear, with a few awkward transitions.",
+    "I'd give it a {score}.",
+)
+_FAKE_REFUSAL = (
+    "As an AI language model, I cannot rate this because I do not have personal preferences "
+    "or the ability to experience enjoyment."
+)
+
+
+class FakeBackend:
+    """Answers from a hash of (model, conversation, seed, attempt): no network, no key, repeatable.
+
+    ``options``: ``fake_refusal_rate`` (share of refusals, default 0), ``fake_latency`` (seconds).
+    """
+
+    def __init__(self, config: BackendConfig) -> None:
+        self.refusal_rate = float(config.options.get("fake_refusal_rate", 0.0))
+        self.latency = float(config.options.get("fake_latency", 0.0))
+
+    async def complete(self, request: BackendRequest) -> BackendAnswer:
+        started = time.monotonic()
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        key = json.dumps([request.model, request.messages, request.seed, request.sample, request.attempt])
+        rng = random.Random(hashlib.sha256(key.encode("utf-8")).hexdigest())
+        lo, hi = request.scale
+        if rng.random() < self.refusal_rate:
+            text = _FAKE_REFUSAL
+        else:
+            template = _FAKE_FORMATS[rng.randrange(len(_FAKE_FORMATS))]
+            text = template.format(score=rng.randint(lo, hi), hi=hi)
+        prompt_tokens = sum(len(m["content"].split()) for m in request.messages)
+        return BackendAnswer(
+            text=text,
+            model=request.model or "fake",
+            latency_ms=int((time.monotonic() - started) * 1000),
+            tokens_prompt=prompt_tokens,
+            tokens_completion=len(text.split()),
+            finish_reason="stop",
+        )
+
+    async def aclose(self) -> None:
+        return None
+
+
+# --- openai and openai-compatible: the openai SDK ----------------------------------------------
+
+
+def _retry_after(response: httpx.Response | None) -> float | None:
+    if response is None:
+        return None
+    headers = response.headers
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value:
+            try:
+                return float(value) / scale
+            except ValueError:
+                continue
+    return None
+
+
+def classify_sdk_error(exc: BaseException) -> BackendError:
+    """Map whatever the SDK (or the JSON decoder under it) raised to a classified BackendError."""
+    if isinstance(exc, BackendError):
+        return exc
+    if isinstance(exc, openai.APITimeoutError):
+        return BackendError("timeout", transient=True)
+    if isinstance(exc, openai.APIConnectionError):
+        return BackendError(f"connection error: {exc}", transient=True)
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        message = f"HTTP {status}: {exc.message}"[:500]
+        if status in (401, 403, 404):
+            return BackendError(message, transient=False, fatal=True)
+        if status in (408, 409, 429) or status >= 500:
+            return BackendError(message, transient=True, retry_after=_retry_after(exc.response))
+        return BackendError(message, transient=False)
+    if isinstance(exc, (openai.APIResponseValidationError, json.JSONDecodeError, UnicodeDecodeError)):
+        return BackendError(f"invalid response body: {type(exc).__name__}", transient=True)
+    if isinstance(exc, (httpx.TimeoutException,)):
+        return BackendError("timeout", transient=True)
+    if isinstance(exc, httpx.HTTPError):
+        return BackendError(f"connection error: {exc}", transient=True)
+    return BackendError(f"{type(exc).__name__}: {exc}"[:500], transient=False)
+
+
+class OpenAIBackend:
+    """The openai SDK; ``base_url`` makes it any OpenAI-compatible server.
+
+    The engine is asyncio, but the calls go through the SDK's *sync* client in a thread pool of the
+    judge's concurrency: measured on this SDK version (httpx2 + anyio under AsyncOpenAI), the async
+    client spends about 1.5x the CPU per call and reached 0.4 of the ideal wall time at 64 concurrent
+    calls where the thread pool reached 0.8 (tests/bench/bench_judge.py, docs/judges.md).
+    """
+
+    default_key_env = "OPENAI_API_KEY"
+    key_required = True
+
+    def __init__(self, config: BackendConfig) -> None:
+        env = config.api_key_env or self.default_key_env
+        key = api_key_from_env(env)
+        # A named variable must be set even for a local server: a typo should stop the run, not 401 later.
+        if key is None and (self.key_required or config.api_key_env):
+            raise BackendError(f"no API key: set {env} (or {env}_FILE)", transient=False, fatal=True)
+        # The SDK's own pool (1000 connections, 100 kept alive) is larger than any judge's concurrency.
+        self.client = openai.OpenAI(
+            api_key=key or "not-needed", base_url=config.base_url or None, max_retries=0, timeout=config.timeout
+        )
+        self.pool = ThreadPoolExecutor(max_workers=max(config.concurrency, 1), thread_name_prefix="llm-call")
+        self.logprobs = bool(config.options.get("logprobs", False))
+
+    async def complete(self, request: BackendRequest) -> BackendAnswer:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.pool, self._complete_sync, request)
+
+    def _complete_sync(self, request: BackendRequest) -> BackendAnswer:
+        started = time.monotonic()
+        try:
+            if request.endpoint == "completions":
+                answer = self._completions(request)
+            else:
+                answer = self._chat(request)
+        except BackendError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure is classified, none escapes unlabelled
+            raise classify_sdk_error(exc) from exc
+        return BackendAnswer(**{**answer, "latency_ms": int((time.monotonic() - started) * 1000)})
+
+    def _common(self, request: BackendRequest) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": request.model,
+            "temperature": request.temperature,
+            "top_p": request.top_p,
+            "max_tokens": request.max_tokens,
+        }
+        if request.seed is not None:
+            kwargs["seed"] = request.seed
+        return kwargs
+
+    def _chat(self, request: BackendRequest) -> dict[str, Any]:
+        kwargs = self._common(request)
+        if self.logprobs:
+            kwargs.update(logprobs=True, top_logprobs=5)
+        response = self.client.chat.completions.create(messages=request.messages, **kwargs)
+        # Without strict validation the SDK hands back whatever a broken proxy sent with a 200.
+        choices = getattr(response, "choices", None)
+        if not isinstance(choices, list) or not choices:
+            raise BackendError("invalid response body: no choices", transient=True)
+        message = getattr(choices[0], "message", None)
+        text = getattr(message, "content", None)
+        if not isinstance(text, str):
+            refusal = getattr(message, "refusal", None)
+            if isinstance(refusal, str) and refusal:
+                text = refusal  # the API's structured refusal is a refusal answer, parsed as such
+            else:
+                raise BackendError("invalid response body: no message content", transient=True)
+        logprobs = None
+        if choices[0].logprobs is not None and choices[0].logprobs.content:
+            logprobs = [entry.model_dump() for entry in choices[0].logprobs.content]
+        return self._answer(response, text, choices[0].finish_reason, logprobs)
+
+    def _completions(self, request: BackendRequest) -> dict[str, Any]:
+        response = self.client.completions.create(prompt=request.messages[-1]["content"], **self._common(request))
+        choices = getattr(response, "choices", None)
+        if not isinstance(choices, list) or not choices or not isinstance(getattr(choices[0], "text", None), str):
+            raise BackendError("invalid response body: no choices", transient=True)
+        return self._answer(response, choices[0].text, choices[0].finish_reason, None)
+
+    @staticmethod
+    def _answer(response: Any, text: str, finish_reason: str | None, logprobs: Any) -> dict[str, Any]:
+        usage = getattr(response, "usage", None)
+        return {
+            "text": text,
+            "model": str(getattr(response, "model", "") or ""),
+            "tokens_prompt": getattr(usage, "prompt_tokens", None),
+            "tokens_completion": getattr(usage, "completion_tokens", None),
+            "finish_reason": finish_reason,
+            "logprobs": logprobs,
+        }
+
+    async def aclose(self) -> None:
+        # In-flight calls end on their own (bounded by the timeout); queued ones are dropped.
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        self.client.close()
+
+
+class OpenAICompatibleBackend(OpenAIBackend):
+    """vLLM, llama.cpp server, Ollama, TGI: a key is optional (local servers usually take none)."""
+
+    default_key_env = ""
+    key_required = False
+
+
+BACKENDS: dict[str, Callable[[BackendConfig], Backend]] = {
+    "fake": FakeBackend,
+    "openai": OpenAIBackend,
+    "openai-compatible": OpenAICompatibleBackend,
+}
+
+
+def backend_for(config: BackendConfig) -> Backend:
+    try:
+        factory = BACKENDS[config.backend]
+    except KeyError:
+        raise BackendError(
+            f"backend {config.backend!r} cannot be called from a judge run (known: {', '.join(BACKENDS)})",
+            transient=False,
+            fatal=True,
+        ) from None
+    if config.backend == "openai-compatible" and not config.base_url:
+        raise BackendError("backend openai-compatible needs a base URL", transient=False, fatal=True)
+    return factory(config)

@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+from django import forms
+from django.db.models import Q, QuerySet
+
+from llmjudge.backends import BACKENDS
+from llmjudge.judging import PAPER_TEMPERATURES, PAPER_VARIANTS
+from llmjudge.models import Judge
+
+
+def runnable_judges(user) -> QuerySet[Judge]:  # noqa: ANN001
+    """Judges a researcher may run: their own and unowned ones (staff: all), with a callable backend."""
+    judges = Judge.objects.filter(backend__in=list(BACKENDS))
+    return judges if user.is_staff else judges.filter(Q(owner=user) | Q(owner__isnull=True))
+
+
+class RunStartForm(forms.Form):
+    judge = forms.ModelChoiceField(queryset=Judge.objects.none())
+
+    def __init__(self, *args, user, **kwargs) -> None:  # noqa: ANN001, ANN002, ANN003
+        super().__init__(*args, **kwargs)
+        self.fields["judge"].queryset = runnable_judges(user)
+
+
+class ExperimentForm(forms.Form):
+    judges = forms.ModelMultipleChoiceField(queryset=Judge.objects.none(), widget=forms.CheckboxSelectMultiple)
+    temperatures = forms.TypedMultipleChoiceField(
+        choices=[(str(t), f"{t:g}") for t in PAPER_TEMPERATURES],
+        coerce=float,
+        initial=[str(t) for t in PAPER_TEMPERATURES],
+        widget=forms.CheckboxSelectMultiple,
+    )
+    variants = forms.MultipleChoiceField(
+        choices=[(v, v) for v in PAPER_VARIANTS], initial=list(PAPER_VARIANTS), widget=forms.CheckboxSelectMultiple
+    )
+
+    def __init__(self, *args, user, **kwargs) -> None:  # noqa: ANN001, ANN002, ANN003
+        super().__init__(*args, **kwargs)
+        self.fields["judges"].queryset = runnable_judges(user)

@@ -1,0 +1,513 @@
+"""Judge runs: start, execute chunks exactly once, pause, resume, cancel, finish.
+
+Exactly-once, in three rules:
+
+1. A run creates every rating row up front as ``pending`` (one per run, item, question, sample;
+   the database's unique constraint makes a second insert a no-op).
+2. A chunk asks only rows that are still pending when it starts, and writes each result with
+   ``UPDATE ... WHERE id = %s AND status = 'pending'``: whichever delivery answers first wins,
+   a redelivered or duplicated chunk's late answer changes nothing.
+3. Resuming enqueues only what is still pending (optionally errors, reset to pending first).
+
+So a worker killed mid-chunk loses only calls, never ratings: its rows stay pending until the
+broker delivers the chunk again or the run is resumed. Calls are "at least once", ratings exactly
+once. No network call happens inside a transaction: the engine runs in a background thread and
+this module's writer loop commits small batches of finished results.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import queue
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import connection, transaction
+from django.utils import timezone
+
+from annotations.models import Question, Study
+from llmjudge.backends import BACKENDS, BackendConfig, backend_for
+from llmjudge.config import JudgeConfig
+from llmjudge.engine import CallSettings, EngineOutcome, EngineSettings, TurnResult, run_conversations
+from llmjudge.limits import Limiter, LocalLimiter, RedisLimiter
+from llmjudge.models import Experiment, Judge, JudgeRun, LLMRating
+from llmjudge.pricing import estimate_cost
+from llmjudge.prompts import BUILDERS, Conversation, builder_for, template_version
+
+logger = logging.getLogger(__name__)
+
+PAPER_TEMPERATURES = (1.0, 0.7, 0.3, 0.0)
+PAPER_VARIANTS = ("original", "persona", "explain")
+_ACTIVE = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
+# How often a running chunk looks at its run's status (pause and cancel take effect within this).
+_STATUS_POLL_SECONDS = 1.0
+_WRITE_BATCH = 200
+_WRITE_WINDOW_SECONDS = 0.1
+
+
+class RunError(ValueError):
+    """The run cannot be started or changed; the message says why (shown to the researcher)."""
+
+
+# --- starting ----------------------------------------------------------------------------------
+
+
+def judge_run_start(
+    *,
+    study: Study,
+    judge: Judge,
+    overrides: dict[str, Any] | None = None,
+    experiment: Experiment | None = None,
+    enqueue: bool = True,
+) -> JudgeRun:
+    """Create the run and all its pending ratings; enqueue its chunks once the transaction commits."""
+    if judge.backend not in BACKENDS:
+        raise RunError(f"judge {judge.name!r} has backend {judge.backend!r}, which cannot be run (no calls)")
+    if judge.kind not in BUILDERS:
+        raise RunError(f"judge {judge.name!r} is of kind {judge.kind!r}, which has no prompt builder yet")
+    try:
+        config = JudgeConfig.from_judge(judge, overrides)
+    except ValueError as exc:
+        raise RunError(str(exc)) from None
+    questions = list(study.questions.order_by("order", "id").values_list("id", flat=True))
+    items = list(study.items.order_by("position", "id").values_list("id", flat=True))
+    if not questions or not items:
+        raise RunError(f"study {study.slug!r} has no items or no questions to judge")
+    version = template_version(study)
+    with transaction.atomic():
+        run = JudgeRun.objects.create(
+            study=study,
+            judge=judge,
+            experiment=experiment,
+            status=JudgeRun.Status.RUNNING,
+            params=config.to_params(),
+            started_at=timezone.now(),
+        )
+        LLMRating.objects.bulk_create(
+            (
+                LLMRating(
+                    run=run,
+                    item_id=item_id,
+                    question_id=question_id,
+                    sample=sample,
+                    template_version=version,
+                    model=config.model,
+                    params=config.rating_params(sample),
+                )
+                for item_id in items
+                for sample in range(config.samples)
+                for question_id in questions
+            ),
+            batch_size=1000,
+            ignore_conflicts=True,
+        )
+        run.calls_total = len(items) * len(questions) * config.samples
+        run.save(update_fields=["calls_total"])
+        if enqueue:
+            run_id = run.pk
+            transaction.on_commit(lambda: judge_run_enqueue(run_id=run_id))
+    return run
+
+
+def _pending_chunks(run: JudgeRun) -> list[list[int]]:
+    """Pending rating ids in chunks; a chat conversation (item, sample) is never split."""
+    rows = (
+        run.ratings.filter(status=LLMRating.Status.PENDING)
+        .order_by("item__position", "item_id", "sample", "question__order", "question_id")
+        .values_list("id", "item_id", "sample")
+    )
+    chat = (run.params or {}).get("mode") == "chat"
+    size = settings.LLM_CHUNK_SIZE
+    chunks: list[list[int]] = []
+    current: list[int] = []
+    last_group: tuple[int, int] | None = None
+    for rating_id, item_id, sample in rows:
+        group = (item_id, sample)
+        if len(current) >= size and not (chat and group == last_group):
+            chunks.append(current)
+            current = []
+        current.append(rating_id)
+        last_group = group
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def judge_run_enqueue(*, run_id: int) -> int:
+    """Send every pending rating of the run to the `llm` queue, in chunks; returns the chunk count."""
+    from llmjudge.tasks import judge_chunk
+
+    run = JudgeRun.objects.get(pk=run_id)
+    chunks = _pending_chunks(run)
+    for chunk in chunks:
+        judge_chunk.apply_async((run_id, chunk), queue="llm")
+    return len(chunks)
+
+
+def experiment_launch(
+    *,
+    study: Study,
+    judges: Iterable[Judge],
+    temperatures: Iterable[float] = PAPER_TEMPERATURES,
+    variants: Iterable[str] = PAPER_VARIANTS,
+    owner: AbstractBaseUser | None = None,
+    name: str = "",
+) -> Experiment:
+    """One run per judge x temperature x variant (the paper's table 3), grouped as an experiment."""
+    judges, temperatures, variants = list(judges), [float(t) for t in temperatures], list(variants)
+    if not judges or not temperatures or not variants:
+        raise RunError("an experiment needs at least one judge, one temperature and one variant")
+    valid = set(Judge.Variant.values)
+    for variant in variants:
+        if variant not in valid:
+            raise RunError(f"unknown variant {variant!r} (known: {', '.join(sorted(valid))})")
+    for temperature in temperatures:
+        if not 0 <= temperature <= 2:
+            raise RunError(f"temperature {temperature:g} is outside 0..2")
+    with transaction.atomic():
+        experiment = Experiment.objects.create(
+            study=study,
+            owner=owner,
+            name=name or f"{study.slug}: {len(judges)} judge(s) x T{temperatures} x {variants}",
+            grid={"judges": [j.pk for j in judges], "temperatures": temperatures, "variants": variants},
+        )
+        for judge in judges:
+            for temperature in temperatures:
+                for variant in variants:
+                    judge_run_start(
+                        study=study,
+                        judge=judge,
+                        overrides={"temperature": temperature, "variant": variant},
+                        experiment=experiment,
+                    )
+    return experiment
+
+
+# --- pause, resume, cancel ---------------------------------------------------------------------
+
+
+def judge_run_pause(*, run: JudgeRun) -> bool:
+    """Running chunks stop starting calls within a second; what is unanswered stays pending."""
+    changed = JudgeRun.objects.filter(pk=run.pk, status__in=_ACTIVE).update(status=JudgeRun.Status.PAUSED)
+    _refresh(run, changed)
+    return bool(changed)
+
+
+def judge_run_cancel(*, run: JudgeRun) -> bool:
+    """Stop for good: pending ratings stay pending (visible as never asked), the run cannot resume."""
+    changed = JudgeRun.objects.filter(
+        pk=run.pk, status__in=(*_ACTIVE, JudgeRun.Status.PAUSED, JudgeRun.Status.FAILED)
+    ).update(status=JudgeRun.Status.CANCELLED, finished_at=timezone.now())
+    _refresh(run, changed)
+    if changed:
+        judge_run_update_counters(run_id=run.pk)
+    return bool(changed)
+
+
+def judge_run_resume(*, run: JudgeRun, retry_errors: bool = False, enqueue: bool = True) -> int:
+    """Fill only what is missing: pending ratings (and, with retry_errors, those that ended in error).
+
+    Returns how many ratings will be asked. Also the remedy for a run whose messages were lost
+    (a broker flushed); a duplicate chunk is harmless (see the module docstring).
+    """
+    if run.status == JudgeRun.Status.CANCELLED:
+        raise RunError("a cancelled run cannot be resumed; start a new run")
+    with transaction.atomic():
+        if retry_errors:
+            # Keep attempts and history: the retries add to them, nothing is forgotten.
+            run.ratings.filter(status=LLMRating.Status.ERROR).update(
+                status=LLMRating.Status.PENDING, rationale="", updated_at=timezone.now()
+            )
+        todo = run.ratings.filter(status=LLMRating.Status.PENDING).count()
+        if not todo and run.status == JudgeRun.Status.DONE:
+            return 0  # nothing missing: keep the run's finish time
+        JudgeRun.objects.filter(pk=run.pk).update(
+            status=JudgeRun.Status.RUNNING if todo else JudgeRun.Status.DONE,
+            error="",
+            finished_at=None if todo else timezone.now(),
+            started_at=run.started_at or timezone.now(),
+        )
+        if todo and enqueue:
+            run_id = run.pk
+            transaction.on_commit(lambda: judge_run_enqueue(run_id=run_id))
+    run.refresh_from_db()
+    judge_run_update_counters(run_id=run.pk)
+    return todo
+
+
+def _refresh(run: JudgeRun, changed: int) -> None:
+    if changed:
+        run.refresh_from_db()
+
+
+# --- counters and finishing --------------------------------------------------------------------
+
+
+def judge_run_update_counters(*, run_id: int) -> None:
+    """Copy the counts from the ratings onto the run (the ratings are the truth; these are a cache)."""
+    from llmjudge.selectors import run_progress
+
+    run = JudgeRun.objects.get(pk=run_id)
+    progress = run_progress(run=run)
+    JudgeRun.objects.filter(pk=run_id).update(
+        calls_total=progress.total,
+        calls_done=progress.done,
+        calls_failed=progress.failed,
+        tokens_prompt=progress.tokens_prompt,
+        tokens_completion=progress.tokens_completion,
+        cost_usd=estimate_cost(
+            model=str(run.params.get("model", "")),
+            options=run.params.get("options") or {},
+            tokens_prompt=progress.tokens_prompt,
+            tokens_completion=progress.tokens_completion,
+        ),
+    )
+
+
+def judge_run_finish_if_done(*, run_id: int) -> bool:
+    """Mark a running run done once nothing is pending; any chunk may be the last, so each checks."""
+    judge_run_update_counters(run_id=run_id)
+    if LLMRating.objects.filter(run_id=run_id, status=LLMRating.Status.PENDING).exists():
+        return False
+    return bool(
+        JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.RUNNING).update(
+            status=JudgeRun.Status.DONE, finished_at=timezone.now()
+        )
+    )
+
+
+def judge_run_fail(*, run_id: int, error: str) -> None:
+    """A fatal backend error (bad key, unknown model): stop the run, keep unanswered rows pending."""
+    JudgeRun.objects.filter(pk=run_id, status__in=_ACTIVE).update(
+        status=JudgeRun.Status.FAILED, error=error[:2000], finished_at=timezone.now()
+    )
+    judge_run_update_counters(run_id=run_id)
+
+
+# --- executing ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChunkSummary:
+    asked: int
+    written: int
+    calls: int
+    fatal: str = ""
+
+
+def _conversations(run: JudgeRun, config: JudgeConfig, rating_ids: list[int]) -> list[Conversation]:
+    pending = list(run.ratings.filter(pk__in=rating_ids, status=LLMRating.Status.PENDING).values_list(
+        "item_id", "sample"
+    ))
+    if not pending:
+        return []
+    groups = set(pending)
+    rows = run.ratings.filter(item_id__in={item for item, _ in groups}).select_related("item")
+    if config.mode != "chat":
+        # Completion mode needs no history: only the pending rows themselves.
+        rows = rows.filter(pk__in=rating_ids, status=LLMRating.Status.PENDING)
+    by_group: dict[tuple[int, int], dict[int, LLMRating]] = defaultdict(dict)
+    for rating in rows:
+        if (rating.item_id, rating.sample) in groups:
+            by_group[(rating.item_id, rating.sample)][rating.question_id] = rating
+    questions: list[Question] = list(run.study.questions.order_by("order", "id"))
+    builder = builder_for(config.kind)
+    conversations: list[Conversation] = []
+    for (_, sample), ratings in sorted(by_group.items()):
+        item = next(iter(ratings.values())).item
+        conversations += builder.conversations(
+            study=run.study, config=config, item=item, questions=questions, sample=sample, ratings=ratings
+        )
+    return conversations
+
+
+def _limiter_factory(config: JudgeConfig) -> Callable[[], Limiter]:
+    redis_url = settings.REDIS_URL
+    if redis_url:
+        return lambda: RedisLimiter(
+            url=redis_url,
+            judge_key=f"judge-{config.judge_id}",
+            concurrency=config.concurrency,
+            rpm=config.rpm,
+            # A lease outlives any call (timeout) so it is never stolen from a live call.
+            lease_seconds=float(settings.LLM_TIMEOUT) + 30.0,
+        )
+    return lambda: LocalLimiter(concurrency=config.concurrency, rpm=config.rpm)
+
+
+_WRITTEN_FIELDS = (
+    "status", "score", "rationale", "raw", "prompt", "prompt_hash", "history", "attempts", "model", "latency_ms",
+    "tokens_prompt", "tokens_completion", "updated_at",
+)
+
+
+def _write(results: list[TurnResult]) -> int:
+    """Store finished turns; only rows still pending change, so a late duplicate answer is a no-op.
+
+    ``UPDATE ... WHERE id = %s AND status = 'pending'`` for each row, sent as one ``executemany``
+    in one short transaction: the ORM's per-row ``update()`` spent most of the writer's time
+    building queries in Python, and ``bulk_update``'s CASE expressions more still (measured with
+    tests/bench/bench_judge.py); values still go through each field's own conversion.
+    """
+    now = timezone.now()
+    fields = [LLMRating._meta.get_field(name) for name in _WRITTEN_FIELDS]
+    quote = connection.ops.quote_name
+    sql = "UPDATE {table} SET {columns} WHERE {id} = %s AND {status} = %s".format(
+        table=quote(LLMRating._meta.db_table),
+        columns=", ".join(f"{quote(f.column)} = %s" for f in fields),
+        id=quote(LLMRating._meta.pk.column),
+        status=quote(LLMRating._meta.get_field("status").column),
+    )
+    params = []
+    for r in results:
+        values = {
+            "status": r.status,
+            "score": r.score,
+            "rationale": r.rationale,
+            "raw": r.raw,
+            "prompt": r.prompt,
+            "prompt_hash": hashlib.sha256(r.prompt.encode("utf-8")).hexdigest(),
+            "history": r.history,
+            "attempts": r.attempts,
+            "model": r.model,
+            "latency_ms": r.latency_ms,
+            "tokens_prompt": r.tokens_prompt,
+            "tokens_completion": r.tokens_completion,
+            "updated_at": now,
+        }
+        row = [f.get_db_prep_save(values[f.name], connection) for f in fields]
+        params.append([*row, r.rating_id, LLMRating.Status.PENDING.value])
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.executemany(sql, params)
+        return max(cursor.rowcount, 0)
+
+
+_DONE = object()
+
+
+def _execute(
+    run: JudgeRun,
+    config: JudgeConfig,
+    conversations: list[Conversation],
+    on_progress: Callable[[], None] | None = None,
+) -> tuple[EngineOutcome, int]:
+    results: queue.Queue[Any] = queue.Queue()
+    stop = threading.Event()
+    box: dict[str, Any] = {}
+    call = CallSettings(
+        model=config.model,
+        temperature=config.temperature,
+        top_p=config.top_p,
+        max_tokens=config.max_tokens,
+        endpoint=str(config.options.get("endpoint", "chat")),
+    )
+    engine_settings = EngineSettings(
+        max_attempts=settings.LLM_MAX_ATTEMPTS,
+        refusal_retries=settings.LLM_REFUSAL_RETRIES,
+        backoff_base=settings.LLM_BACKOFF_BASE,
+        backoff_cap=settings.LLM_BACKOFF_CAP,
+    )
+    backend_config = BackendConfig(
+        backend=config.backend,
+        model=config.model,
+        base_url=config.base_url,
+        api_key_env=config.api_key_env,
+        timeout=float(settings.LLM_TIMEOUT),
+        concurrency=config.concurrency,
+        options=config.options,
+    )
+
+    def engine() -> None:
+        try:
+            box["outcome"] = asyncio.run(
+                run_conversations(
+                    conversations,
+                    make_backend=lambda: backend_for(backend_config),
+                    make_limiter=_limiter_factory(config),
+                    call=call,
+                    settings=engine_settings,
+                    concurrency=config.concurrency,
+                    emit=results.put,
+                    stop=stop,
+                )
+            )
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread below
+            box["error"] = exc
+        finally:
+            results.put(_DONE)
+
+    thread = threading.Thread(target=engine, name=f"judge-run-{run.pk}", daemon=True)
+    thread.start()
+    written = 0
+    finished = False
+    next_poll = time.monotonic() + _STATUS_POLL_SECONDS
+    try:
+        while not finished:
+            batch: list[TurnResult] = []
+            try:
+                item = results.get(timeout=0.2)
+                # Gather for a moment after the first result: fewer, larger writes.
+                window_end = time.monotonic() + _WRITE_WINDOW_SECONDS
+                while True:
+                    if item is _DONE:
+                        finished = True
+                        break
+                    batch.append(item)
+                    left = window_end - time.monotonic()
+                    if len(batch) >= _WRITE_BATCH or left <= 0:
+                        break
+                    item = results.get(timeout=left)
+            except queue.Empty:
+                pass
+            if batch:
+                written += _write(batch)
+            if time.monotonic() >= next_poll:
+                next_poll = time.monotonic() + _STATUS_POLL_SECONDS
+                status = JudgeRun.objects.filter(pk=run.pk).values_list("status", flat=True).first()
+                if status != JudgeRun.Status.RUNNING:
+                    stop.set()
+                if on_progress is not None:
+                    on_progress()
+    finally:
+        # An exception here (the database went away) must not leave the engine calling forever.
+        stop.set()
+        thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["outcome"], written
+
+
+def run_chunk(
+    *, run_id: int, rating_ids: list[int], on_progress: Callable[[], None] | None = None
+) -> ChunkSummary:
+    """Ask the still-pending ratings among ``rating_ids`` and store each answer exactly once."""
+    run = JudgeRun.objects.select_related("study").filter(pk=run_id).first()
+    if run is None or run.status != JudgeRun.Status.RUNNING:
+        # Deleted, paused, cancelled or failed: drop the stale work (a resume re-enqueues it).
+        return ChunkSummary(asked=0, written=0, calls=0)
+    config = JudgeConfig.from_params(run.params)
+    conversations = _conversations(run, config, rating_ids)
+    asked = sum(1 for c in conversations for t in c.turns if t.answer is None)
+    if not conversations:
+        judge_run_finish_if_done(run_id=run_id)
+        return ChunkSummary(asked=0, written=0, calls=0)
+    outcome, written = _execute(run, config, conversations, on_progress)
+    if outcome.fatal:
+        logger.warning("judge run %s failed: %s", run_id, outcome.fatal)
+        judge_run_fail(run_id=run_id, error=outcome.fatal)
+    else:
+        judge_run_finish_if_done(run_id=run_id)
+    return ChunkSummary(asked=asked, written=written, calls=outcome.calls, fatal=outcome.fatal)
+
+
+def judge_run_execute_inline(*, run: JudgeRun, on_progress: Callable[[], None] | None = None) -> ChunkSummary:
+    """Do the whole run in this process (no worker): one engine pass over every pending rating."""
+    ids = list(run.ratings.filter(status=LLMRating.Status.PENDING).values_list("id", flat=True))
+    return run_chunk(run_id=run.pk, rating_ids=ids, on_progress=on_progress)

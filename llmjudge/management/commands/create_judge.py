@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from llmjudge.judges import JudgeSpecError, judge_create
+
+
+class Command(BaseCommand):
+    help = "Create an LLM judge. The API key is never given here: name the variable that holds it."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("name")
+        parser.add_argument("--backend", default="fake", help="fake | openai | openai-compatible")
+        parser.add_argument("--base-url", default="", help="e.g. http://127.0.0.1:8000/v1 (vLLM, llama.cpp, Ollama)")
+        parser.add_argument("--model", default="")
+        parser.add_argument("--samples", type=int, default=3)
+        parser.add_argument("--temperature", type=float, default=1.0)
+        parser.add_argument("--top-p", type=float, default=0.9)
+        parser.add_argument("--max-tokens", type=int, default=256)
+        parser.add_argument("--seed", type=int, default=None)
+        parser.add_argument("--variant", default="original", help="original | persona | explain | custom")
+        parser.add_argument("--instruction-prefix", default="", help="custom text before the instruction")
+        parser.add_argument("--question-suffix", default="", help="custom text after the question")
+        parser.add_argument("--mode", default="completion", help="completion (one query per question) | chat")
+        parser.add_argument("--concurrency", type=int, default=64)
+        parser.add_argument("--rpm", type=int, default=None, help="requests per minute, shared by all workers")
+        parser.add_argument("--api-key-env", default="", help="environment variable holding the key (or NAME_FILE)")
+        parser.add_argument("--endpoint", default="chat", choices=("chat", "completions"),
+                            help="completions: the legacy endpoint, for base models on vLLM")
+
+    def handle(self, *args: Any, **o: Any) -> None:
+        options = {"endpoint": o["endpoint"]} if o["endpoint"] != "chat" else {}
+        try:
+            judge = judge_create(
+                name=o["name"], backend=o["backend"], base_url=o["base_url"], model=o["model"], samples=o["samples"],
+                temperature=o["temperature"], top_p=o["top_p"], max_tokens=o["max_tokens"], seed=o["seed"],
+                variant=o["variant"], instruction_prefix=o["instruction_prefix"],
+                question_suffix=o["question_suffix"], mode=o["mode"], concurrency=o["concurrency"], rpm=o["rpm"],
+                api_key_env=o["api_key_env"], options=options,
+            )
+        except JudgeSpecError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(f"created judge {judge.name!r} ({judge.backend}, {judge.model}, {judge.samples} sample(s))")

@@ -1,0 +1,103 @@
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotations.models import Study
+from llmjudge import judging
+from llmjudge.models import Judge, JudgeRun
+from llmjudge.selectors import RunProgress, run_progress
+
+_FINAL = (JudgeRun.Status.DONE, JudgeRun.Status.CANCELLED, JudgeRun.Status.FAILED, JudgeRun.Status.PAUSED)
+
+
+def llm_worker_available(timeout: float = 1.0) -> bool:
+    """Whether a Celery worker answers and consumes the `llm` queue.
+
+    The embedded file-system broker cannot broadcast, so there the answer is always no and
+    `--wait` does the work itself.
+    """
+    from django.conf import settings
+
+    from evalhub.celery import app
+
+    if settings.CELERY_BROKER_URL.startswith("filesystem"):
+        return False
+    try:
+        replies = app.control.inspect(timeout=timeout).active_queues() or {}
+    except Exception:  # noqa: BLE001 - any broker without remote control means "no worker answers"
+        return False
+    return any(q.get("name") == "llm" for queues in replies.values() for q in queues or [])
+
+
+def summary_lines(progress: RunProgress) -> list[str]:
+    return [
+        f"run {progress.run_id}: {progress.status} in {progress.elapsed_seconds:.1f} s",
+        f"calls {progress.calls}  ok {progress.ok}  unparseable {progress.unparseable}  "
+        f"refused {progress.refused}  errors {progress.failed}  pending {progress.pending}  (of {progress.total})",
+        f"tokens {progress.tokens_prompt} in / {progress.tokens_completion} out, "
+        f"estimated cost ${progress.cost_usd:.4f}",
+    ] + ([f"error: {progress.error}"] if progress.error else [])
+
+
+class Command(BaseCommand):
+    help = "Start a judge run on a study (work goes to the `llm` queue); --wait blocks and prints the summary."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("study")
+        parser.add_argument("judge")
+        parser.add_argument("--wait", action="store_true", help="block until done; work in-process if no worker")
+        parser.add_argument("--inline", action="store_true", help="do the work in this process (implies --wait)")
+        parser.add_argument("--resume", type=int, metavar="RUN", help="resume run RUN instead of starting one")
+        parser.add_argument("--retry-errors", action="store_true", help="with --resume: ask errors again too")
+        parser.add_argument("--temperature", type=float, help="override the judge's temperature for this run")
+        parser.add_argument("--variant", help="override the judge's variant for this run")
+
+    def handle(self, *args: Any, **o: Any) -> None:
+        study = Study.objects.filter(slug=o["study"]).first()
+        if study is None:
+            raise CommandError(f"no study {o['study']!r}")
+        judge = Judge.objects.filter(name=o["judge"]).first()
+        if judge is None:
+            raise CommandError(f"no judge {o['judge']!r} (create one with create_judge)")
+        inline = o["inline"] or (o["wait"] and not llm_worker_available())
+        overrides = {k: o[k] for k in ("temperature", "variant") if o[k] is not None}
+        try:
+            if o["resume"]:
+                run = JudgeRun.objects.filter(pk=o["resume"], study=study, judge=judge).first()
+                if run is None:
+                    raise CommandError(f"no run {o['resume']} of judge {judge.name!r} on {study.slug!r}")
+                todo = judging.judge_run_resume(run=run, retry_errors=o["retry_errors"], enqueue=not inline)
+                self.stdout.write(f"resumed run {run.pk}: {todo} rating(s) to ask")
+            else:
+                run = judging.judge_run_start(study=study, judge=judge, overrides=overrides, enqueue=not inline)
+                self.stdout.write(f"started run {run.pk}: {run.calls_total} rating(s) to ask")
+        except judging.RunError as exc:
+            raise CommandError(str(exc)) from None
+        if not (o["wait"] or inline):
+            self.stdout.write("enqueued on the `llm` queue; follow it in the browser or with --wait")
+            return
+        started = time.monotonic()
+        if inline:
+            self.stdout.write("no worker consumes the `llm` queue: working in this process")
+            judging.judge_run_execute_inline(run=run, on_progress=lambda: self._progress(run, started))
+        else:
+            while True:
+                run.refresh_from_db()
+                if run.status in _FINAL:
+                    break
+                self._progress(run, started)
+                time.sleep(1.0)
+        run.refresh_from_db()
+        for line in summary_lines(run_progress(run=run)):
+            self.stdout.write(line)
+        self.stdout.write(f"wall time {time.monotonic() - started:.1f} s")
+
+    def _progress(self, run: JudgeRun, started: float) -> None:
+        progress = run_progress(run=run)
+        self.stderr.write(
+            f"  {progress.done}/{progress.total} ({progress.percent:.0f} %), {progress.failed} failed, "
+            f"{time.monotonic() - started:.0f} s"
+        )

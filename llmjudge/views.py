@@ -1,0 +1,166 @@
+"""Researcher pages for judge runs: list and start, live progress, pause/resume/cancel, prompt preview."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from annotations.models import Study
+from annotations.rendering import rater_page
+from llmjudge import judging
+from llmjudge.config import JudgeConfig
+from llmjudge.forms import ExperimentForm, RunStartForm, runnable_judges
+from llmjudge.models import Judge, JudgeRun
+from llmjudge.prompts import chat_turn_texts, judge_prompts
+from llmjudge.selectors import run_progress, runs_for_study, studies_for_user
+
+
+def _get_study_for_researcher(request: HttpRequest, slug: str) -> Study:
+    """The study if the user owns it or is staff; 404 otherwise (no hint that it exists)."""
+    return get_object_or_404(studies_for_user(user=request.user), slug=slug)
+
+
+def _get_run_for_researcher(request: HttpRequest, run_id: int) -> JudgeRun:
+    run = get_object_or_404(JudgeRun.objects.select_related("study", "judge", "experiment"), pk=run_id)
+    if not studies_for_user(user=request.user).filter(pk=run.study_id).exists():
+        raise Http404("no such run")
+    return run
+
+
+@login_required
+@require_GET
+def index(request: HttpRequest) -> HttpResponse:
+    return render(request, "llmjudge/index.html", {"studies": studies_for_user(user=request.user)})
+
+
+@login_required
+@require_GET
+def study_runs(request: HttpRequest, slug: str) -> HttpResponse:
+    study = _get_study_for_researcher(request, slug)
+    runs = [(run, run_progress(run=run)) for run in runs_for_study(study=study)]
+    return render(
+        request,
+        "llmjudge/study_runs.html",
+        {
+            "study": study,
+            "runs": runs,
+            "run_form": RunStartForm(user=request.user),
+            "experiment_form": ExperimentForm(user=request.user),
+        },
+    )
+
+
+@login_required
+@require_POST
+def run_start(request: HttpRequest, slug: str) -> HttpResponse:
+    study = _get_study_for_researcher(request, slug)
+    form = RunStartForm(request.POST, user=request.user)
+    if not form.is_valid():
+        messages.error(request, "Choose a judge to run.")
+        return redirect("llmjudge:study_runs", slug=study.slug)
+    try:
+        run = judging.judge_run_start(study=study, judge=form.cleaned_data["judge"])
+    except judging.RunError as exc:
+        messages.error(request, str(exc))
+        return redirect("llmjudge:study_runs", slug=study.slug)
+    return redirect("llmjudge:run_detail", run_id=run.pk)
+
+
+@login_required
+@require_POST
+def experiment_start(request: HttpRequest, slug: str) -> HttpResponse:
+    study = _get_study_for_researcher(request, slug)
+    form = ExperimentForm(request.POST, user=request.user)
+    if not form.is_valid():
+        messages.error(request, "Choose at least one judge, one temperature and one variant.")
+        return redirect("llmjudge:study_runs", slug=study.slug)
+    try:
+        experiment = judging.experiment_launch(
+            study=study,
+            judges=form.cleaned_data["judges"],
+            temperatures=form.cleaned_data["temperatures"],
+            variants=form.cleaned_data["variants"],
+            owner=request.user,
+        )
+    except judging.RunError as exc:
+        messages.error(request, str(exc))
+        return redirect("llmjudge:study_runs", slug=study.slug)
+    messages.success(request, f"Launched {experiment.runs.count()} runs: {experiment.name}")
+    return redirect("llmjudge:study_runs", slug=study.slug)
+
+
+@login_required
+@require_GET
+def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = _get_run_for_researcher(request, run_id)
+    recent = run.ratings.exclude(status="pending").select_related("item", "question").order_by("-updated_at")[:20]
+    return render(
+        request, "llmjudge/run_detail.html", {"run": run, "progress": run_progress(run=run), "recent": recent}
+    )
+
+
+@login_required
+@require_GET
+def run_progress_json(request: HttpRequest, run_id: int) -> JsonResponse:
+    run = _get_run_for_researcher(request, run_id)
+    return JsonResponse(run_progress(run=run).as_dict())
+
+
+_CONTROLS = {
+    "pause": lambda run: judging.judge_run_pause(run=run),
+    "resume": lambda run: judging.judge_run_resume(run=run) is not None,
+    "retry": lambda run: judging.judge_run_resume(run=run, retry_errors=True) is not None,
+    "cancel": lambda run: judging.judge_run_cancel(run=run),
+}
+
+
+@login_required
+@require_POST
+def run_control(request: HttpRequest, run_id: int, action: str) -> HttpResponse:
+    run = _get_run_for_researcher(request, run_id)
+    if action not in _CONTROLS:
+        raise Http404("unknown action")
+    try:
+        if not _CONTROLS[action](run):
+            messages.error(request, f"Run {run.pk} is {run.get_status_display().lower()}: cannot {action} it.")
+    except judging.RunError as exc:
+        messages.error(request, str(exc))
+    return redirect("llmjudge:run_detail", run_id=run.pk)
+
+
+@login_required
+@require_GET
+def preview(request: HttpRequest, slug: str) -> HttpResponse:
+    """The rater's view of an item next to what each judge would be sent for it."""
+    study = _get_study_for_researcher(request, slug)
+    items = study.items.order_by("position", "id")
+    item = items.filter(pk=request.GET.get("item") or 0).first() or items.first()
+    if item is None:
+        raise Http404("this study has no items yet")
+    judges = list(runnable_judges(request.user))
+    judge: Judge | None = next((j for j in judges if str(j.pk) == request.GET.get("judge")), None)
+    config = JudgeConfig.from_judge(judge) if judge else None
+    questions = list(study.questions.order_by("order", "id"))
+    prompts = judge_prompts(
+        study=study,
+        config=config or JudgeConfig(judge_id=0, name="", kind="plain", backend="fake", model=""),
+        item=item,
+        questions=questions,
+    )
+    chat = bool(config and config.mode == "chat")
+    return render(
+        request,
+        "llmjudge/preview.html",
+        {
+            "study": study,
+            "item": item,
+            "items": items,
+            "judges": judges,
+            "judge": judge,
+            "page": rater_page(study=study, item=item, questions=questions),
+            "prompts": list(zip(questions, chat_turn_texts(prompts) if chat else prompts, strict=True)),
+            "chat": chat,
+        },
+    )

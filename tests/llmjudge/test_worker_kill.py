@@ -1,0 +1,115 @@
+"""A real Celery worker is SIGKILLed halfway through a run; a new worker completes it exactly once.
+
+Needs PostgreSQL and Redis (two processes share the database and the broker): skipped on the
+embedded default, and a failure, never a skip, when EVALHUB_REQUIRE_SERVICES=1.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import redis
+from django.conf import settings
+from django.db import connection
+
+from annotations.models import Item
+from llmjudge import judging
+from llmjudge.models import Judge, JudgeRun
+from tests.support.openai_server import Behaviour, OpenAIServer, expected_score
+
+REPO = Path(__file__).resolve().parents[2]
+REQUIRED = os.environ.get("EVALHUB_REQUIRE_SERVICES") == "1"
+VISIBILITY_TIMEOUT = 3
+
+
+def _require_services() -> None:
+    if connection.vendor == "postgresql" and settings.REDIS_URL:
+        return
+    if REQUIRED:
+        pytest.fail("EVALHUB_REQUIRE_SERVICES=1: the worker test needs PostgreSQL and Redis")
+    pytest.skip("needs PostgreSQL and Redis shared by two processes (set DATABASE_URL and REDIS_URL)")
+
+
+def _start_worker(name: str) -> subprocess.Popen:
+    db = connection.settings_dict
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgresql://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "REDIS_URL": settings.REDIS_URL,
+        # A message taken by the killed worker is delivered again after this many seconds.
+        "CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY_TIMEOUT),
+        "LLM_TIMEOUT": "5",
+    }
+    if db.get("PASSWORD"):
+        env["DATABASE_URL"] = f"postgresql://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    return subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "evalhub", "worker", "-Q", "llm", "-c", "1", "-n", f"{name}@%h",
+         "--loglevel", "WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+        cwd=REPO, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+
+
+def _wait_for(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+@pytest.mark.services
+def test_a_run_survives_sigkill_of_its_worker_with_no_gap_and_no_duplicate(transactional_db, researcher, settings):
+    _require_services()
+    from annotations.studies import study_create_from_template
+
+    broker = redis.Redis.from_url(settings.REDIS_URL)
+    broker.delete("llm", "unacked", "unacked_index")  # no stale chunk from an earlier run of the suite
+    settings.LLM_CHUNK_SIZE = 12
+    study = study_create_from_template(slug="kill", template="story-likert", owner=researcher)
+    for i in range(10):
+        Item.objects.create(study=study, external_id=f"k{i}", group="human", position=i,
+                            fields={"story": f"Story {i} begins. It ends.", "prompt": f"Prompt {i}"})
+    workers: list[subprocess.Popen] = []
+    with OpenAIServer(Behaviour(latency=0.1)) as server:
+        judge = Judge.objects.create(name="kill-judge", backend="openai-compatible", base_url=f"{server.url}/v1",
+                                     model="m", samples=3, concurrency=4)
+        try:
+            workers.append(_start_worker("first"))
+            run = judging.judge_run_start(study=study, judge=judge)  # enqueued at once: autocommit
+            total = run.calls_total
+            assert total == 120
+
+            def done() -> int:
+                return run.ratings.exclude(status="pending").count()
+
+            _wait_for(lambda: done() >= total * 0.3, 60, "the first worker to answer 30 %")
+            os.killpg(workers[0].pid, signal.SIGKILL)
+            workers[0].wait(timeout=10)
+            at_kill = done()
+            assert at_kill < total, "the run finished before the kill; make it longer"
+            time.sleep(VISIBILITY_TIMEOUT + 0.5)
+            assert done() == at_kill  # nobody works on the run while no worker lives
+
+            workers.append(_start_worker("second"))
+            _wait_for(lambda: JudgeRun.objects.get(pk=run.pk).status == "done", 90, "the second worker to finish")
+        finally:
+            for worker in workers:
+                if worker.poll() is None:
+                    os.killpg(worker.pid, signal.SIGTERM)
+                    worker.wait(timeout=20)
+
+        keys = list(run.ratings.values_list("item_id", "question_id", "sample"))
+        assert len(keys) == len(set(keys)) == total
+        assert Counter(run.ratings.values_list("status", flat=True)) == {"ok": total}
+        for rating in run.ratings.all():
+            assert rating.score == expected_score(rating.prompt)
+        attempts = sum(run.ratings.values_list("attempts", flat=True))
+        # Calls in flight when the worker died were made but never stored: at most one per slot.
+        assert attempts <= server.stats.requests <= attempts + judge.concurrency
