@@ -20,6 +20,7 @@ from llmjudge.parsing import UNPARSEABLE, ParsedScore, parse_score
 PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
 
 _FORMATTER = string.Formatter()
+_GLOSS = re.compile(r"(?<=\S)\s*\([^()]*\)\s*$")
 
 
 @functools.cache
@@ -112,6 +113,9 @@ def parse_after_marker(
         return ParsedScore(None, UNPARSEABLE, rationale)
     # The first line of the tail holds the answer; later lines are the model chatting on.
     first_line = tail.splitlines()[0].strip().strip("[]*_ ")
+    # "5 (highest)" / "4 (out of 5)": a gloss after the score; parse_score would read "5 (highest)"
+    # as an echo of the scale's labels, which after a marker it is not.
+    first_line = _GLOSS.sub("", first_line)
     parsed = parse_score(first_line, scale_min=lo, scale_max=hi)
     return ParsedScore(parsed.score, parsed.status, rationale)
 
