@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from llmjudge.kinds._common import as_mapping, fill, load_text
+from llmjudge.kinds._common import as_mapping, fill, load_json, load_text
 from llmjudge.parsing import ParsedChoice, ParsedScore, parse_pairwise, parse_score
 
 SCORES = (1, 2, 3, 4, 5)
@@ -226,3 +226,10 @@ def check_study_scale(scale: tuple[int, int]) -> None:
     """Prometheus grades 1-5 only; a rubric judge on another scale would be rescaled guesswork."""
     if tuple(scale) != (1, 5):
         raise ValueError(f"a rubric (Prometheus) judge needs a 1-5 study scale, this study's is {scale[0]}-{scale[1]}")
+
+
+def shipped_rubrics(name: str = "rubrics_story_v1") -> dict[str, Rubric]:
+    """Rubrics shipped as data (``llmjudge/prompts/<name>.json``), by question key, for importing
+    into ``Question.rubric`` (e.g. the demo story study)."""
+    data = as_mapping(load_json(name).get("rubrics"), f"{name}.json 'rubrics'")
+    return {key: Rubric.from_json(value) for key, value in data.items()}

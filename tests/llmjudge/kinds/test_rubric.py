@@ -290,3 +290,19 @@ def test_parse_absolute_reads_real_prometheus_answers(text, expected):
 )
 def test_parse_relative_reads_real_prometheus_answers(text, expected):
     assert rb.parse_relative(text) == expected
+
+
+def test_shipped_story_rubrics_cover_the_protocols_questions():
+    import json
+
+    from annotations.studies import PROTOCOL_FILE
+
+    rubrics = rb.shipped_rubrics()
+    protocol = json.loads(PROTOCOL_FILE.read_text(encoding="utf-8"))
+    story = next(s for s in protocol["studies"] if s["slug"] == "story-likert")
+    assert sorted(rubrics) == sorted(q["key"] for q in story["questions"])
+    for question in story["questions"]:
+        # The criteria is the question without its "(on a scale of 1-5 ...)" echo.
+        assert question["text"].startswith(rubrics[question["key"]].criteria)
+    with pytest.raises(ValueError, match="unknown prompt file 'nope'"):
+        rb.shipped_rubrics("nope")
