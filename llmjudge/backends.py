@@ -299,11 +299,22 @@ class OpenAICompatibleBackend(OpenAIBackend):
     key_required = False
 
 
+def _transformers(config: BackendConfig) -> Backend:
+    # Imported on use: it needs Django settings and, when called, torch (the gpu extra).
+    from llmjudge.transformers_backend import TransformersBackend
+
+    return TransformersBackend(config)
+
+
 BACKENDS: dict[str, Callable[[BackendConfig], Backend]] = {
     "fake": FakeBackend,
     "openai": OpenAIBackend,
     "openai-compatible": OpenAICompatibleBackend,
+    "transformers": _transformers,
 }
+
+# Which Celery queue a backend's chunks go to: local models need the machine with the GPU.
+QUEUES: dict[str, str] = {"transformers": "gpu"}
 
 
 def backend_for(config: BackendConfig) -> Backend:

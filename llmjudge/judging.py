@@ -33,7 +33,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from annotations.models import Question, Study
-from llmjudge.backends import BACKENDS, BackendConfig, backend_for
+from llmjudge.backends import BACKENDS, QUEUES, BackendConfig, backend_for
 from llmjudge.config import JudgeConfig
 from llmjudge.engine import CallSettings, EngineOutcome, EngineSettings, TurnResult, run_conversations
 from llmjudge.limits import Limiter, LocalLimiter, RedisLimiter
@@ -140,14 +140,19 @@ def _pending_chunks(run: JudgeRun) -> list[list[int]]:
     return chunks
 
 
+def run_queue(run: JudgeRun) -> str:
+    return QUEUES.get(run.judge.backend, "llm")
+
+
 def judge_run_enqueue(*, run_id: int) -> int:
-    """Send every pending rating of the run to the `llm` queue, in chunks; returns the chunk count."""
+    """Send every pending rating of the run to its queue (`llm`, or `gpu` for local models), in chunks."""
     from llmjudge.tasks import judge_chunk
 
-    run = JudgeRun.objects.get(pk=run_id)
+    run = JudgeRun.objects.select_related("judge").get(pk=run_id)
     chunks = _pending_chunks(run)
+    queue_name = run_queue(run)
     for chunk in chunks:
-        judge_chunk.apply_async((run_id, chunk), queue="llm")
+        judge_chunk.apply_async((run_id, chunk), queue=queue_name)
     return len(chunks)
 
 

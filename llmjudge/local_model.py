@@ -47,17 +47,17 @@ class LocalModel:
                 cls._loaded[name_or_path] = cls(name_or_path)
             return cls._loaded[name_or_path]
 
-    def _format(self, prompt: str) -> str:
+    def format_conversation(self, messages: list[dict[str, str]]) -> str:
+        """The model's own chat template when it has one; otherwise the turns, one after the other."""
         if getattr(self.tokenizer, "chat_template", None):
-            return self.tokenizer.apply_chat_template(
-                [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True
-            )
-        return prompt
+            return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return "\n".join(m["content"] for m in messages)
 
     def generate(
         self, prompts: list[str], *, max_new_tokens: int = 64, temperature: float = 1.0, top_p: float = 0.9,
         seed: int | None = None,
     ) -> list[Generation]:
+        """Generate for already formatted prompts (see format_conversation), one batch, padded left."""
         import torch
 
         if not prompts:
@@ -65,7 +65,7 @@ class LocalModel:
         if seed is not None:
             torch.manual_seed(seed)
         started = time.monotonic()
-        batch = self.tokenizer([self._format(p) for p in prompts], return_tensors="pt", padding=True).to(self.device)
+        batch = self.tokenizer(prompts, return_tensors="pt", padding=True).to(self.device)
         options: dict[str, Any] = {"max_new_tokens": max_new_tokens, "pad_token_id": self.tokenizer.pad_token_id}
         if temperature > 0:
             options.update(do_sample=True, temperature=temperature, top_p=top_p)

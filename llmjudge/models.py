@@ -5,10 +5,19 @@ retried task updates its row instead of adding a second one. A judge's samples a
 """
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 
 from annotations.models import Item, Question, Study
+
+
+def validate_base_url(value: str) -> None:
+    parsed = urlsplit(value)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise ValidationError(f"{value!r} is not an http(s) URL with a host, e.g. http://127.0.0.1:8000/v1")
 
 
 class Judge(models.Model):
@@ -39,7 +48,9 @@ class Judge(models.Model):
     name = models.CharField(max_length=100, unique=True)
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.PLAIN)
     backend = models.CharField(max_length=30, choices=Backend.choices, default=Backend.FAKE)
-    base_url = models.URLField(blank=True)
+    # Not a URLField: its validator wants a dotted host name, and servers are often reached by a
+    # single-label name on an internal network (http://vllm:8000/v1 in docker compose).
+    base_url = models.CharField(max_length=500, blank=True, validators=[validate_base_url])
     model = models.CharField(max_length=200, blank=True)
     api_key_env = models.CharField(
         max_length=100,

@@ -5,6 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from llmjudge.judges import JudgeSpecError, judge_create
+from llmjudge.models import Judge
 
 
 class Command(BaseCommand):
@@ -12,7 +13,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name")
-        parser.add_argument("--backend", default="fake", help="fake | openai | openai-compatible")
+        parser.add_argument("--backend", default="fake", help="fake | openai | openai-compatible | transformers")
         parser.add_argument("--base-url", default="", help="e.g. http://127.0.0.1:8000/v1 (vLLM, llama.cpp, Ollama)")
         parser.add_argument("--model", default="")
         parser.add_argument("--samples", type=int, default=3)
@@ -29,8 +30,13 @@ class Command(BaseCommand):
         parser.add_argument("--api-key-env", default="", help="environment variable holding the key (or NAME_FILE)")
         parser.add_argument("--endpoint", default="chat", choices=("chat", "completions"),
                             help="completions: the legacy endpoint, for base models on vLLM")
+        parser.add_argument("--if-missing", action="store_true",
+                            help="do nothing if a judge of that name exists (deployment presets)")
 
     def handle(self, *args: Any, **o: Any) -> None:
+        if o["if_missing"] and Judge.objects.filter(name=o["name"]).exists():
+            self.stdout.write(f"judge {o['name']!r} exists; left as it is")
+            return
         options = {"endpoint": o["endpoint"]} if o["endpoint"] != "chat" else {}
         try:
             judge = judge_create(
