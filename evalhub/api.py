@@ -10,8 +10,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from django.db.models import QuerySet
+from django.conf import settings
+from django.db.models import Q, QuerySet
+from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import permissions, serializers, status
 from rest_framework.request import Request
@@ -20,7 +23,13 @@ from rest_framework.views import APIView
 
 from annotations.importing import ImportFileError, items_import
 from annotations.models import Study
+from annotations.services import invitations_create
 from annotations.studies import StudySpecError, protocol_templates, study_create, study_create_from_template
+from evalhub.analysis import study_analysis
+from evalhub.exports import csv_lines, rating_rows
+from llmjudge import judging
+from llmjudge.models import Judge, JudgeRun
+from llmjudge.selectors import run_progress
 
 
 def researcher_studies(user: Any) -> QuerySet[Study]:
@@ -124,3 +133,111 @@ class StudyItemsView(APIView):
             except ImportFileError as exc:
                 return Response({"detail": f"{exc}; nothing was imported"}, status=status.HTTP_400_BAD_REQUEST)
         return Response({"created_items": result.created_items}, status=status.HTTP_201_CREATED)
+
+
+class InvitationsSerializer(serializers.Serializer):
+    count = serializers.IntegerField(min_value=1, max_value=10_000, default=1)
+
+
+class StudyInvitationsView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(request=InvitationsSerializer, responses={201: dict})
+    def post(self, request: Request, slug: str) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        form = InvitationsSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        raters = invitations_create(study=study, count=form.validated_data["count"])
+        base = settings.PUBLIC_BASE_URL
+        links = [base + reverse("annotations:rate", args=[rater.token]) for rater in raters]
+        return Response({"links": links}, status=status.HTTP_201_CREATED)
+
+
+class RunStartSerializer(serializers.Serializer):
+    judge = serializers.CharField(help_text="the judge's name")
+
+
+def run_json(run: JudgeRun) -> dict[str, Any]:
+    return {"id": run.pk, "study": run.study.slug, "judge": run.judge.name, **run_progress(run=run).as_dict()}
+
+
+class StudyRunsView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request, slug: str) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        runs = JudgeRun.objects.filter(study=study).select_related("judge", "study").order_by("id")
+        return Response([run_json(run) for run in runs])
+
+    @extend_schema(request=RunStartSerializer, responses={201: dict})
+    def post(self, request: Request, slug: str) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        form = RunStartSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        judges = Judge.objects.all()
+        if not request.user.is_staff:  # shared judges (no owner) and one's own
+            judges = judges.filter(Q(owner__isnull=True) | Q(owner=request.user))
+        judge = judges.filter(name=form.validated_data["judge"]).first()
+        if judge is None:
+            return Response({"detail": f"no judge {form.validated_data['judge']!r}"}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            run = judging.judge_run_start(study=study, judge=judge)
+        except judging.RunError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(run_json(run), status=status.HTTP_201_CREATED)
+
+
+def get_run_for_researcher(user: Any, run_id: int) -> JudgeRun:
+    runs = JudgeRun.objects.select_related("judge", "study")
+    return get_object_or_404(runs if user.is_staff else runs.filter(study__owner=user), pk=run_id)
+
+
+class RunDetailView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request, run_id: int) -> Response:
+        return Response(run_json(get_run_for_researcher(request.user, run_id)))
+
+
+class RunActionView(APIView):
+    """POST /api/runs/<id>/<action>/ with action pause, resume or cancel."""
+
+    permission_classes = [permissions.IsAuthenticated]
+    actions = {
+        "pause": lambda run: judging.judge_run_pause(run=run),
+        "resume": lambda run: judging.judge_run_resume(run=run),
+        "cancel": lambda run: judging.judge_run_cancel(run=run),
+    }
+
+    @extend_schema(request=None, responses={200: dict})
+    def post(self, request: Request, run_id: int, action: str) -> Response:
+        run = get_run_for_researcher(request.user, run_id)
+        if action not in self.actions:
+            return Response({"detail": f"unknown action {action!r}"}, status=status.HTTP_404_NOT_FOUND)
+        try:
+            self.actions[action](run)
+        except judging.RunError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        run.refresh_from_db()
+        return Response(run_json(run))
+
+
+class StudyAnalysisView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request, slug: str) -> Response:
+        return Response(study_analysis(study=get_study_for_researcher(request.user, slug)))
+
+
+class StudyRatingsCSVView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(responses={(200, "text/csv"): str})
+    def get(self, request: Request, slug: str) -> StreamingHttpResponse:
+        study = get_study_for_researcher(request.user, slug)
+        response = StreamingHttpResponse(csv_lines(rating_rows([study])), content_type="text/csv")
+        response["Content-Disposition"] = f'attachment; filename="{study.slug}-ratings.csv"'
+        return response

@@ -10,4 +10,10 @@ urlpatterns = [
     path("studies/", api.StudyListView.as_view(), name="api-studies"),
     path("studies/<slug:slug>/", api.StudyDetailView.as_view(), name="api-study"),
     path("studies/<slug:slug>/items/", api.StudyItemsView.as_view(), name="api-study-items"),
+    path("studies/<slug:slug>/invitations/", api.StudyInvitationsView.as_view(), name="api-study-invitations"),
+    path("studies/<slug:slug>/runs/", api.StudyRunsView.as_view(), name="api-study-runs"),
+    path("studies/<slug:slug>/analysis/", api.StudyAnalysisView.as_view(), name="api-study-analysis"),
+    path("studies/<slug:slug>/ratings.csv", api.StudyRatingsCSVView.as_view(), name="api-study-ratings"),
+    path("runs/<int:run_id>/", api.RunDetailView.as_view(), name="api-run"),
+    path("runs/<int:run_id>/<str:action>/", api.RunActionView.as_view(), name="api-run-action"),
 ]

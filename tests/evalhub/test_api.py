@@ -90,3 +90,62 @@ def test_the_openapi_schema_describes_the_endpoints(client):
     assert response.status_code == 200
     text = response.content.decode()
     assert "/api/studies/{slug}/items/" in text and "tokenAuth" in text
+
+
+@pytest.fixture
+def judged(story_study):
+    from llmjudge.models import Judge
+
+    for n, group in enumerate(["human", "gpt2"]):
+        Item.objects.create(study=story_study, external_id=f"s{n}", group=group, position=n,
+                            fields={"story": f"Story {n}.", "prompt": "Prompt."})
+    return Judge.objects.create(name="fake-judge", backend="fake", model="fake", samples=2)
+
+
+def test_invitation_links_are_created_for_the_owner_only(owner_api, other_api, story_study):
+    response = owner_api.post("/api/studies/story/invitations/", {"count": 3}, format="json")
+    links = response.json()["links"]
+    assert response.status_code == 201 and len(set(links)) == 3
+    assert all(link.startswith("http://127.0.0.1:8000/r/") for link in links)
+    assert other_api.post("/api/studies/story/invitations/", {"count": 3}, format="json").status_code == 404
+    assert story_study.raters.count() == 3
+
+
+def test_a_run_is_started_paused_resumed_and_cancelled_through_the_api(owner_api, other_api, judged, monkeypatch):
+    from llmjudge import judging
+
+    monkeypatch.setattr(judging, "judge_run_enqueue", lambda run_id: 0)  # no worker in this test: nothing sent
+    response = owner_api.post("/api/studies/story/runs/", {"judge": "fake-judge"}, format="json")
+    assert response.status_code == 201, response.content
+    run = response.json()
+    assert (run["status"], run["total"], run["pending"]) == ("running", 2 * 4 * 2, 16)
+    assert other_api.get(f"/api/runs/{run['id']}/").status_code == 404
+    assert owner_api.post(f"/api/runs/{run['id']}/pause/").json()["status"] == "paused"
+    assert owner_api.post(f"/api/runs/{run['id']}/resume/").json()["status"] == "running"
+    assert owner_api.post(f"/api/runs/{run['id']}/cancel/").json()["status"] == "cancelled"
+    assert owner_api.post(f"/api/runs/{run['id']}/explode/").status_code == 404
+    assert owner_api.post("/api/studies/story/runs/", {"judge": "nobody"}, format="json").status_code == 400
+
+
+def test_another_researchers_private_judge_cannot_be_used(owner_api, judged, other_researcher):
+    judged.owner = other_researcher
+    judged.save()
+    response = owner_api.post("/api/studies/story/runs/", {"judge": "fake-judge"}, format="json")
+    assert response.status_code == 400 and "no judge" in response.json()["detail"]
+
+
+def test_analysis_json_and_ratings_csv_for_the_owner_only(owner_api, other_api, judged, story_study):
+    from llmjudge import judging
+
+    run = judging.judge_run_start(study=story_study, judge=judged, enqueue=False)
+    judging.judge_run_execute_inline(run=run)
+    analysis = owner_api.get("/api/studies/story/analysis/").json()
+    judge_cells = [c for c in analysis["cells"] if c["pool"] == "fake-judge"]
+    assert len(judge_cells) == 4 * 2  # questions x groups
+    assert sum(c["n_ratings"] for c in judge_cells) == 16
+    response = owner_api.get("/api/studies/story/ratings.csv")
+    lines = b"".join(response.streaming_content).decode().splitlines()
+    assert response["Content-Type"].startswith("text/csv")
+    assert len(lines) == 1 + 16 and lines[0].startswith("study,item,group,question,pool,rater,score")
+    assert other_api.get("/api/studies/story/analysis/").status_code == 404
+    assert other_api.get("/api/studies/story/ratings.csv").status_code == 404
