@@ -180,7 +180,8 @@ class StudyRunsView(APIView):
             judges = judges.filter(Q(owner__isnull=True) | Q(owner=request.user))
         judge = judges.filter(name=form.validated_data["judge"]).first()
         if judge is None:
-            return Response({"detail": f"no judge {form.validated_data['judge']!r}"}, status=status.HTTP_400_BAD_REQUEST)
+            detail = f"no judge {form.validated_data['judge']!r}"
+            return Response({"detail": detail}, status=status.HTTP_400_BAD_REQUEST)
         try:
             run = judging.judge_run_start(study=study, judge=judge)
         except judging.RunError as exc:
