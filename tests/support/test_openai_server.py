@@ -254,7 +254,9 @@ def test_latency_range_stays_within_bounds(server):
 
 
 def test_64_concurrent_requests_all_succeed_and_overlap(server):
-    server.behaviour = Behaviour(latency=0.2)
+    # A latency long enough that every client thread has started before the first answer, even on a
+    # loaded 2-core machine: the test is about the server holding many requests at once.
+    server.behaviour = Behaviour(latency=1.0)
     client = openai.OpenAI(
         base_url=f"{server.url}/v1",
         api_key="test",
@@ -271,8 +273,8 @@ def test_64_concurrent_requests_all_succeed_and_overlap(server):
 
     assert all(c.startswith(f"I would rate it {expected_score(p)}") for c, p in zip(contents, prompts, strict=True))
     assert server.stats.by_status[200] == 64
-    assert server.stats.max_in_flight >= 32
-    assert elapsed < 64 * 0.2 / 4
+    assert server.stats.max_in_flight >= 48
+    assert elapsed < 64 * 1.0 / 4
 
 
 def test_raw_http_keep_alive_serves_two_requests_on_one_connection(server):
@@ -308,7 +310,7 @@ def test_rates_that_cannot_be_probabilities_are_rejected():
 
 
 def test_256_concurrent_connections_are_all_served(server):
-    server.behaviour = Behaviour(latency=0.5)
+    server.behaviour = Behaviour(latency=3.0)
     body = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
     limits = httpx.Limits(max_connections=300, max_keepalive_connections=300)
 
@@ -322,7 +324,7 @@ def test_256_concurrent_connections_are_all_served(server):
 
     assert statuses == [200] * 256
     # The client side (thread start-up, httpx's pool lock) limits how many overlap, not the server.
-    assert server.stats.max_in_flight >= 64
+    assert server.stats.max_in_flight >= 128
 
 
 def test_stop_does_not_wait_for_a_hung_request():
