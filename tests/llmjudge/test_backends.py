@@ -46,8 +46,8 @@ def _complete(server: OpenAIServer, request: BackendRequest | None = None, **con
     return asyncio.run(go())
 
 
-def test_registry_names_the_three_callable_backends():
-    assert set(BACKENDS) == {"fake", "openai", "openai-compatible"}
+def test_registry_names_the_four_callable_backends():
+    assert set(BACKENDS) == {"fake", "openai", "openai-compatible", "transformers"}
 
 
 def test_unknown_backend_is_a_fatal_error_naming_the_known_ones():
