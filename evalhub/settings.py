@@ -135,6 +135,7 @@ SPECTACULAR_SETTINGS = {"TITLE": "EvalHub API", "VERSION": "1", "SERVE_INCLUDE_S
 # LLM judges (llmjudge/, docs/judges.md).
 # The transformers backend's default model (a Hugging Face id or a local path), on the `gpu` queue.
 TRANSFORMERS_MODEL = env_str("TRANSFORMERS_MODEL", "") or ""
+TRANSFORMERS_ALLOW_DOWNLOAD = env_bool("TRANSFORMERS_ALLOW_DOWNLOAD", False)
 LLM_REFUSAL_RETRIES = env_int("LLM_REFUSAL_RETRIES", 2, minimum=0)  # re-asks of a refusing answer
 LLM_MAX_ATTEMPTS = env_int("LLM_MAX_ATTEMPTS", 6, minimum=1)  # calls per rating on transient errors
 LLM_TIMEOUT = env_int("LLM_TIMEOUT", 60, minimum=1)  # seconds per call

@@ -1,8 +1,8 @@
 """A Hugging Face causal LM loaded once per worker process, generating for batches of prompts.
 
 Used by the `transformers` backend on the `gpu` Celery queue. It runs on a GPU when one is visible and
-on the CPU otherwise. Nothing is downloaded at run time unless the model id is not a local path and
-the Hugging Face cache lacks it (then the hub's own rules apply: set HF_HUB_OFFLINE=1 to forbid it).
+on the CPU otherwise. The model comes from a local path or the Hugging Face cache; nothing is downloaded at run time
+unless TRANSFORMERS_ALLOW_DOWNLOAD=true (pre-fetch models on the GPU host instead).
 """
 from __future__ import annotations
 
@@ -24,27 +24,30 @@ class LocalModel:
     _loaded: dict[str, LocalModel] = {}
     _lock = threading.Lock()
 
-    def __init__(self, name_or_path: str) -> None:
+    def __init__(self, name_or_path: str, *, allow_download: bool = False) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         self.name = name_or_path
         self.device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.tokenizer = AutoTokenizer.from_pretrained(name_or_path)
+        # Offline unless allowed: a worker must not fetch gigabytes from a hub in the middle of a run.
+        local = not allow_download
+        self.tokenizer = AutoTokenizer.from_pretrained(name_or_path, local_files_only=local)
         # Decoder-only models must be padded on the left so that generation continues the prompt.
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         dtype = torch.float16 if self.device == "cuda" else torch.float32
-        self.model = AutoModelForCausalLM.from_pretrained(name_or_path, dtype=dtype).to(self.device)
+        self.model = AutoModelForCausalLM.from_pretrained(name_or_path, dtype=dtype, local_files_only=local)
+        self.model = self.model.to(self.device)
         self.model.eval()
 
     @classmethod
-    def get(cls, name_or_path: str) -> LocalModel:
+    def get(cls, name_or_path: str, *, allow_download: bool = False) -> LocalModel:
         """The process-wide instance for this model: loading takes seconds to minutes, so it happens once."""
         with cls._lock:
             if name_or_path not in cls._loaded:
-                cls._loaded[name_or_path] = cls(name_or_path)
+                cls._loaded[name_or_path] = cls(name_or_path, allow_download=allow_download)
             return cls._loaded[name_or_path]
 
     def format_conversation(self, messages: list[dict[str, str]]) -> str:

@@ -30,7 +30,7 @@ class TransformersBackend:
         try:
             from llmjudge.local_model import LocalModel
 
-            self.model = LocalModel.get(self.model_name)
+            self.model = LocalModel.get(self.model_name, allow_download=settings.TRANSFORMERS_ALLOW_DOWNLOAD)
         except ImportError:
             raise BackendError("backend transformers needs torch and transformers (make install-gpu)",
                                transient=False, fatal=True) from None

@@ -52,9 +52,9 @@ def test_registry_names_the_four_callable_backends():
 
 def test_unknown_backend_is_a_fatal_error_naming_the_known_ones():
     with pytest.raises(BackendError) as caught:
-        backend_for(BackendConfig(backend="transformers", model="x"))
+        backend_for(BackendConfig(backend="imported", model="x"))
     assert caught.value.fatal and not caught.value.transient
-    assert "fake, openai, openai-compatible" in str(caught.value)
+    assert "fake, openai, openai-compatible, transformers" in str(caught.value)
 
 
 def test_fake_backend_is_deterministic_per_attempt_and_differs_between_samples():
