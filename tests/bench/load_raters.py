@@ -180,7 +180,7 @@ async def _run_raters(base_url: str, tokens: list[str], seconds: float, think: f
     clients, out = _clients(base_url, len(tokens)), RaterResults()
     deadline = time.monotonic() + seconds
     await asyncio.gather(*(_rater(c, t, deadline, think, out, random.Random(f"{seed}:{t}"))
-                           for c, t in zip(clients, tokens)))
+                           for c, t in zip(clients, tokens, strict=True)))
     await asyncio.gather(*(c.aclose() for c in clients))
     return out
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import html as htmllib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone as dt_timezone
-from typing import Callable
+from datetime import UTC, datetime
 
 import pytest
 from django.test import Client
@@ -21,7 +21,7 @@ from annotations.models import HumanRating, ItemClaim, Rater, Study
 from tests.annotations.raterkit import add_story_items, open_study, url_of
 from tests.reliability.snapshots import database_snapshot
 
-NOW = datetime(2026, 11, 21, 12, 0, tzinfo=dt_timezone.utc)
+NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 CHOOSE = "Please choose an answer to this question."
 
 
