@@ -15,9 +15,23 @@ from annotations.models import MetaAnswer, Question, Study
 _MAX_ELAPSED_MS = 24 * 3600 * 1000
 
 
+class _BrowserTime(forms.IntegerField):
+    """The page script's measure of the time on the page.
+
+    A value the script cannot have sent (tampered, negative, over a day) is dropped, and the server's own
+    measure used: refusing the page would show the rater an error about a hidden field they cannot fix.
+    """
+
+    def clean(self, value: Any) -> int | None:
+        try:
+            return super().clean(value)
+        except forms.ValidationError:
+            return None
+
+
 class _PageForm(forms.Form):
     page = forms.CharField(widget=forms.HiddenInput)
-    elapsed_ms = forms.IntegerField(required=False, min_value=0, max_value=_MAX_ELAPSED_MS, widget=forms.HiddenInput)
+    elapsed_ms = _BrowserTime(required=False, min_value=0, max_value=_MAX_ELAPSED_MS, widget=forms.HiddenInput)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("label_suffix", "")  # labels are questions; a colon after "Where do you live?" reads oddly

@@ -177,6 +177,9 @@ RATER_CLAIM_TIMEOUT_MINUTES = env_int("RATER_CLAIM_TIMEOUT_MINUTES", 60, minimum
 # Where the invitation links printed by `manage.py invite` point.
 PUBLIC_BASE_URL = (env_str("PUBLIC_BASE_URL", "http://127.0.0.1:8000") or "").rstrip("/")
 
+# tests/bench/load_raters.py only: /_bench/bare, the ceiling the rater submit is measured against.
+BENCH_VIEWS = env_bool("EVALHUB_BENCH_VIEWS", False)
+
 LOG_FORMAT = env_str("LOG_FORMAT", "text" if DEBUG else "json")
 if LOG_FORMAT not in ("text", "json"):
     raise ImproperlyConfigured(f"LOG_FORMAT={LOG_FORMAT!r} must be text or json")

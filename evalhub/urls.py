@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 
@@ -14,3 +15,6 @@ urlpatterns = [
     path("studies/", include("evalhub.dashboard_urls")),
     path("llm/", include("llmjudge.urls")),
 ]
+
+if settings.BENCH_VIEWS:
+    urlpatterns.append(path("_bench/bare", views.bench_bare))

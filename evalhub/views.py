@@ -11,3 +11,8 @@ def home(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         studies = Study.objects.all() if request.user.is_staff else Study.objects.filter(owner=request.user)
     return render(request, "evalhub/home.html", {"studies": studies})
+
+
+def bench_bare(request: HttpRequest) -> HttpResponse:
+    """The load benchmark's ceiling: the full middleware stack and nothing else (EVALHUB_BENCH_VIEWS=1 only)."""
+    return HttpResponse("ok", content_type="text/plain")
