@@ -135,7 +135,7 @@ def admin_routes() -> list[tuple[str, str]]:
     samples = {"object_id": "1", "content_type_id": "1", "pk": "1", "id": "1", "app_label": "annotations",
                "url": "nowhere/"}
     out = []
-    for route, pattern in all_routes():
+    for route, _pattern in all_routes():
         if not route.startswith("admin/") or route in ("admin/login/", "admin/logout/"):
             continue
         path = re.sub(r"\(\?P<(\w+)>[^)]*\)", lambda m: samples[m.group(1)], route)  # re_path groups first
@@ -201,7 +201,7 @@ def test_each_persona_gets_exactly_the_status_the_matrix_states(world, route, pe
 @pytest.mark.parametrize("persona", PERSONAS)
 def test_only_staff_get_into_any_admin_page(world, persona):
     client = world.client(persona)
-    for route, url in admin_routes():
+    for _route, url in admin_routes():
         response = client.get(url)
         if persona == "staff":
             # In, not sent to the login; 403 where the admin forbids by design (adding an LLM rating).

@@ -327,3 +327,29 @@ def test_researchers_who_are_not_staff_log_in_on_their_own_page_and_reach_their_
 def test_bad_rate_limit_settings_stop_start_up(tmp_path, env, message):
     result = run_settings(tmp_path, **env)
     assert result.returncode != 0 and message in result.stderr
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Holes found by this suite (500s from hand-edited URLs; PostgreSQL refuses NUL bytes in a query)
+
+
+@pytest.mark.parametrize(("method", "url", "status"), [
+    ("get", "/r/%00/", 404),
+    ("post", "/r/%00/", 404),
+    ("get", "/r/" + "a" * 65 + "/", 404),
+    ("get", "/s/%00/", 404),
+    ("post", "/s/%00/", 404),
+    ("get", "/s/OPEN/?PROLIFIC_PID=p%00", 400),
+    ("post", "/s/OPEN/?PROLIFIC_PID=p&SESSION_ID=%00", 400),
+])
+def test_hand_edited_rater_links_answer_4xx_not_500(world, method, url, status):
+    before = database_snapshot()
+    response = getattr(Client(), method)(url.replace("OPEN", world.study.open_token))
+    assert response.status_code == status
+    assert database_snapshot() == before
+
+
+@pytest.mark.parametrize("query", ["item=abc", "item=%00", "item=²", "item=99999999999999999999", "judge=abc"])
+def test_the_judge_preview_ignores_a_bad_item_or_judge_in_the_query(world, query):
+    response = world.client("owner").get(f"/llm/studies/{world.study.slug}/preview/?{query}")
+    assert response.status_code == 200
