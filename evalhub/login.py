@@ -37,7 +37,9 @@ def rate_limited_login(view: View) -> View:
         key = _key(request)
         if cache.get(key, 0) >= settings.LOGIN_RATE_LIMIT:
             minutes = max(1, settings.LOGIN_RATE_LIMIT_WINDOW_SECONDS // 60)
-            return render(request, "registration/login_limited.html", {"minutes": minutes}, status=429)
+            response = render(request, "registration/login_limited.html", {"minutes": minutes}, status=429)
+            response["Retry-After"] = str(settings.LOGIN_RATE_LIMIT_WINDOW_SECONDS)
+            return response
         response = view(request, *args, **kwargs)
         if response.status_code == 302 and request.user.is_authenticated:
             cache.delete(key)

@@ -285,6 +285,7 @@ def test_failed_logins_beyond_the_limit_get_429_even_with_the_right_password(wor
         assert _fail(client, url).status_code == 200
     limited = client.post(url, {"username": "OWNER ", "password": "pw-owner-123"})
     assert limited.status_code == 429 and "Too many failed log-ins" in limited.content.decode()
+    assert limited["Retry-After"] == "900"
     assert "_auth_user_id" not in client.session
     # Another name, or the same name from another address, is not affected.
     assert _fail(client, url, "other").status_code == 200
