@@ -240,8 +240,10 @@ def test_invitation_and_open_link_tokens_carry_at_least_128_random_bits():
 def test_a_revoked_link_answers_410_to_get_and_post_and_changes_nothing(world):
     client = Client()
     url = f"/r/{world.rater_a.token}/"
-    html = client.get(url).content.decode()
-    key = page_key(html)
+    page = client.get(url)
+    # The token is in the URL: it must not travel in a Referer to another site (e.g. the completion redirect).
+    assert page["Referrer-Policy"] == "same-origin"
+    key = page_key(page.content.decode())
     world.client("owner").post(f"/studies/{world.study.slug}/raters/{world.rater_a.pk}/revoke/")
     before = database_snapshot()
     assert client.get(url).status_code == 410
