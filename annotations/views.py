@@ -6,6 +6,8 @@ is written and the rater is sent to where they really are). Every POST redirects
 """
 from __future__ import annotations
 
+import re
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -22,6 +24,10 @@ from annotations.rendering import rater_page
 from annotations.selectors import assignment_progress, studies_for_researcher, study_rater_stats
 from annotations.services import StaleSubmission, Step
 
+# Tokens are URL-safe base64 (models.new_token). Anything else is refused before it reaches the database:
+# PostgreSQL raises on a NUL byte in a query, which would be a 500 for an anonymous visitor.
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
 
 class _Unavailable(Exception):
     def __init__(self, status: int, title: str, message: str) -> None:
@@ -31,6 +37,8 @@ class _Unavailable(Exception):
 
 def _get_assignment_for_rater(token: str) -> Assignment:
     """The only way rater views reach an assignment: by the rater's own unguessable token."""
+    if not _TOKEN.fullmatch(token):
+        raise Http404("No such invitation.")
     rater = Rater.objects.select_related("study").filter(token=token).first()
     if rater is None or rater.source == Rater.Source.IMPORTED:
         raise Http404("No such invitation.")
@@ -151,12 +159,14 @@ def open_link(request: HttpRequest, token: str) -> HttpResponse:
     A visit without a participant id shows a start button, so link previews and crawlers (GET) do not
     create raters.
     """
-    study = Study.objects.filter(open_token=token, open_link_enabled=True).first()
+    study = Study.objects.filter(open_token=token, open_link_enabled=True).first() if _TOKEN.fullmatch(token) else None
     if study is None:
         raise Http404("No such study link.")
     if study.status != Study.Status.OPEN:
         return _unavailable(request, _Unavailable(403, "Study not open", "This study is not open at the moment."))
     external_id = request.GET.get("PROLIFIC_PID", "").strip()
+    if any("\x00" in request.GET.get(name, "") for name in ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")):
+        return _unavailable(request, _Unavailable(400, "Invalid link", "This link is damaged: ask for a new one."))
     if not external_id and request.method != "POST":
         return render(request, "annotations/open_start.html", {"study": study})
     rater = services.open_link_join(

@@ -4,11 +4,15 @@ from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 
-from evalhub import health, views
+from evalhub import health, login, views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    # Before admin.site.urls, so the admin's own login is rate-limited too (evalhub/login.py).
+    path("admin/login/", login.rate_limited_login(admin.site.login)),
     path("admin/", admin.site.urls),
+    path("accounts/login/", login.researcher_login, name="login"),
+    path("accounts/logout/", login.researcher_logout, name="logout"),
     path("healthz", health.healthz, name="healthz"),
     path("api/", include("evalhub.api_urls")),
     path("", include("annotations.urls")),

@@ -136,7 +136,9 @@ def preview(request: HttpRequest, slug: str) -> HttpResponse:
     """The rater's view of an item next to what each judge would be sent for it."""
     study = _get_study_for_researcher(request, slug)
     items = study.items.order_by("position", "id")
-    item = items.filter(pk=request.GET.get("item") or 0).first() or items.first()
+    item_id = request.GET.get("item", "")
+    # A non-numeric ?item= (a hand-edited URL) shows the first item instead of a 500.
+    item = (items.filter(pk=item_id).first() if item_id.isascii() and item_id.isdigit() else None) or items.first()
     if item is None:
         raise Http404("this study has no items yet")
     judges = list(runnable_judges(request.user))

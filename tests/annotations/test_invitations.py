@@ -87,7 +87,7 @@ def test_open_tokens_differ_between_studies(study, meaning_study):
 
 def test_researcher_pages_require_login(client, study):
     response = client.get("/studies/story/raters/")
-    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
 
 
 def test_another_researcher_cannot_see_or_change_the_study(client, study, other_researcher):

@@ -42,7 +42,7 @@ def url(study, suffix: str = "") -> str:
 def test_anonymous_visitors_are_sent_to_log_in(client, rated):
     for suffix in ("", "analysis.json", "export/ratings.csv", "export/cells.csv"):
         response = client.get(url(rated, suffix))
-        assert response.status_code == 302 and "/admin/login/" in response["Location"]
+        assert response.status_code == 302 and "/accounts/login/" in response["Location"]
 
 
 def test_another_researcher_gets_404_and_staff_and_the_owner_get_the_page(client, rated, other_researcher,

@@ -33,7 +33,7 @@ def _work_off(sent) -> None:
 
 def test_pages_require_login(client, story_with_items):
     response = client.get(reverse("llmjudge:study_runs", args=["story"]))
-    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
 
 
 def test_another_researcher_cannot_see_or_touch_the_runs(client, other_researcher, story_with_items, make_judge):

@@ -1,0 +1,59 @@
+"""Logging in: the researchers' login page and a rate limit shared with the admin's login.
+
+The limit counts failed attempts per (client IP, username) in the Django cache (Redis in production,
+so all web workers share it; in-process when embedded). After LOGIN_RATE_LIMIT failures within
+LOGIN_RATE_LIMIT_WINDOW_SECONDS, further POSTs for that pair get a 429 page without the password
+being checked, until the window (counted from the first failure) ends. A success clears the count.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from functools import wraps
+
+from django.conf import settings
+from django.contrib.auth import views as auth_views
+from django.core.cache import cache
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+View = Callable[..., HttpResponse]
+
+
+def _key(request: HttpRequest) -> str:
+    # REMOTE_ADDR is the peer; behind a proxy it is the proxy, and the limit is then per username.
+    ip = request.META.get("REMOTE_ADDR", "")
+    username = request.POST.get("username", "").strip().lower()
+    return "login-failures:" + hashlib.sha256(f"{ip}\0{username}".encode()).hexdigest()
+
+
+def rate_limited_login(view: View) -> View:
+    """Wrap a login view: a POST that re-shows the form (200) is a failure, a redirect is a success."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+        if request.method != "POST":
+            return view(request, *args, **kwargs)
+        key = _key(request)
+        if cache.get(key, 0) >= settings.LOGIN_RATE_LIMIT:
+            minutes = max(1, settings.LOGIN_RATE_LIMIT_WINDOW_SECONDS // 60)
+            response = render(request, "registration/login_limited.html", {"minutes": minutes}, status=429)
+            response["Retry-After"] = str(settings.LOGIN_RATE_LIMIT_WINDOW_SECONDS)
+            return response
+        response = view(request, *args, **kwargs)
+        if response.status_code == 302 and request.user.is_authenticated:
+            cache.delete(key)
+        elif response.status_code == 200:
+            # add() starts the window at the first failure; incr() keeps its expiry.
+            cache.add(key, 0, timeout=settings.LOGIN_RATE_LIMIT_WINDOW_SECONDS)
+            try:
+                cache.incr(key)
+            except ValueError:  # expired between add and incr
+                cache.set(key, 1, timeout=settings.LOGIN_RATE_LIMIT_WINDOW_SECONDS)
+        return response
+
+    return wrapped
+
+
+researcher_login = rate_limited_login(auth_views.LoginView.as_view(redirect_authenticated_user=True))
+researcher_logout = auth_views.LogoutView.as_view()

@@ -1,0 +1,84 @@
+"""The world the access tests run in: two researchers' studies, two raters, a judge run, six personas.
+
+Every secret a persona must not see is a distinctive string, so a leak is a substring search.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth.models import User
+from django.test import Client
+
+from annotations.models import HumanRating, Item, Rater, Study
+from annotations.studies import study_create_from_template
+from llmjudge.models import Judge, JudgeRun, LLMRating
+
+XSS = "<script>alert(1)</script><img src=x onerror=alert(1)>"
+RAW_XSS_MARKERS = ("<script>alert(", "<img src=x")  # what must never appear unescaped in an HTML page
+GROUPS = ["grp-alpha-q7", "grp-beta-q7"]
+EXTERNAL_IDS = ["ext-q7-1", "ext-q7-2", "ext-q7-3"]
+B_COMMENT = "b-comment-secret-q7"
+LLM_RAW = "llm-raw-secret-q7: I would rate it 4 out of 5."
+LLM_RATIONALE = "llm-rationale-secret-q7"
+JUDGE_NAME = "judge-name-secret-q7"
+JUDGE_MODEL = "judge-model-secret-q7"
+OTHER_TITLE = "other-title-secret-q7"
+OTHER_SLUG = "other-study"
+OTHER_JUDGE = "other-judge-secret-q7"
+
+PERSONAS = ("anonymous", "rater_a", "rater_b", "owner", "other", "staff")
+
+
+@dataclass
+class World:
+    study: Study
+    other_study: Study
+    rater_a: Rater
+    rater_b: Rater
+    judge: Judge
+    run: JudgeRun
+    other_run: JudgeRun
+    owner: User
+    other: User
+    staff: User
+
+    def client(self, persona: str, **kwargs: object) -> Client:
+        """Raters have no account: their link is their credential, so their client is anonymous."""
+        client = Client(**kwargs)
+        user = {"owner": self.owner, "other": self.other, "staff": self.staff}.get(persona)
+        if user is not None:
+            client.force_login(user)
+        return client
+
+
+def build_world(*, owner: User, other: User) -> World:
+    study = study_create_from_template(slug="story", template="story-likert", owner=owner)
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.OPEN, groups=GROUPS, contrasts=[],
+                                             open_link_enabled=True)
+    study.refresh_from_db()
+    items = [
+        Item.objects.create(study=study, external_id=ext, group=GROUPS[n % 2], position=n,
+                            fields={"story": f"{XSS} Story {n}.", "prompt": f"Prompt {n}."})
+        for n, ext in enumerate(EXTERNAL_IDS)
+    ]
+    rater_a = Rater.objects.create(study=study, external_id="rater-a")
+    rater_b = Rater.objects.create(study=study, external_id="rater-b")
+    for item in items:
+        for question in study.questions.all():
+            HumanRating.objects.create(rater=rater_b, item=item, question=question, score=4, comment=B_COMMENT)
+    judge = Judge.objects.create(name=JUDGE_NAME, backend=Judge.Backend.FAKE, model=JUDGE_MODEL, owner=owner,
+                                 samples=1)
+    run = JudgeRun.objects.create(study=study, judge=judge, status=JudgeRun.Status.DONE)
+    for item in items:
+        for question in study.questions.all():
+            LLMRating.objects.create(run=run, item=item, question=question, sample=0, status=LLMRating.Status.OK,
+                                     score=4, raw=LLM_RAW, rationale=LLM_RATIONALE, model=JUDGE_MODEL)
+    other_study = study_create_from_template(slug=OTHER_SLUG, template="story-likert", owner=other)
+    Study.objects.filter(pk=other_study.pk).update(title=OTHER_TITLE)
+    other_study.refresh_from_db()
+    Item.objects.create(study=other_study, external_id="o1", group="human", fields={"story": "s", "prompt": "p"})
+    other_judge = Judge.objects.create(name=OTHER_JUDGE, backend=Judge.Backend.FAKE, model="m", owner=other)
+    other_run = JudgeRun.objects.create(study=other_study, judge=other_judge, status=JudgeRun.Status.DONE)
+    staff = User.objects.create_superuser(username="staff", password="pw-staff-123", email="")
+    return World(study=study, other_study=other_study, rater_a=rater_a, rater_b=rater_b, judge=judge, run=run,
+                 other_run=other_run, owner=owner, other=other, staff=staff)
