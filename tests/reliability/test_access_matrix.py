@@ -85,6 +85,17 @@ MATRIX: dict[str, Row] = {
         "POST", lambda w: f"/api/studies/{_study(w)}/items/", (401, 401, 401, 201, 404, 201),
         data=lambda w: {"items": [{"id": "api-new", "group": GROUPS[0], "story": "s", "prompt": "p"}]},
         content_type="application/json"),
+    "api/studies/<slug:slug>/invitations/": Row(
+        "POST", lambda w: f"/api/studies/{_study(w)}/invitations/", (401, 401, 401, 201, 404, 201),
+        data=lambda w: {"count": 1}, content_type="application/json"),
+    "api/studies/<slug:slug>/runs/": Row("GET", lambda w: f"/api/studies/{_study(w)}/runs/", API_GET,
+                                         note="the study's runs and their progress"),
+    "api/studies/<slug:slug>/analysis/": Row("GET", lambda w: f"/api/studies/{_study(w)}/analysis/", API_GET),
+    "api/studies/<slug:slug>/ratings.csv": Row("GET", lambda w: f"/api/studies/{_study(w)}/ratings.csv", API_GET),
+    "api/runs/<int:run_id>/": Row("GET", lambda w: f"/api/runs/{w.run.pk}/", API_GET),
+    "api/runs/<int:run_id>/<str:action>/": Row(
+        "POST", lambda w: f"/api/runs/{w.run.pk}/pause/", (401, 401, 401, 200, 404, 200),
+        note="pause, resume or cancel a run of one's own study"),
     "r/<str:token>/": Row("GET", lambda w: f"/r/{w.rater_a.token}/", (200,) * 6,
                           note="rater A's link: whoever holds it is rater A"),
     "s/<str:token>/": Row("GET", lambda w: f"/s/{w.study.open_token}/", (200,) * 6,
