@@ -21,7 +21,7 @@ from django.db import connection
 from annotations.models import Item, Study
 from llmjudge import judging
 from llmjudge.models import Judge, JudgeRun, LLMRating
-from tests.support.celery_worker import manage, service_env, start_worker, stop_worker, wait_for
+from tests.support.celery_worker import judge_run_command, service_env, start_worker, stop_worker, wait_for
 from tests.support.openai_server import Behaviour, OpenAIServer, expected_score
 from tests.support.private_services import PrivateRedis, postgres_available, redis_available
 
@@ -62,7 +62,7 @@ def _run(study: Study, server: OpenAIServer, *, chunk_size: int, settings) -> Ju
     judge = Judge.objects.create(name=f"{study.slug}-judge", backend="openai-compatible", base_url=f"{server.url}/v1",
                                  model="m", samples=SAMPLES, concurrency=4)
     # Not enqueued here: this process's Celery app talks to the configured broker, not the private
-    # Redis. The resume command, run with the private Redis, enqueues every pending rating.
+    # Redis. The resume command, sent to the private Redis, enqueues every pending rating.
     run = judging.judge_run_start(study=study, judge=judge, enqueue=False)
     assert run.calls_total == TOTAL
     return run
@@ -109,7 +109,7 @@ def test_a_run_survives_redis_being_killed_and_restarted_mid_run(transactional_d
     with PrivateRedis(appendonly=appendonly) as redis_server, OpenAIServer(Behaviour(latency=0.1)) as server:
         run = _run(study, server, chunk_size=12, settings=settings)
         env = service_env(redis_url=redis_server.url, CELERY_VISIBILITY_TIMEOUT="3")
-        manage("judge_run", str(run.pk), "resume", env=env)
+        judge_run_command(str(run.pk), "resume", redis_url=redis_server.url)
         worker = start_worker("redis", env)
         try:
             wait_for(lambda: _answered(run) >= TOTAL * 0.3, 30, "the worker to answer 30 %")
@@ -125,7 +125,7 @@ def test_a_run_survives_redis_being_killed_and_restarted_mid_run(transactional_d
                 # Without persistence the queued chunks are gone: the run waits, running, with the
                 # rest pending (never half-written), and a resume asks exactly what is missing.
                 assert _status(run) == JudgeRun.Status.RUNNING
-                out = manage("judge_run", str(run.pk), "resume", env=env)
+                out = judge_run_command(str(run.pk), "resume", redis_url=redis_server.url)
                 assert f"{TOTAL - _answered(run)} rating(s) to ask" in out
                 wait_for(lambda: _status(run) == JudgeRun.Status.DONE, 30, "the resumed run to finish")
         finally:
@@ -154,7 +154,7 @@ def test_a_run_survives_its_database_connections_being_dropped_mid_run(transacti
     with PrivateRedis() as redis_server, OpenAIServer(Behaviour(latency=0.1)) as server:
         run = _run(study, server, chunk_size=12, settings=settings)
         env = service_env(redis_url=redis_server.url)
-        manage("judge_run", str(run.pk), "resume", env=env)
+        judge_run_command(str(run.pk), "resume", redis_url=redis_server.url)
         worker = start_worker("dbdrop", env)
         try:
             for share in (0.2, 0.45, 0.7):
@@ -188,12 +188,12 @@ def test_a_run_on_a_worker_survives_429_500_garbage_and_timeouts_at_configurable
     rates = _fault_rates()
     behaviour = Behaviour(latency=0.02, rate_429=rates.get("429", 0), rate_500=rates.get("500", 0),
                           rate_garbage=rates.get("garbage", 0), rate_timeout=rates.get("timeout", 0),
-                          timeout_seconds=3.0, retry_after=0.1, seed=8)
+                          timeout_seconds=1.5, retry_after=0.1, seed=8)
     study = _study(researcher, "faults")
     with PrivateRedis() as redis_server, OpenAIServer(behaviour) as server:
-        run = _run(study, server, chunk_size=30, settings=settings)
-        env = service_env(redis_url=redis_server.url, LLM_MAX_ATTEMPTS="3")
-        manage("judge_run", str(run.pk), "resume", env=env)
+        run = _run(study, server, chunk_size=TOTAL, settings=settings)
+        env = service_env(redis_url=redis_server.url, LLM_MAX_ATTEMPTS="3", LLM_TIMEOUT="1")
+        judge_run_command(str(run.pk), "resume", redis_url=redis_server.url)
         worker = start_worker("faults", env)
         try:
             wait_for(lambda: _status(run) == JudgeRun.Status.DONE, 60, "the run to finish under faults")
@@ -204,7 +204,7 @@ def test_a_run_on_a_worker_survives_429_500_garbage_and_timeouts_at_configurable
                 # Errors after the attempt limit are a final state; a resume with --retry-errors asks them
                 # again (the server has recovered) and keeps their history.
                 server.behaviour = Behaviour(latency=0.02)
-                out = manage("judge_run", str(run.pk), "resume", "--retry-errors", env=env)
+                out = judge_run_command(str(run.pk), "resume", "--retry-errors", redis_url=redis_server.url)
                 assert f"{first['error']} rating(s) to ask" in out
                 wait_for(lambda: _status(run) == JudgeRun.Status.DONE, 30, "the resumed run to finish")
         finally:

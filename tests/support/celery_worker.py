@@ -1,14 +1,17 @@
 """Real Celery worker subprocesses (and management commands) for fault tests, as in test_worker_kill."""
 from __future__ import annotations
 
+import io
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from django.core.management import call_command
 from django.db import connection
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,10 +35,13 @@ def service_env(*, redis_url: str, database: str | None = None, **extra: str) ->
 
 
 def start_worker(name: str, env: dict[str, str]) -> subprocess.Popen:
+    """A one-process worker on the `llm` queue; its log goes to $EVALHUB_WORKER_LOG_DIR/<name>.log if set."""
+    log_dir = os.environ.get("EVALHUB_WORKER_LOG_DIR")
+    log = open(Path(log_dir) / f"{name}.log", "ab") if log_dir else subprocess.DEVNULL  # noqa: SIM115
     return subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "evalhub", "worker", "-Q", "llm", "-c", "1", "-n", f"{name}@%h",
-         "--loglevel", "WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"],
-        cwd=REPO, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+         "--loglevel", "INFO" if log_dir else "WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+        cwd=REPO, env=env, start_new_session=True, stdout=log, stderr=log,
     )
 
 
@@ -49,13 +55,36 @@ def stop_worker(worker: subprocess.Popen) -> None:
             worker.wait(timeout=5)
 
 
-def manage(*args: str, env: dict[str, str]) -> str:
-    """Run ``manage.py`` with ``env``; returns stdout, raises with stderr on failure."""
-    done = subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=120)
-    if done.returncode:
-        raise AssertionError(f"manage.py {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
-    return done.stdout
+@contextmanager
+def celery_broker(url: str) -> Iterator[None]:
+    """Send this process's Celery messages to ``url`` (a private Redis) inside the block.
+
+    In-process rather than a ``manage.py`` subprocess: Django's start-up costs seconds on a busy
+    two-core machine.
+    """
+    from evalhub.celery import app
+
+    def forget_connections() -> None:
+        # Dropped, not closed: kombu keeps one pool per URL and would hand back a closed one.
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    old = app.conf.broker_url
+    forget_connections()
+    app.conf.broker_url = url
+    try:
+        yield
+    finally:
+        forget_connections()
+        app.conf.broker_url = old
+
+
+def judge_run_command(*args: str, redis_url: str) -> str:
+    """``manage.py judge_run ...`` (the operator's command), enqueuing to ``redis_url``; returns stdout."""
+    out = io.StringIO()
+    with celery_broker(redis_url):
+        call_command("judge_run", *args, stdout=out)
+    return out.getvalue()
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
