@@ -11,9 +11,15 @@ The fault rates of the server test are configurable: EVALHUB_FAULT_RATES="429=0.
 """
 from __future__ import annotations
 
+import json
 import os
+import re
+import signal
+import subprocess
+import sys
 import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -21,9 +27,15 @@ from django.db import connection
 from annotations.models import Item, Study
 from llmjudge import judging
 from llmjudge.models import Judge, JudgeRun, LLMRating
-from tests.support.celery_worker import judge_run_command, service_env, start_worker, stop_worker, wait_for
+from tests.support.celery_worker import REPO, judge_run_command, service_env, start_worker, stop_worker, wait_for
 from tests.support.openai_server import Behaviour, OpenAIServer, expected_score
-from tests.support.private_services import PrivateRedis, postgres_available, redis_available
+from tests.support.private_services import (
+    PrivatePostgres,
+    PrivateRedis,
+    free_port,
+    postgres_available,
+    redis_available,
+)
 
 REQUIRED = os.environ.get("EVALHUB_REQUIRE_SERVICES") == "1"
 ITEMS, SAMPLES, QUESTIONS = 10, 3, 4  # the story-likert template asks four questions
@@ -213,3 +225,109 @@ def test_a_run_on_a_worker_survives_429_500_garbage_and_timeouts_at_configurable
     assert sum(run.ratings.values_list("attempts", flat=True)) <= server.stats.requests
     print(f"\nserver faults {rates}: first pass {dict(first)}, calls={requests} {faulty}, "
           f"timeouts={server.stats.timeouts} garbage={server.stats.garbage}; after resume ok={TOTAL}, duplicates=0, lost=0")
+
+
+# --- human submits during a database restart ---------------------------------------------------
+
+
+class _RaterBrowser:
+    """A rater's browser: reads the current page's form and answers every question with 3."""
+
+    def __init__(self, base_url: str, path: str) -> None:
+        import httpx
+
+        self.http = httpx.Client(base_url=base_url, follow_redirects=True, timeout=15)
+        self.path = path
+
+    def current_form(self) -> dict[str, str]:
+        html = self.http.get(self.path).raise_for_status().text
+        page = re.search(r'name="page" value="([^"]*)"', html)
+        assert page, "the page has no form"
+        data = {"page": page.group(1)}
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]*)"', html)
+        if token:
+            data["csrfmiddlewaretoken"] = token.group(1)
+        for name in sorted(set(re.findall(r'type="radio" name="([^"]+)"', html))):
+            data[name] = "3"
+        return data
+
+    def submit(self, data: dict[str, str]):
+        return self.http.post(self.path, data=data)
+
+
+def _ratings_in(database_url: str) -> tuple[int, int]:
+    """(HumanRating rows, keys stored more than once) in the private database."""
+    import psycopg
+
+    with psycopg.connect(database_url) as db:
+        total = db.execute("SELECT count(*) FROM annotations_humanrating").fetchone()[0]
+        duplicated = db.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM annotations_humanrating"
+            " GROUP BY rater_id, item_id, question_id HAVING count(*) > 1) d"
+        ).fetchone()[0]
+    return total, duplicated
+
+
+def _serve_rater_app(database_url: str, port: int, workdir: str) -> tuple[subprocess.Popen, str]:
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CELERY_TASK_ALWAYS_EAGER")},
+        "DATABASE_URL": database_url,
+        # Production-like: no debug pages, so a 500 would be Django's bare error page.
+        "DEBUG": "false", "SECRET_KEY": "wt8c-" + "x" * 50, "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "false", "SECURE_COOKIES": "false", "SECURE_HSTS_SECONDS": "0",
+        "EVALHUB_VAR_DIR": workdir, "LOG_LEVEL": "WARNING",
+    }
+    log_path = Path(workdir) / "app.log"
+    log = open(log_path, "wb")  # noqa: SIM115 - the server writes here until killed
+    app = subprocess.Popen([sys.executable, "-m", "tests.support.rater_app", str(port)], cwd=REPO, env=env,
+                           stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        for line in log_path.read_text(errors="replace").splitlines():
+            if line.startswith('{"url"'):
+                return app, json.loads(line)["url"]
+        if app.poll() is not None:
+            raise AssertionError(f"the app died:\n{log_path.read_text(errors='replace')[-3000:]}")
+        time.sleep(0.1)
+    raise AssertionError("the app did not start within 90 s")
+
+
+def test_a_rater_submitting_during_a_database_restart_is_told_to_retry_and_loses_nothing(tmp_path):
+    _require(private_postgres=True)
+    with PrivatePostgres() as pg:
+        pg.createdb("wt8c_raters")
+        database_url = pg.url_for("wt8c_raters")
+        port = free_port()
+        app, path = _serve_rater_app(database_url, port, str(tmp_path))
+        try:
+            browser = _RaterBrowser(f"http://127.0.0.1:{port}", path)
+            confirmed = 0
+            for _ in range(2):  # two pages confirmed before the restart
+                data = browser.current_form()
+                answered = browser.submit(data)
+                assert answered.status_code == 200 and f'value="{data["page"]}"' not in answered.text
+                confirmed += sum(1 for name in data if name.startswith("q_"))
+            data = browser.current_form()
+            assert any(name.startswith("q_") for name in data)
+
+            pg.stop()
+            during = [browser.submit(data), browser.http.get(path)]
+            for response in during:
+                assert response.status_code == 503
+                assert response.headers["Retry-After"] == "10"
+                assert "Please try again in a moment" in response.text
+                assert "Traceback" not in response.text and "Server Error (500)" not in response.text
+
+            pg.start()
+            retried = browser.submit(data)  # the same form again, as the page asks
+            assert retried.status_code == 200 and f'value="{data["page"]}"' not in retried.text
+            confirmed += sum(1 for name in data if name.startswith("q_"))
+            replayed = browser.submit(data)  # a second click on the old page changes nothing
+            assert replayed.status_code == 200
+        finally:
+            os.killpg(app.pid, signal.SIGTERM)
+            app.wait(timeout=15)
+        stored, duplicated = _ratings_in(database_url)
+    assert (stored, duplicated) == (confirmed, 0)
+    print(f"\nrater during a database restart: {confirmed} ratings confirmed, {stored} stored, "
+          "503 + Retry-After while down, saved on the first retry, duplicates=0, lost=0")

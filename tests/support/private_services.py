@@ -124,6 +124,9 @@ class PrivatePostgres:
     def stop(self) -> None:
         self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop", check=False)
 
+    def createdb(self, name: str) -> None:
+        self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", name)
+
     def __enter__(self) -> PrivatePostgres:
         self.init()
         self.start()
