@@ -13,6 +13,7 @@ Redis killed mid-run). Re-running a chunk is harmless for the reasons above.
 """
 from __future__ import annotations
 
+import logging
 import time
 
 import redis
@@ -20,6 +21,8 @@ from celery import shared_task
 from django.db import InterfaceError, OperationalError, close_old_connections
 
 from llmjudge import judging
+
+logger = logging.getLogger(__name__)
 
 _INFRA_ERRORS = (OperationalError, InterfaceError, redis.ConnectionError, redis.TimeoutError)
 # Seconds between in-process retries: about half a minute in all covers a Redis or PostgreSQL restart.
@@ -40,9 +43,11 @@ def judge_chunk(run_id: int, rating_ids: list[int]) -> None:
         try:
             judging.run_chunk(run_id=run_id, rating_ids=rating_ids)
             return
-        except _INFRA_ERRORS:
+        except _INFRA_ERRORS as exc:
             if pause is None:
                 raise  # then Celery's own retry, through the broker
+            logger.warning("judge run %s: chunk interrupted (%s: %s), again in %s s",
+                           run_id, type(exc).__name__, str(exc).strip()[:200], pause)
         time.sleep(pause)
         # A connection that failed is marked unusable; this drops it so the next query reconnects.
         close_old_connections()

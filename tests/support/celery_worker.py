@@ -34,13 +34,15 @@ def service_env(*, redis_url: str, database: str | None = None, **extra: str) ->
     }
 
 
-def start_worker(name: str, env: dict[str, str]) -> subprocess.Popen:
-    """A one-process worker on the `llm` queue; its log goes to $EVALHUB_WORKER_LOG_DIR/<name>.log if set."""
+def start_worker(name: str, env: dict[str, str], log_path: Path | None = None) -> subprocess.Popen:
+    """A one-process worker on the `llm` queue, logging to ``log_path`` (or $EVALHUB_WORKER_LOG_DIR/<name>.log)."""
     log_dir = os.environ.get("EVALHUB_WORKER_LOG_DIR")
-    log = open(Path(log_dir) / f"{name}.log", "ab") if log_dir else subprocess.DEVNULL  # noqa: SIM115
+    if log_path is None and log_dir:
+        log_path = Path(log_dir) / f"{name}.log"
+    log = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115
     return subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "evalhub", "worker", "-Q", "llm", "-c", "1", "-n", f"{name}@%h",
-         "--loglevel", "INFO" if log_dir else "WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+         "--loglevel", "INFO" if log_path else "WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"],
         cwd=REPO, env=env, start_new_session=True, stdout=log, stderr=log,
     )
 
