@@ -130,6 +130,7 @@ def test_a_run_survives_redis_being_killed_and_restarted_mid_run(transactional_d
             assert at_restart < TOTAL, "the run finished before the restart; make it longer"
             _wait_until_quiet(run, quiet=6, timeout=40)
             resumed = _status(run) != JudgeRun.Status.DONE
+            to_ask = TOTAL - _answered(run)
             if appendonly:
                 # The queue and the unacked chunk survive in the AOF: the run completes by itself.
                 assert not resumed, f"stalled at {_answered(run)}/{TOTAL} although Redis kept its data"
@@ -138,7 +139,7 @@ def test_a_run_survives_redis_being_killed_and_restarted_mid_run(transactional_d
                 # rest pending (never half-written), and a resume asks exactly what is missing.
                 assert _status(run) == JudgeRun.Status.RUNNING
                 out = judge_run_command(str(run.pk), "resume", redis_url=redis_server.url)
-                assert f"{TOTAL - _answered(run)} rating(s) to ask" in out
+                assert f"{to_ask} rating(s) to ask" in out
                 wait_for(lambda: _status(run) == JudgeRun.Status.DONE, 30, "the resumed run to finish")
         finally:
             stop_worker(worker)
@@ -146,7 +147,7 @@ def test_a_run_survives_redis_being_killed_and_restarted_mid_run(transactional_d
     attempts = sum(run.ratings.values_list("attempts", flat=True))
     assert server.stats.requests >= attempts
     print(f"\nredis restart ({'aof' if appendonly else 'no persistence'}): answered {at_restart}/{TOTAL} at restart, "
-          f"resume needed={resumed}, calls={server.stats.requests}, ratings={TOTAL}, duplicates=0, lost=0")
+          f"resume needed={resumed} ({to_ask} to ask), calls={server.stats.requests}, ratings={TOTAL}, duplicates=0, lost=0")
 
 
 def _drop_worker_connections() -> int:
