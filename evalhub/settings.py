@@ -53,6 +53,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, so a view's database error meets it first: 503 "please retry" instead of a 500.
+    "evalhub.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "evalhub.urls"
