@@ -11,6 +11,7 @@ from annotations.models import Item
 from llmjudge import judging
 from llmjudge.engine import TurnResult
 from llmjudge.models import Judge, JudgeRun, LLMRating
+from llmjudge.parsing import PARSER_VERSION
 from llmjudge.selectors import run_progress
 from tests.support.openai_server import REFUSAL_TEXT, Behaviour, expected_score
 
@@ -54,7 +55,7 @@ def test_a_completion_run_stores_one_parsed_rating_per_item_question_and_sample(
         assert rating.raw == f"I would rate it {expected_score(rating.prompt)} out of 5. The sentences fit together."
         assert rating.prompt.endswith(rating.question.text)
         assert len(rating.prompt_hash) == 64
-        assert rating.template_version.endswith("+parser1")
+        assert rating.template_version.endswith(f"+parser{PARSER_VERSION}")
         assert rating.model == "test-model"
         assert rating.params == {"temperature": 1.0, "top_p": 0.9, "max_tokens": 256, "seed": None,
                                  "variant": "original", "mode": "completion"}
@@ -342,7 +343,9 @@ def test_the_chunk_task_is_late_acked_and_requeued_when_its_worker_dies():
 def test_a_judge_that_cannot_be_called_is_refused_at_start(story_with_items, make_judge):
     with pytest.raises(judging.RunError, match="imported"):
         judging.judge_run_start(study=story_with_items, judge=make_judge(backend="imported"), enqueue=False)
-    with pytest.raises(judging.RunError, match="rubric"):
+    # A rubric judge needs a rubric for every question: it is refused at start, naming the question.
+    story_with_items.questions.filter(key="likability").update(key="enjoyment")
+    with pytest.raises(judging.RunError, match="'enjoyment' has no rubric"):
         judging.judge_run_start(study=story_with_items, judge=make_judge("r", kind="rubric"), enqueue=False)
 
 
