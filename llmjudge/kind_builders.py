@@ -97,8 +97,7 @@ def run_split(study: Study, kind: str, options: KindOptions | None) -> dict[str,
         names = dict(Rater.objects.filter(pk__in=ratings).values_list("pk", "external_id"))
         message = str(exc)
         for pk, name in names.items():
-            if name:
-                message = message.replace(f"{pk} (", f"{pk} ({name}, ", 1)
+            message = message.replace(f"{pk} has ", f"rater {name or pk} (id {pk}) has ", 1)
         raise KindError(f"{kind} judge with k={k}: {message}") from None
     return {str(r): {"profile": list(split.profile[r]), "held_out": list(split.held_out[r])} for r in split.profile}
 
