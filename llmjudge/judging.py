@@ -17,6 +17,7 @@ this module's writer loop commits small batches of finished results.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import logging
 import queue
@@ -67,14 +68,21 @@ def judge_run_start(
     overrides: dict[str, Any] | None = None,
     experiment: Experiment | None = None,
     enqueue: bool = True,
+    kind_options: dict[str, Any] | None = None,
 ) -> JudgeRun:
-    """Create the run and all its pending ratings; enqueue its chunks once the transaction commits."""
+    """Create the run and all its pending ratings; enqueue its chunks once the transaction commits.
+
+    ``kind_options`` override the judge's kind options for this run (e.g. a per-rater split from the
+    run form); they are validated with the rest and recorded in the run's params.
+    """
     if judge.backend not in BACKENDS:
         raise RunError(f"judge {judge.name!r} has backend {judge.backend!r}, which cannot be run (no calls)")
     if judge.kind not in BUILDERS:
         raise RunError(f"judge {judge.name!r} is of kind {judge.kind!r}, which has no prompt builder yet")
     try:
         config = JudgeConfig.from_judge(judge, overrides)
+        if kind_options:
+            config = dataclasses.replace(config, options={**config.options, **kind_options})
     except ValueError as exc:
         raise RunError(str(exc)) from None
     questions = list(study.questions.order_by("order", "id").values_list("id", flat=True))

@@ -119,6 +119,19 @@ def planned_rows(
     if isinstance(options, PersonaOptions):
         spec = persona.method(options.method)
         samples = options.characters_used if spec.characters else 1
+        if spec.demographics:
+            missing = sorted(
+                name or str(pk)
+                for pk, name, demographics in study.raters.filter(pk__in=[int(r) for r in split]).values_list(
+                    "pk", "external_id", "demographics"
+                )
+                if not demographics
+            )
+            if missing:
+                raise KindError(
+                    f"persona judge ({options.method}) needs demographics of every rater; none for: "
+                    f"{', '.join(missing)} (rater form or an imported demographics file)"
+                )
     else:
         samples = config.samples
     allowed = set(items)
