@@ -535,8 +535,13 @@ class PersonalizedBuilder:
         options = kind_options("personalized", config.options)
         assert isinstance(options, PersonalizedOptions)
         scale = (study.scale_min, study.scale_max)
-        human = human_ratings(study)[target_rater_id]
         profile_ids = run.params["split"][str(target_rater_id)]["profile"]
+        # Only the profile's ratings: a query per conversation stays small on a 1,000-item study.
+        human: dict[int, dict[int, tuple[float, str]]] = defaultdict(dict)
+        for item_id, question_id, score, comment in HumanRating.objects.filter(
+            rater_id=target_rater_id, item_id__in=profile_ids
+        ).values_list("item_id", "question_id", "score", "comment"):
+            human[item_id][question_id] = (score, comment)
         profile_items = {i.pk: i for i in Item.objects.filter(pk__in=profile_ids)}
         text = item_text(study, item)
 
