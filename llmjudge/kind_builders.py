@@ -310,6 +310,11 @@ def _prepare_persona(run: Any, config: JudgeConfig, pending: list[tuple[int, int
     raters = {r.pk: r for r in study.raters.all()}
     split = run.params.get("split", {})
     needs = sorted({(rater, question) for _, question, rater in pending})
+    # Verify what earlier rounds proposed first: which characters are chosen (and so which one is
+    # sample i) must not change because a verification was lost and a later round filled in.
+    stored = [f"{r}:{q}:{a}" for r, q in needs for a in range(options.proposal_attempts)]
+    if fatal := _verify_proposals(run, config, options, stored):
+        return fatal
     for attempt in range(options.proposal_attempts):
         lacking = [(r, q) for r, q in needs if len(persona_characters(run, r, q)) < options.characters_used]
         if not lacking:
@@ -339,19 +344,7 @@ def _prepare_persona(run: Any, config: JudgeConfig, pending: list[tuple[int, int
         _reset_errors([a[0] for a in asks])
         if fatal := _execute_calls(run, config, asks):
             return fatal
-        proposals = _calls(run, "propose", proposals)
-        verify_asks = []
-        keys = [
-            (f"{key}:{i}", persona.Character(**c))
-            for key, call in proposals.items()
-            for i, c in enumerate((call.parsed or {}).get("characters", [])[: options.characters_proposed])
-        ]
-        verifications = _calls(run, "verify", (k for k, _ in keys))
-        for key, character in keys:
-            if verifications[key].status in ("pending", "error"):
-                verify_asks.append((verifications[key], persona.verification_prompt(character), _parse_verification))
-        _reset_errors([a[0] for a in verify_asks])
-        if fatal := _execute_calls(run, config, verify_asks):
+        if fatal := _verify_proposals(run, config, options, proposals):
             return fatal
     # Raters still lacking characters after every round: their rows end in error, saying why.
     for r, q in needs:
@@ -364,6 +357,28 @@ def _prepare_persona(run: Any, config: JudgeConfig, pending: list[tuple[int, int
                 updated_at=timezone.now(),
             )
     return ""
+
+
+def _verify_proposals(run: Any, config: JudgeConfig, options: PersonaOptions, keys: Iterable[str]) -> str:
+    """Ask the missing verifications of the stored proposals among ``keys``; returns a fatal error."""
+    from llmjudge.models import JudgeCall
+
+    proposals = JudgeCall.objects.filter(run=run, step="propose", key__in=list(keys))
+    characters = [
+        (f"{call.key}:{i}", persona.Character(**c))
+        for call in proposals
+        for i, c in enumerate((call.parsed or {}).get("characters", [])[: options.characters_proposed])
+    ]
+    if not characters:
+        return ""
+    verifications = _calls(run, "verify", (k for k, _ in characters))
+    asks = [
+        (verifications[key], persona.verification_prompt(character), _parse_verification)
+        for key, character in characters
+        if verifications[key].status in ("pending", "error")
+    ]
+    _reset_errors([a[0] for a in asks])
+    return _execute_calls(run, config, asks)
 
 
 # Role-player panel: dynamic roles per item, de-duplicated with the static ones.

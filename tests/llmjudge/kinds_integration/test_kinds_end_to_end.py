@@ -213,3 +213,25 @@ def test_after_migration_0004_scores_stay_on_scale_and_rows_stay_unique_with_or_
     with pytest.raises(IntegrityError), transaction.atomic():
         LLMRating.objects.create(run=run, item=item, question=question, sample=0, target_rater=rater,
                                  status="ok", score=0)
+
+
+def test_a_persona_rerun_asks_only_the_missing_steps_and_ratings(rated_study, scripted_server):
+    from llmjudge.judging import judge_run_execute_inline, judge_run_resume
+    from llmjudge.models import JudgeCall, JudgeRun
+
+    judge = _judge(scripted_server, "cinemetric", "persona", {"training_examples": 2, "held_out": 1})
+    run = _run(rated_study, judge)
+    # Lose one verification and one role-play answer, as a crash before their write would.
+    JudgeCall.objects.filter(run=run, step="verify").order_by("id").first().delete()
+    lost = run.ratings.filter(sample=0).order_by("id").first()
+    run.ratings.filter(pk=lost.pk).update(status="pending", score=None, raw="")
+    JudgeRun.objects.filter(pk=run.pk).update(status="running")
+    run.refresh_from_db()
+    before = scripted_server.stats.requests
+
+    assert judge_run_resume(run=run, enqueue=False) == 1
+    judge_run_execute_inline(run=run)
+    assert scripted_server.stats.requests - before == 2  # the verification, then the role-play
+    run.refresh_from_db()
+    assert run.status == "done" and run.ratings.filter(status="ok").count() == run.ratings.count()
+    assert JudgeCall.objects.filter(run=run, step="verify").count() == len(RATERS) * 4 * 5
