@@ -31,6 +31,7 @@ from django.db.models import Count, Max, QuerySet
 
 from annotations.models import HumanRating, Item, Question, Rater, Study
 from evalhub import stats
+from evalhub.personal_report import PER_RATER_KINDS, per_rater_predictions, personal_report
 from llmjudge.models import JudgeRun, LLMRating
 
 HUMAN = "human"
@@ -208,8 +209,16 @@ def study_data(*, study: Study, options: AnalysisOptions) -> StudyData:
             hi = np.searchsorted(run_col, run.pk, side="right")
             pool = Pool(name=names[run.pk], kind="llm", run_id=run.pk, judge=run.judge.name, run_status=run.status)
             part = rows[lo:hi]
+            if run.judge.kind in PER_RATER_KINDS:
+                # A per-rater run's raters are the humans it predicts, one vote of its samples each.
+                votes = [(i, q, r, v) for (i, q, r), v in per_rater_predictions(run_id=run.pk).items()
+                         if v is not None and q in question_ids]
+                part = np.array([(run.pk, *row) for row in votes], dtype=float).reshape(-1, 5)
             _fill(pool, part[:, 1], part[:, 2], part[:, 3], part[:, 4], item_ids, questions)
-            pool.rater_labels = {int(s): f"sample-{int(s)}" for s in pool.raters}
+            if run.judge.kind in PER_RATER_KINDS:
+                pool.rater_labels = {int(r): human.rater_labels.get(int(r), f"rater-{int(r)}") for r in pool.raters}
+            else:
+                pool.rater_labels = {int(s): f"sample-{int(s)}" for s in pool.raters}
             pool.status_counts = {
                 LLMRating.Status.OK.value: int(pool.score.size), **dict(sorted(not_ok[run.pk].items()))}
             pools.append(pool)
@@ -528,6 +537,8 @@ def analysis_from_data(data: StudyData, options: AnalysisOptions) -> dict[str, A
                 result["welch"].append(_welch_row(
                     question.key, pool, cells.get((question.key, group_a, pool.name)),
                     cells.get((question.key, group_b, pool.name)), group_a, group_b, options.welch_unit))
+    # Personalized and persona runs: each predicted rater against that rater's own scores.
+    result["personal"] = personal_report(study=data.study)
     if options.charts:
         result["distributions"] = _distributions(data, cells, shown_groups)
         result["scatter"] = _scatter(data, cells, shown_groups, llm_pools)

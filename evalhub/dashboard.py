@@ -129,6 +129,13 @@ def dashboard_context(result: dict[str, Any]) -> dict[str, Any]:
             high, low = (w["group_a"], w["group_b"]) if w["mean_diff"] > 0 else (w["group_b"], w["group_a"])
             marks[(w["question"], high, w["pool"])].append(f"{stars(w['p'])} over {low} ({p_text(w['p'])})")
 
+    personal = []
+    for entry in result.get("personal", []):
+        base = {r["rater"]: r for r in (entry["baseline"] or {}).get("raters", [])}
+        rows = [{**r, "base_accuracy": base.get(r["rater"], {}).get("accuracy"),
+                 "base_mae": base.get(r["rater"], {}).get("mae")} for r in entry["raters"]]
+        personal.append({**entry, "rows": rows})
+
     table1 = []
     for pool in pools:
         row = []
@@ -160,6 +167,7 @@ def dashboard_context(result: dict[str, Any]) -> dict[str, Any]:
     return {
         "result": result,
         "pools": result["pools"],
+        "personal": personal,
         "questions": questions,
         "groups": groups,
         "n_groups": len(groups),

@@ -8,7 +8,7 @@ from django.shortcuts import render
 
 from annotations.models import Study
 from llmjudge import judging
-from llmjudge.models import Experiment, Judge, JudgeRun, LLMRating
+from llmjudge.models import Experiment, Judge, JudgeCall, JudgeRun, LLMRating
 from llmjudge.selectors import studies_for_user
 
 
@@ -78,11 +78,25 @@ class ExperimentAdmin(admin.ModelAdmin):
 
 @admin.register(LLMRating)
 class LLMRatingAdmin(admin.ModelAdmin):
-    list_display = ("run", "item", "question", "sample", "status", "score", "attempts", "latency_ms")
+    list_display = ("run", "item", "question", "sample", "target_rater", "status", "score", "attempts", "latency_ms")
     list_filter = ("status", "run__judge", "run__study", "question__key")
     search_fields = ("item__external_id", "raw", "rationale")
     list_select_related = ("run__judge", "item", "question")
     readonly_fields = [f.name for f in LLMRating._meta.fields]
+
+    def has_add_permission(self, request) -> bool:  # noqa: ANN001
+        return False
+
+
+@admin.register(JudgeCall)
+class JudgeCallAdmin(admin.ModelAdmin):
+    """Persona and panel preparation steps (characters, verifications, roles): read-only, as ratings."""
+
+    list_display = ("run", "step", "key", "status", "attempts", "latency_ms")
+    list_filter = ("status", "step", "run__judge")
+    search_fields = ("key", "raw")
+    list_select_related = ("run__judge",)
+    readonly_fields = [f.name for f in JudgeCall._meta.fields]
 
     def has_add_permission(self, request) -> bool:  # noqa: ANN001
         return False

@@ -5,6 +5,7 @@ from django.db.models import Q, QuerySet
 
 from llmjudge.backends import BACKENDS
 from llmjudge.judging import PAPER_TEMPERATURES, PAPER_VARIANTS
+from llmjudge.kinds.persona import METHODS as PERSONA_METHODS
 from llmjudge.models import Judge
 
 
@@ -16,6 +17,28 @@ def runnable_judges(user) -> QuerySet[Judge]:  # noqa: ANN001
 
 class RunStartForm(forms.Form):
     judge = forms.ModelChoiceField(queryset=Judge.objects.none())
+    # Per-rater judges (personalized, persona): the split, for this run only (blank: the judge's own).
+    profile_size = forms.IntegerField(required=False, min_value=1, label="Profile size k (personalized)")
+    training_examples = forms.IntegerField(required=False, min_value=1, label="Training examples (persona)")
+    held_out = forms.IntegerField(required=False, min_value=1, label="Held-out items per rater")
+    split_seed = forms.IntegerField(required=False, min_value=0, label="Split seed")
+    method = forms.ChoiceField(
+        required=False, label="Persona method", choices=[("", "judge's own")] + [(m, m) for m in PERSONA_METHODS]
+    )
+
+    KIND_FIELDS = {
+        "personalized": ("profile_size", "held_out", "split_seed"),
+        "persona": ("training_examples", "held_out", "split_seed", "method"),
+    }
+
+    def kind_options(self) -> dict:
+        """The options given for the chosen judge's kind; fields of other kinds are ignored."""
+        kind = self.cleaned_data["judge"].kind
+        return {
+            name: self.cleaned_data[name]
+            for name in self.KIND_FIELDS.get(kind, ())
+            if self.cleaned_data.get(name) not in (None, "")
+        }
 
     def __init__(self, *args, user, **kwargs) -> None:  # noqa: ANN001, ANN002, ANN003
         super().__init__(*args, **kwargs)

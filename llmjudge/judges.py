@@ -41,7 +41,14 @@ def _check(spec: dict[str, Any]) -> None:
     if spec.get("mode", "completion") not in Judge.Mode.values:
         raise JudgeSpecError(f"--mode {spec['mode']!r}: choose one of {', '.join(Judge.Mode.values)}")
     if spec.get("kind", "plain") not in BUILDERS:
-        raise JudgeSpecError(f"--kind {spec['kind']!r}: judges of this kind cannot run yet ({', '.join(BUILDERS)})")
+        raise JudgeSpecError(f"--kind {spec['kind']!r}: unknown judge kind (known: {', '.join(BUILDERS)})")
+    kind = spec.get("kind", "plain")
+    from llmjudge.kind_builders import kind_options
+
+    try:
+        kind_options(kind, spec.get("options"))
+    except ValueError as exc:
+        raise JudgeSpecError(f"--kind {kind}: {exc}") from None
     env = spec.get("api_key_env", "")
     if env and not _ENV_NAME.match(env):
         raise JudgeSpecError(f"--api-key-env {env!r}: give the NAME of an environment variable, not the key itself")

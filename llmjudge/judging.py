@@ -17,6 +17,7 @@ this module's writer loop commits small batches of finished results.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import logging
 import queue
@@ -36,6 +37,7 @@ from annotations.models import Question, Study
 from llmjudge.backends import BACKENDS, QUEUES, BackendConfig, backend_for
 from llmjudge.config import JudgeConfig
 from llmjudge.engine import CallSettings, EngineOutcome, EngineSettings, TurnResult, run_conversations
+from llmjudge.kind_builders import planned_rows, prepare_steps
 from llmjudge.limits import Limiter, LocalLimiter, RedisLimiter
 from llmjudge.models import Experiment, Judge, JudgeRun, LLMRating
 from llmjudge.pricing import estimate_cost
@@ -66,20 +68,33 @@ def judge_run_start(
     overrides: dict[str, Any] | None = None,
     experiment: Experiment | None = None,
     enqueue: bool = True,
+    kind_options: dict[str, Any] | None = None,
 ) -> JudgeRun:
-    """Create the run and all its pending ratings; enqueue its chunks once the transaction commits."""
+    """Create the run and all its pending ratings; enqueue its chunks once the transaction commits.
+
+    ``kind_options`` override the judge's kind options for this run (e.g. a per-rater split from the
+    run form); they are validated with the rest and recorded in the run's params.
+    """
     if judge.backend not in BACKENDS:
         raise RunError(f"judge {judge.name!r} has backend {judge.backend!r}, which cannot be run (no calls)")
     if judge.kind not in BUILDERS:
         raise RunError(f"judge {judge.name!r} is of kind {judge.kind!r}, which has no prompt builder yet")
     try:
         config = JudgeConfig.from_judge(judge, overrides)
+        if kind_options:
+            config = dataclasses.replace(config, options={**config.options, **kind_options})
     except ValueError as exc:
         raise RunError(str(exc)) from None
     questions = list(study.questions.order_by("order", "id").values_list("id", flat=True))
     items = list(study.items.order_by("position", "id").values_list("id", flat=True))
     if not questions or not items:
         raise RunError(f"study {study.slug!r} has no items or no questions to judge")
+    try:
+        rows, kind_params = planned_rows(study=study, config=config, items=items, questions=questions)
+    except ValueError as exc:  # KindError and the kinds' option errors
+        raise RunError(str(exc)) from None
+    if not rows:
+        raise RunError(f"a {judge.kind} judge has nothing to predict on study {study.slug!r}")
     version = template_version(study)
     with transaction.atomic():
         run = JudgeRun.objects.create(
@@ -87,7 +102,7 @@ def judge_run_start(
             judge=judge,
             experiment=experiment,
             status=JudgeRun.Status.RUNNING,
-            params=config.to_params(),
+            params={**config.to_params(), **kind_params},
             started_at=timezone.now(),
         )
         LLMRating.objects.bulk_create(
@@ -97,18 +112,17 @@ def judge_run_start(
                     item_id=item_id,
                     question_id=question_id,
                     sample=sample,
+                    target_rater_id=target,
                     template_version=version,
                     model=config.model,
                     params=config.rating_params(sample),
                 )
-                for item_id in items
-                for sample in range(config.samples)
-                for question_id in questions
+                for item_id, question_id, sample, target in rows
             ),
             batch_size=1000,
             ignore_conflicts=True,
         )
-        run.calls_total = len(items) * len(questions) * config.samples
+        run.calls_total = len(rows)
         run.save(update_fields=["calls_total"])
         if enqueue:
             run_id = run.pk
@@ -309,26 +323,29 @@ class ChunkSummary:
 
 def _conversations(run: JudgeRun, config: JudgeConfig, rating_ids: list[int]) -> list[Conversation]:
     pending = list(run.ratings.filter(pk__in=rating_ids, status=LLMRating.Status.PENDING).values_list(
-        "item_id", "sample"
+        "item_id", "sample", "target_rater_id"
     ))
     if not pending:
         return []
     groups = set(pending)
-    rows = run.ratings.filter(item_id__in={item for item, _ in groups}).select_related("item")
+    rows = run.ratings.filter(item_id__in={group[0] for group in groups}).select_related("item")
     if config.mode != "chat":
         # Completion mode needs no history: only the pending rows themselves.
         rows = rows.filter(pk__in=rating_ids, status=LLMRating.Status.PENDING)
-    by_group: dict[tuple[int, int], dict[int, LLMRating]] = defaultdict(dict)
+    # A group is one item and sample (and, for per-rater judges, the rater predicted).
+    by_group: dict[tuple[int, int, int], dict[int, LLMRating]] = defaultdict(dict)
     for rating in rows:
-        if (rating.item_id, rating.sample) in groups:
-            by_group[(rating.item_id, rating.sample)][rating.question_id] = rating
+        group = (rating.item_id, rating.sample, rating.target_rater_id)
+        if group in groups:
+            by_group[(rating.item_id, rating.sample, rating.target_rater_id or 0)][rating.question_id] = rating
     questions: list[Question] = list(run.study.questions.order_by("order", "id"))
     builder = builder_for(config.kind)
     conversations: list[Conversation] = []
-    for (_, sample), ratings in sorted(by_group.items()):
+    for (_, sample, target), ratings in sorted(by_group.items()):
         item = next(iter(ratings.values())).item
         conversations += builder.conversations(
-            study=run.study, config=config, item=item, questions=questions, sample=sample, ratings=ratings
+            study=run.study, config=config, item=item, questions=questions, sample=sample, ratings=ratings,
+            run=run, target_rater_id=target or None,
         )
     return conversations
 
@@ -397,6 +414,37 @@ def _write(results: list[TurnResult]) -> int:
 _DONE = object()
 
 
+def _call_settings(config: JudgeConfig) -> CallSettings:
+    return CallSettings(
+        model=config.model,
+        temperature=config.temperature,
+        top_p=config.top_p,
+        max_tokens=config.max_tokens,
+        endpoint=str(config.options.get("endpoint", "chat")),
+    )
+
+
+def _engine_settings() -> EngineSettings:
+    return EngineSettings(
+        max_attempts=settings.LLM_MAX_ATTEMPTS,
+        refusal_retries=settings.LLM_REFUSAL_RETRIES,
+        backoff_base=settings.LLM_BACKOFF_BASE,
+        backoff_cap=settings.LLM_BACKOFF_CAP,
+    )
+
+
+def _backend_config(config: JudgeConfig) -> BackendConfig:
+    return BackendConfig(
+        backend=config.backend,
+        model=config.model,
+        base_url=config.base_url,
+        api_key_env=config.api_key_env,
+        timeout=float(settings.LLM_TIMEOUT),
+        concurrency=config.concurrency,
+        options=config.options,
+    )
+
+
 def _execute(
     run: JudgeRun,
     config: JudgeConfig,
@@ -406,28 +454,9 @@ def _execute(
     results: queue.Queue[Any] = queue.Queue()
     stop = threading.Event()
     box: dict[str, Any] = {}
-    call = CallSettings(
-        model=config.model,
-        temperature=config.temperature,
-        top_p=config.top_p,
-        max_tokens=config.max_tokens,
-        endpoint=str(config.options.get("endpoint", "chat")),
-    )
-    engine_settings = EngineSettings(
-        max_attempts=settings.LLM_MAX_ATTEMPTS,
-        refusal_retries=settings.LLM_REFUSAL_RETRIES,
-        backoff_base=settings.LLM_BACKOFF_BASE,
-        backoff_cap=settings.LLM_BACKOFF_CAP,
-    )
-    backend_config = BackendConfig(
-        backend=config.backend,
-        model=config.model,
-        base_url=config.base_url,
-        api_key_env=config.api_key_env,
-        timeout=float(settings.LLM_TIMEOUT),
-        concurrency=config.concurrency,
-        options=config.options,
-    )
+    call = _call_settings(config)
+    engine_settings = _engine_settings()
+    backend_config = _backend_config(config)
 
     def engine() -> None:
         try:
@@ -498,6 +527,17 @@ def run_chunk(
         # Deleted, paused, cancelled or failed: drop the stale work (a resume re-enqueues it).
         return ChunkSummary(asked=0, written=0, calls=0)
     config = JudgeConfig.from_params(run.params)
+    pending = list(
+        run.ratings.filter(pk__in=rating_ids, status=LLMRating.Status.PENDING).values_list(
+            "item_id", "question_id", "target_rater_id"
+        )
+    )
+    # Multi-step kinds ask their preliminary calls (characters, roles) first, outside any transaction.
+    fatal = prepare_steps(run=run, config=config, pending=pending) if pending else ""
+    if fatal:
+        logger.warning("judge run %s failed: %s", run_id, fatal)
+        judge_run_fail(run_id=run_id, error=fatal)
+        return ChunkSummary(asked=0, written=0, calls=0, fatal=fatal)
     conversations = _conversations(run, config, rating_ids)
     asked = sum(1 for c in conversations for t in c.turns if t.answer is None)
     if not conversations:

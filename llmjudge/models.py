@@ -11,7 +11,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from annotations.models import Item, Question, Study
+from annotations.models import Item, Question, Rater, Study
 
 
 def validate_base_url(value: str) -> None:
@@ -153,6 +153,10 @@ class LLMRating(models.Model):
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="llm_ratings")
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="llm_ratings")
     sample = models.PositiveIntegerField()
+    # Personalized and persona judges predict one human rater's scores: the rater predicted.
+    target_rater = models.ForeignKey(
+        Rater, null=True, blank=True, on_delete=models.CASCADE, related_name="predicted_ratings"
+    )
     prompt = models.TextField(blank=True)
     prompt_hash = models.CharField(max_length=64, blank=True)
     template_version = models.CharField(max_length=50, blank=True)
@@ -173,8 +177,17 @@ class LLMRating(models.Model):
     class Meta:
         ordering = ["run", "item", "question", "sample"]
         constraints = [
+            # Two conditional constraints: PostgreSQL treats NULLs as distinct, so one constraint over
+            # target_rater would let a plain judge's row be inserted twice.
             models.UniqueConstraint(
-                fields=["run", "item", "question", "sample"], name="one_llm_rating_per_run_item_question_sample"
+                fields=["run", "item", "question", "sample"],
+                condition=models.Q(target_rater__isnull=True),
+                name="one_llm_rating_per_run_item_question_sample",
+            ),
+            models.UniqueConstraint(
+                fields=["run", "item", "question", "sample", "target_rater"],
+                condition=models.Q(target_rater__isnull=False),
+                name="one_llm_rating_per_run_item_question_sample_rater",
             ),
             models.CheckConstraint(
                 condition=models.Q(status="ok", score__isnull=False)
@@ -186,3 +199,42 @@ class LLMRating(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.run_id} {self.item_id}/{self.question_id}#{self.sample}: {self.status}"
+
+
+class JudgeCall(models.Model):
+    """One step of a multi-step judge that is not itself a rating (persona: propose, verify; panel: roles).
+
+    Unique per (run, step, key), so a rerun asks only the steps that have no stored answer.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        OK = "ok", "OK"
+        UNPARSEABLE = "unparseable", "Unparseable"
+        REFUSED = "refused", "Refused"
+        ERROR = "error", "Error"
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="calls")
+    step = models.CharField(max_length=20, help_text="propose | verify | roles")
+    key = models.CharField(max_length=200, help_text="e.g. rater id and round, or item id")
+    prompt = models.TextField(blank=True)
+    prompt_hash = models.CharField(max_length=64, blank=True)
+    template_version = models.CharField(max_length=50, blank=True)
+    raw = models.TextField(blank=True)
+    parsed = models.JSONField(default=dict, blank=True, help_text="What the step's parser made of the answer.")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    history = models.JSONField(default=list, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    model = models.CharField(max_length=200, blank=True)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    tokens_prompt = models.PositiveIntegerField(null=True, blank=True)
+    tokens_completion = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["run", "step", "key"]
+        constraints = [models.UniqueConstraint(fields=["run", "step", "key"], name="one_judge_call_per_run_step_key")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} {self.step}:{self.key}: {self.status}"

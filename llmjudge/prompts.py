@@ -62,8 +62,11 @@ class PromptBuilder(Protocol):
         questions: list[Question],
         sample: int,
         ratings: dict[int, Any],
+        run: Any = None,
+        target_rater_id: int | None = None,
     ) -> list[Conversation]:
-        """``ratings`` maps question id to this item/sample's LLMRating rows in the chunk."""
+        """``ratings`` maps question id to this item/sample's LLMRating rows in the chunk (of the
+        ``target_rater_id`` for per-rater kinds); ``run`` gives access to its params and steps."""
         ...
 
 
@@ -132,6 +135,8 @@ class PlainBuilder:
         questions: list[Question],
         sample: int,
         ratings: dict[int, Any],
+        run: Any = None,
+        target_rater_id: int | None = None,
     ) -> list[Conversation]:
         prompts = judge_prompts(study=study, config=config, item=item, questions=questions)
         scale = (study.scale_min, study.scale_max)
@@ -168,6 +173,9 @@ class PlainBuilder:
 
 
 BUILDERS: dict[str, PromptBuilder] = {"plain": PlainBuilder()}
+
+# Issue 6's kinds (rubric, personalized, persona, roleplay) register themselves here on import.
+from llmjudge import kind_builders  # noqa: E402, F401
 
 
 def builder_for(kind: str) -> PromptBuilder:

@@ -61,7 +61,9 @@ def run_start(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, "Choose a judge to run.")
         return redirect("llmjudge:study_runs", slug=study.slug)
     try:
-        run = judging.judge_run_start(study=study, judge=form.cleaned_data["judge"])
+        run = judging.judge_run_start(
+            study=study, judge=form.cleaned_data["judge"], kind_options=form.kind_options()
+        )
     except judging.RunError as exc:
         messages.error(request, str(exc))
         return redirect("llmjudge:study_runs", slug=study.slug)

@@ -343,7 +343,9 @@ def test_the_chunk_task_is_late_acked_and_requeued_when_its_worker_dies():
 def test_a_judge_that_cannot_be_called_is_refused_at_start(story_with_items, make_judge):
     with pytest.raises(judging.RunError, match="imported"):
         judging.judge_run_start(study=story_with_items, judge=make_judge(backend="imported"), enqueue=False)
-    with pytest.raises(judging.RunError, match="rubric"):
+    # A rubric judge needs a rubric for every question: it is refused at start, naming the question.
+    story_with_items.questions.filter(key="likability").update(key="enjoyment")
+    with pytest.raises(judging.RunError, match="'enjoyment' has no rubric"):
         judging.judge_run_start(study=story_with_items, judge=make_judge("r", kind="rubric"), enqueue=False)
 
 

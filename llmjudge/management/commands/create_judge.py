@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -28,6 +29,12 @@ class Command(BaseCommand):
         parser.add_argument("--concurrency", type=int, default=64)
         parser.add_argument("--rpm", type=int, default=None, help="requests per minute, shared by all workers")
         parser.add_argument("--api-key-env", default="", help="environment variable holding the key (or NAME_FILE)")
+        parser.add_argument("--kind", default="plain", help="plain | rubric | personalized | persona | roleplay")
+        parser.add_argument("--profile-size", type=int, default=None,
+                            help="personalized judges: k, the rater's ratings shown as the profile")
+        parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                            help="a kind option (docs/judge-kinds.md); VALUE is read as JSON when it parses, "
+                            "else as text. Repeat for several.")
         parser.add_argument("--endpoint", default="chat", choices=("chat", "completions"),
                             help="completions: the legacy endpoint, for base models on vLLM")
         parser.add_argument("--if-missing", action="store_true",
@@ -37,15 +44,27 @@ class Command(BaseCommand):
         if o["if_missing"] and Judge.objects.filter(name=o["name"]).exists():
             self.stdout.write(f"judge {o['name']!r} exists; left as it is")
             return
-        options = {"endpoint": o["endpoint"]} if o["endpoint"] != "chat" else {}
+        options: dict[str, Any] = {"endpoint": o["endpoint"]} if o["endpoint"] != "chat" else {}
+        for pair in o["option"]:
+            key, sep, value = pair.partition("=")
+            if not sep or not key:
+                raise CommandError(f"--option {pair!r}: write KEY=VALUE")
+            try:
+                options[key] = json.loads(value)
+            except ValueError:
+                options[key] = value
+        if o["profile_size"] is not None:
+            options["profile_size"] = o["profile_size"]
         try:
             judge = judge_create(
                 name=o["name"], backend=o["backend"], base_url=o["base_url"], model=o["model"], samples=o["samples"],
                 temperature=o["temperature"], top_p=o["top_p"], max_tokens=o["max_tokens"], seed=o["seed"],
                 variant=o["variant"], instruction_prefix=o["instruction_prefix"],
                 question_suffix=o["question_suffix"], mode=o["mode"], concurrency=o["concurrency"], rpm=o["rpm"],
-                api_key_env=o["api_key_env"], options=options,
+                api_key_env=o["api_key_env"], options=options, kind=o["kind"],
             )
         except JudgeSpecError as exc:
             raise CommandError(str(exc)) from None
-        self.stdout.write(f"created judge {judge.name!r} ({judge.backend}, {judge.model}, {judge.samples} sample(s))")
+        self.stdout.write(
+            f"created judge {judge.name!r} ({judge.kind}, {judge.backend}, {judge.model}, {judge.samples} sample(s))"
+        )
