@@ -1,8 +1,6 @@
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 
 from django import forms
 from django.contrib import admin, messages
@@ -10,7 +8,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, Streami
 from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
 
-from annotations.importing import ImportFileError, ImportResult, items_import, ratings_import
+from annotations.importing import ImportFileError, ImportResult, items_import, ratings_import, uploaded_file
 from annotations.models import (
     Assignment,
     AttentionCheck,
@@ -94,12 +92,7 @@ class StudyAdmin(admin.ModelAdmin):
         form = UploadForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
             upload = form.cleaned_data["file"]
-            suffix = Path(upload.name).suffix
-            with tempfile.TemporaryDirectory() as tmp:
-                target = Path(tmp) / f"upload{suffix}"
-                with target.open("wb") as handle:
-                    for chunk in upload.chunks():
-                        handle.write(chunk)
+            with uploaded_file(upload) as target:
                 try:
                     result = service(study=study, path=target)
                 except ImportFileError as exc:

@@ -12,11 +12,14 @@ import io
 import json
 import math
 import re
+import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
 from annotations.models import HumanRating, Item, Question, Rater, Study
@@ -60,6 +63,17 @@ def _show(value: str, limit: int = 60) -> str:
 
 def _names(names: list[str]) -> str:
     return ", ".join(n if n and n.isprintable() and n == n.strip() and len(n) <= 60 else _show(n) for n in names)
+
+
+@contextmanager
+def uploaded_file(upload: UploadedFile) -> Iterator[Path]:
+    """An uploaded file written to a temporary path that keeps its suffix (.csv/.jsonl decide the format)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"upload{Path(upload.name or '').suffix}"
+        with path.open("wb") as handle:
+            for chunk in upload.chunks():
+                handle.write(chunk)
+        yield path
 
 
 def _decode(data: bytes) -> str:

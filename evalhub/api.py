@@ -6,12 +6,10 @@ The OpenAPI schema is served at /api/schema/ (drf-spectacular).
 from __future__ import annotations
 
 import json
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q, QuerySet
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -21,25 +19,22 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotations.importing import ImportFileError, items_import
+from annotations.importing import ImportFileError, items_import, uploaded_file
 from annotations.models import Study
+from annotations.selectors import studies_for_researcher
 from annotations.services import invitations_create
 from annotations.studies import StudySpecError, protocol_templates, study_create, study_create_from_template
 from evalhub.analysis import study_analysis
 from evalhub.exports import csv_lines, rating_rows
 from llmjudge import judging
-from llmjudge.models import Judge, JudgeRun
+from llmjudge.forms import runnable_judges
+from llmjudge.models import JudgeRun
 from llmjudge.selectors import run_progress
-
-
-def researcher_studies(user: Any) -> QuerySet[Study]:
-    """The studies a researcher may see through the API: their own (staff: all)."""
-    return Study.objects.all() if user.is_staff else Study.objects.filter(owner=user)
 
 
 def get_study_for_researcher(user: Any, slug: str) -> Study:
     # Another researcher's study answers 404, not 403: its existence is not revealed.
-    return get_object_or_404(researcher_studies(user), slug=slug)
+    return get_object_or_404(studies_for_researcher(user=user), slug=slug)
 
 
 class StudySerializer(serializers.ModelSerializer):
@@ -83,7 +78,7 @@ class StudyListView(APIView):
 
     @extend_schema(responses=StudySerializer(many=True))
     def get(self, request: Request) -> Response:
-        studies = researcher_studies(request.user).prefetch_related("questions")
+        studies = studies_for_researcher(user=request.user).prefetch_related("questions")
         return Response(StudySerializer(studies, many=True).data)
 
     @extend_schema(request=StudyCreateSerializer, responses={201: StudySerializer})
@@ -117,17 +112,12 @@ class StudyItemsView(APIView):
         study = get_study_for_researcher(request.user, slug)
         form = ItemsUploadSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        with tempfile.TemporaryDirectory() as tmp:
-            if "file" in form.validated_data:
-                upload = form.validated_data["file"]
-                path = Path(tmp) / f"upload{Path(upload.name).suffix}"
-                with path.open("wb") as handle:
-                    for chunk in upload.chunks():
-                        handle.write(chunk)
-            else:
-                # JSON items go through the very same validation as a JSONL file.
-                path = Path(tmp) / "items.jsonl"
-                path.write_text("\n".join(json.dumps(i) for i in form.validated_data["items"]), encoding="utf-8")
+        upload = form.validated_data.get("file")
+        if upload is None:
+            # JSON items go through the very same validation as a JSONL file.
+            lines = "\n".join(json.dumps(i) for i in form.validated_data["items"])
+            upload = SimpleUploadedFile("items.jsonl", lines.encode("utf-8"))
+        with uploaded_file(upload) as path:
             try:
                 result = items_import(study=study, path=path)
             except ImportFileError as exc:
@@ -175,10 +165,7 @@ class StudyRunsView(APIView):
         study = get_study_for_researcher(request.user, slug)
         form = RunStartSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        judges = Judge.objects.all()
-        if not request.user.is_staff:  # shared judges (no owner) and one's own
-            judges = judges.filter(Q(owner__isnull=True) | Q(owner=request.user))
-        judge = judges.filter(name=form.validated_data["judge"]).first()
+        judge = runnable_judges(request.user).filter(name=form.validated_data["judge"]).first()
         if judge is None:
             detail = f"no judge {form.validated_data['judge']!r}"
             return Response({"detail": detail}, status=status.HTTP_400_BAD_REQUEST)

@@ -13,9 +13,10 @@ from typing import Any
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 
 from annotations.models import Study
+from annotations.selectors import studies_for_researcher
 from evalhub import charts
 from evalhub.analysis import ALL_GROUPS, HUMAN, AnalysisOptions, pool_names, study_analysis_cached
 from evalhub.exports import TABLE_COLUMNS, csv_lines, rating_rows, table_rows
@@ -24,10 +25,7 @@ from evalhub.reporting import SIGNIFICANCE, p_text, pool_label, stars, welch_sen
 
 def _get_study_for_researcher(request: HttpRequest, slug: str) -> Study:
     """The study if the user owns it or is staff; 404 otherwise, so others cannot probe which slugs exist."""
-    study = Study.objects.filter(slug=slug).first()
-    if study is None or not (request.user.is_staff or study.owner_id == request.user.pk):
-        raise Http404("no such study")
-    return study
+    return get_object_or_404(studies_for_researcher(user=request.user), slug=slug)
 
 
 class FilterForm(forms.Form):

@@ -3,13 +3,11 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from annotations.models import Study
+from annotations.selectors import studies_for_researcher
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    studies = Study.objects.none()
-    if request.user.is_authenticated:
-        studies = Study.objects.all() if request.user.is_staff else Study.objects.filter(owner=request.user)
+    studies = studies_for_researcher(user=request.user)
     return render(request, "evalhub/home.html", {"studies": studies})
 
 

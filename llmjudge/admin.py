@@ -7,9 +7,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from annotations.models import Study
+from annotations.selectors import studies_for_researcher
 from llmjudge import judging
 from llmjudge.models import Experiment, Judge, JudgeCall, JudgeRun, LLMRating
-from llmjudge.selectors import studies_for_user
 
 
 class RunOnStudyForm(forms.Form):
@@ -26,7 +26,7 @@ class JudgeAdmin(admin.ModelAdmin):
     @admin.action(description="Run the selected judges on a study")
     def run_on_study(self, request: HttpRequest, queryset: QuerySet[Judge]) -> HttpResponse | None:
         form = RunOnStudyForm(request.POST if "apply" in request.POST else None)
-        form.fields["study"].queryset = studies_for_user(user=request.user)
+        form.fields["study"].queryset = studies_for_researcher(user=request.user)
         if "apply" in request.POST and form.is_valid():
             for judge in queryset:
                 try:

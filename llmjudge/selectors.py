@@ -4,7 +4,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, QuerySet, Sum
 from django.utils import timezone
 
@@ -76,14 +75,6 @@ def run_progress(*, run: JudgeRun) -> RunProgress:
         percent=round(100.0 * (total - pending) / total, 1) if total else 100.0,
         error=run.error,
     )
-
-
-def studies_for_user(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Study]:
-    if not user.is_authenticated:
-        return Study.objects.none()
-    if user.is_staff:
-        return Study.objects.all()
-    return Study.objects.filter(owner=user)
 
 
 def runs_for_study(*, study: Study) -> QuerySet[JudgeRun]:

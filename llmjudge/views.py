@@ -9,22 +9,23 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotations.models import Study
 from annotations.rendering import rater_page
+from annotations.selectors import studies_for_researcher
 from llmjudge import judging
 from llmjudge.config import JudgeConfig
 from llmjudge.forms import ExperimentForm, RunStartForm, runnable_judges
 from llmjudge.models import Judge, JudgeRun
 from llmjudge.prompts import chat_turn_texts, judge_prompts
-from llmjudge.selectors import run_progress, runs_for_study, studies_for_user
+from llmjudge.selectors import run_progress, runs_for_study
 
 
 def _get_study_for_researcher(request: HttpRequest, slug: str) -> Study:
     """The study if the user owns it or is staff; 404 otherwise (no hint that it exists)."""
-    return get_object_or_404(studies_for_user(user=request.user), slug=slug)
+    return get_object_or_404(studies_for_researcher(user=request.user), slug=slug)
 
 
 def _get_run_for_researcher(request: HttpRequest, run_id: int) -> JudgeRun:
     run = get_object_or_404(JudgeRun.objects.select_related("study", "judge", "experiment"), pk=run_id)
-    if not studies_for_user(user=request.user).filter(pk=run.study_id).exists():
+    if not studies_for_researcher(user=request.user).filter(pk=run.study_id).exists():
         raise Http404("no such run")
     return run
 
@@ -32,7 +33,7 @@ def _get_run_for_researcher(request: HttpRequest, run_id: int) -> JudgeRun:
 @login_required
 @require_GET
 def index(request: HttpRequest) -> HttpResponse:
-    return render(request, "llmjudge/index.html", {"studies": studies_for_user(user=request.user)})
+    return render(request, "llmjudge/index.html", {"studies": studies_for_researcher(user=request.user)})
 
 
 @login_required
