@@ -45,6 +45,8 @@ class BackendRequest:
     scale: tuple[int, int] = (1, 5)
     sample: int = 0
     attempt: int = 1
+    # Ask for the answer tokens' log-probabilities (chat endpoint; backends without them return None).
+    logprobs: bool = False
 
 
 @dataclass(frozen=True)
@@ -249,6 +251,8 @@ class OpenAIBackend:
         kwargs = self._common(request)
         if self.logprobs:
             kwargs.update(logprobs=True, top_logprobs=5)
+        elif request.logprobs:
+            kwargs.update(logprobs=True)
         response = self.client.chat.completions.create(messages=request.messages, **kwargs)
         # Without strict validation the SDK hands back whatever a broken proxy sent with a 200.
         choices = getattr(response, "choices", None)

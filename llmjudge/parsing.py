@@ -45,6 +45,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 # Bump when a change can turn the same text into a different result; stored with every LLM rating
 # so old ratings can be re-parsed or told apart.
@@ -61,6 +62,9 @@ class ParsedScore:
     score: float | None
     status: str  # "ok" | "unparseable" | "refused"
     rationale: str
+    # Structured account of how the score came about, kept with the attempt in the rating's history
+    # (e.g. a role-player panel's votes and confidences). None for a plain parse.
+    details: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
