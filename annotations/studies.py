@@ -104,7 +104,7 @@ def _validate(spec: dict[str, Any]) -> None:
 def _validate_kind(spec: dict[str, Any], fields: list[str]) -> None:
     kind = spec.get("kind", Study.Kind.LIKERT)
     if kind not in (Study.Kind.LIKERT, Study.Kind.PAIRWISE):
-        raise StudySpecError(f"kind must be {Study.Kind.LIKERT!r} or {Study.Kind.PAIRWISE!r} (got {kind!r})")
+        raise StudySpecError(f"kind must be 'likert' or 'pairwise' (got {kind!r})")
     if kind != Study.Kind.PAIRWISE:
         if spec.get("pair_fields"):
             raise StudySpecError("pair_fields is only for kind 'pairwise'")
