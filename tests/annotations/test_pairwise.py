@@ -123,3 +123,14 @@ def test_the_judge_prompt_holds_every_text_the_rater_reads(pairwise):
         for text in [page.instruction, page.questions[0].text, *page.fields.values()]:
             assert text in prompt
         assert prompt.index(item.fields["response_a"]) < prompt.index(item.fields["response_b"])
+
+
+def test_the_demo_has_a_pairwise_study_with_simulated_choices(db):
+    from annotations.demo import demo_load
+
+    demo_load()
+    study = Study.objects.get(slug="demo-pairwise")
+    assert study.is_pairwise and study.items.count() == 3
+    assert {i.group for i in study.items.all()} == {"human-first", "human-second"}
+    scores = list(HumanRating.objects.filter(item__study=study).values_list("score", flat=True))
+    assert len(scores) == 3 * 3 and set(scores) <= {1.0, 2.0}
