@@ -57,8 +57,12 @@ def item_text(study: Study, item: Item) -> str:
     fields = [f for f in (study.item_fields or list(item.fields)) if f in item.fields]
     if len(fields) == 1:
         return str(item.fields[fields[0]])
+    return "\n\n".join(_labelled(study, item, fields))
+
+
+def _labelled(study: Study, item: Item, fields: list[str]) -> list[str]:
     labels = study.field_labels or {}
-    return "\n\n".join(f"{labels.get(f, f.capitalize())}: {item.fields[f]}" for f in fields)
+    return [f"{labels.get(f, f.capitalize())}: {item.fields[f]}" for f in fields]
 
 
 def pair_fields(study: Study) -> tuple[str, str]:
@@ -75,9 +79,8 @@ def pair_texts(study: Study, item: Item) -> tuple[str, str]:
 
 def shared_text(study: Study, item: Item) -> str:
     """What a pairwise item shows besides its two candidates (e.g. the prompt), each under its label."""
-    labels = study.field_labels or {}
     names = [f for f in (study.item_fields or list(item.fields)) if f in item.fields and f not in study.pair_fields]
-    return "\n".join(f"{labels.get(f, f.capitalize())}: {item.fields[f]}" for f in names)
+    return "\n".join(_labelled(study, item, names))
 
 
 def pairwise_criteria(question: Question) -> rubric.Criteria:

@@ -12,8 +12,9 @@ from annotations.models import HumanRating, Item, Rater
 from annotations.studies import study_create_from_template
 from evalhub import stats
 from evalhub.analysis import AnalysisOptions, study_analysis
-from evalhub.exports import TABLE_COLUMNS, table_rows
+from evalhub.exports import TABLE_COLUMNS, csv_lines, table_rows
 from evalhub.reporting import text_report
+from llmjudge.models import Judge
 from tests.evalhub.factories import live_run
 
 NAN = math.nan
@@ -85,6 +86,10 @@ def test_the_majority_table_is_exported_and_reported(rated_pairs):
     rows = list(table_rows(result, "majority"))
     assert rows[0] == TABLE_COLUMNS["majority"]
     assert rows[1][:6] == ("overall", "pairs", "judge", pytest.approx(200 / 3), 3, 2)
+    Judge.objects.filter(name="judge").update(name="=judge")  # a hostile pool name stays text in the CSV
+    csv_text_ = "".join(csv_lines(table_rows(study_analysis(study=rated_pairs, options=AnalysisOptions(n_boot=20)),
+                                             "majority")))
+    assert ",'=judge," in csv_text_ and ",=judge," not in csv_text_
     report = text_report(result)
     assert "Krippendorff's alpha (nominal)" in report
     assert "each pool's majority choice vs the human majority choice" in report and "2/3" in report
