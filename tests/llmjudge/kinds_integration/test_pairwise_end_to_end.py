@@ -197,3 +197,16 @@ def test_a_pairwise_rerun_asks_nothing_again(pairwise_study, openai_server):
     assert judge_run_resume(run=run, enqueue=False) == 0
     assert judge_run_execute_inline(run=run).calls == 0
     assert openai_server.stats.requests == before
+
+
+def test_a_plain_judge_on_a_pairwise_study_reads_the_raters_text_and_stores_its_choice(pairwise_study, openai_server):
+    from annotations.rendering import llm_prompt
+
+    openai_server.behaviour = Behaviour(answer=lambda prompt, body: "Story B is tighter. [[B]]"
+                                        if "Only one passenger" in prompt else "A")
+    run = _run(pairwise_study, _judge(openai_server, "plain-ab", "plain", {}))
+
+    ratings = {r.item.external_id: r for r in run.ratings.select_related("item", "question")}
+    assert {k: (r.status, r.score) for k, r in ratings.items()} == {"p1": ("ok", 1.0), "p2": ("ok", 2.0)}
+    for rating in ratings.values():
+        assert rating.prompt == llm_prompt(study=pairwise_study, item=rating.item, question=rating.question)
