@@ -143,6 +143,7 @@ async def _ask(
             sample=conversation.sample,
             attempt=attempts + 1,
             logprobs=turn.parse_logprobs is not None,
+            choices=turn.choices,
         )
         try:
             async with limiter.slot():

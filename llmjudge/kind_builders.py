@@ -37,7 +37,7 @@ from llmjudge.kinds.options import (
     options_for,
 )
 from llmjudge.parsing import OK, UNPARSEABLE, ParsedChoice, ParsedScore
-from llmjudge.prompts import BUILDERS, Conversation, Turn, choice_score
+from llmjudge.prompts import BUILDERS, Conversation, Turn, choice_score, study_choices
 
 # Judge.options keys read by the backends or the pricing, not by a kind.
 BACKEND_OPTION_KEYS = frozenset({"endpoint", "fake_refusal_rate", "fake_latency", "logprobs", "price_per_mtok"})
@@ -534,6 +534,7 @@ def _turns(
     *,
     system: str = "",
     with_logprobs: bool = False,
+    choices: tuple[str, ...] = (),
 ) -> list[Conversation]:
     """One single-turn conversation per pending rating. With ``with_logprobs`` the parser ``make``
     returns takes (text, log-probabilities or None) and the backend is asked for them."""
@@ -554,6 +555,7 @@ def _turns(
             parse_logprobs=(lambda text, logprobs, parse=parse: parse(text, logprobs=logprobs))
             if with_logprobs
             else None,
+            choices=choices,
         )
         out.append(Conversation(turns=[turn], chat=False, sample=sample, seed=seed, system=system))
     return out
@@ -606,7 +608,9 @@ class RubricBuilder:
                 )
                 return prompt, lambda text: choice_score(study, rubric.parse_relative(text))
 
-            return _turns(ratings, questions, relative, scale, sample, seed, system=system)
+            return _turns(
+                ratings, questions, relative, scale, sample, seed, system=system, choices=study_choices(study)
+            )
         instruction, response, reference = mapping.apply(fields)
 
         def make(question: Question) -> tuple[str, Callable]:

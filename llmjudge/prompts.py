@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from annotations.models import Item, Question, Study
+from annotations.models import PAIRWISE_SCORES, Item, Question, Study
 from annotations.rendering import llm_prompt
 from annotations.studies import PROTOCOL_FILE
 from llmjudge.config import JudgeConfig
@@ -43,6 +43,7 @@ class Turn:
     # Set by judges that weigh an answer by its tokens' log-probabilities (DRPE panels): the backend
     # is asked for them, and this parser gets them with the text (None when the backend has none).
     parse_logprobs: Callable[[str, list[dict[str, Any]] | None], ParsedScore] | None = None
+    choices: tuple[str, ...] = ()  # a pairwise study's choices; only the offline fake backend reads them
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,13 @@ def choice_score(study: Study, parsed: ParsedChoice) -> ParsedScore:
 
 
 
+def study_choices(study: Study) -> tuple[str, ...]:
+    """The choices a pairwise study offers ("A", "B" and, on scale 1-3, "tie"); () for other studies."""
+    if not study.is_pairwise:
+        return ()
+    return tuple(c for c, score in PAIRWISE_SCORES.items() if study.scale_min <= score <= study.scale_max)
+
+
 def study_parser(study: Study) -> Callable[[str], ParsedScore]:
     """The plain judge's parser: a score on the study's scale, or on a pairwise study an A/B choice."""
     if study.is_pairwise:
@@ -184,6 +192,7 @@ class PlainBuilder:
                     user_text=text,
                     parse=parse,
                     scale=scale,
+                    choices=study_choices(study),
                     # An earlier error has no answer: that turn is left out of the conversation.
                     answer=(rating.raw if rating.status != "error" else None) if done else None,
                     prior_attempts=rating.attempts,
