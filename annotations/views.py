@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotations import services
-from annotations.display import display_fields
+from annotations.display import display_fields, pair_split
 from annotations.forms import AttentionForm, ConsentForm, DemographicsForm, InviteForm, LikertForm, MetaForm
 from annotations.models import Assignment, Question, Rater, Study
 from annotations.rendering import rater_page
@@ -154,11 +154,14 @@ def _context(assignment: Assignment, step: Step, form: forms.Form | None) -> dic
         # Built from the same rendering as the judge's prompt; fields a later question reveals are left out.
         page = rater_page(study=study, item=step.claim.item, questions=questions)
         shown = {q.key for q in _questions_of(assignment, step)} if study.kind != Study.Kind.META else set()
+        shared, pair = pair_split(study=study, fields=display_fields(study=study, page=page))
         instruction_title, _, instruction_rest = page.instruction.partition("\n")
         context.update(
             instruction_title=instruction_title,
             instruction_rest=instruction_rest,
-            fields=display_fields(study=study, page=page),
+            # A pairwise page shows its two candidates side by side, under the shared fields.
+            fields=shared,
+            pair=pair,
             page_questions=[(q.context.strip(), q, form[f"q_{q.key}"]) for q in page.questions if q.key in shown],
             is_meta=study.kind == Study.Kind.META,
         )

@@ -45,6 +45,9 @@ class BackendRequest:
     scale: tuple[int, int] = (1, 5)
     sample: int = 0
     attempt: int = 1
+    choices: tuple[str, ...] = ()  # a pairwise question's choices ("A", "B"[, "tie"]): answer with one
+    # Ask for the answer tokens' log-probabilities (chat endpoint; backends without them return None).
+    logprobs: bool = False
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,12 @@ _FAKE_FORMATS = (
     "{score}. The sentences are mostly clear, with a few awkward transitions.",
     "I'd give it a {score}.",
 )
+_FAKE_CHOICE_FORMATS = (
+    "Feedback: Both follow the prompt; one is tighter. [RESULT] {choice}",
+    "[[{choice}]]",
+    "Winner: {choice}",
+    "{choice}",
+)
 _FAKE_REFUSAL = (
     "As an AI language model, I cannot rate this because I do not have personal preferences "
     "or the ability to experience enjoyment."
@@ -133,6 +142,9 @@ class FakeBackend:
         lo, hi = request.scale
         if rng.random() < self.refusal_rate:
             text = _FAKE_REFUSAL
+        elif request.choices:
+            template = _FAKE_CHOICE_FORMATS[rng.randrange(len(_FAKE_CHOICE_FORMATS))]
+            text = template.format(choice=rng.choice(request.choices))
         else:
             template = _FAKE_FORMATS[rng.randrange(len(_FAKE_FORMATS))]
             text = template.format(score=rng.randint(lo, hi), hi=hi)
@@ -249,6 +261,8 @@ class OpenAIBackend:
         kwargs = self._common(request)
         if self.logprobs:
             kwargs.update(logprobs=True, top_logprobs=5)
+        elif request.logprobs:
+            kwargs.update(logprobs=True)
         response = self.client.chat.completions.create(messages=request.messages, **kwargs)
         # Without strict validation the SDK hands back whatever a broken proxy sent with a 200.
         choices = getattr(response, "choices", None)

@@ -36,8 +36,8 @@ from llmjudge.kinds.options import (
     RubricOptions,
     options_for,
 )
-from llmjudge.parsing import ParsedScore
-from llmjudge.prompts import BUILDERS, Conversation, Turn
+from llmjudge.parsing import OK, UNPARSEABLE, ParsedChoice, ParsedScore
+from llmjudge.prompts import BUILDERS, Conversation, Turn, choice_score, study_choices
 
 # Judge.options keys read by the backends or the pricing, not by a kind.
 BACKEND_OPTION_KEYS = frozenset({"endpoint", "fake_refusal_rate", "fake_latency", "logprobs", "price_per_mtok"})
@@ -57,8 +57,51 @@ def item_text(study: Study, item: Item) -> str:
     fields = [f for f in (study.item_fields or list(item.fields)) if f in item.fields]
     if len(fields) == 1:
         return str(item.fields[fields[0]])
+    return "\n\n".join(_labelled(study, item, fields))
+
+
+def _labelled(study: Study, item: Item, fields: list[str]) -> list[str]:
     labels = study.field_labels or {}
-    return "\n\n".join(f"{labels.get(f, f.capitalize())}: {item.fields[f]}" for f in fields)
+    return [f"{labels.get(f, f.capitalize())}: {item.fields[f]}" for f in fields]
+
+
+def pair_fields(study: Study) -> tuple[str, str]:
+    if len(study.pair_fields) != 2:
+        raise KindError(f"pairwise study {study.slug!r} names no two candidate fields (pair_fields)")
+    return study.pair_fields[0], study.pair_fields[1]
+
+
+def pair_texts(study: Study, item: Item) -> tuple[str, str]:
+    """The two candidates of a pairwise item (A, B), from the study's ``pair_fields``."""
+    first, second = pair_fields(study)
+    return str(item.fields.get(first, "")), str(item.fields.get(second, ""))
+
+
+def shared_text(study: Study, item: Item) -> str:
+    """What a pairwise item shows besides its two candidates (e.g. the prompt), each under its label."""
+    names = [f for f in (study.item_fields or list(item.fields)) if f in item.fields and f not in study.pair_fields]
+    return "\n".join(_labelled(study, item, names))
+
+
+def pairwise_criteria(question: Question) -> rubric.Criteria:
+    """Prometheus relative grading shows only the rubric's criteria: the question's, else its text."""
+    criteria = (question.rubric or {}).get("criteria") if isinstance(question.rubric, dict) else None
+    try:
+        return rubric.Criteria(question.text.strip() if criteria is None else criteria.strip())
+    except (ValueError, AttributeError):
+        raise KindError(f"question {question.key!r}: rubric 'criteria' must be a non-empty text") from None
+
+
+def panel_mode(study: Study, config: JudgeConfig, options: RoleplayOptions) -> str:
+    """The study decides a panel's mode (pairwise studies vote, others score); a judge that names the
+    other mode explicitly is refused rather than silently switched."""
+    mode = "pairwise" if study.is_pairwise else "pointwise"
+    if "mode" in (config.options or {}) and options.mode != mode:
+        raise KindError(
+            f"role-player judge has mode={options.mode}, but study {study.slug!r} is a "
+            f"{'pairwise' if study.is_pairwise else 'Likert'} study (needs mode={mode})"
+        )
+    return mode
 
 
 # --- the split (personalized, persona) ---------------------------------------------------------
@@ -107,10 +150,19 @@ def planned_rows(
 ) -> tuple[list[tuple[int, int, int, int | None]], dict[str, Any]]:
     """Every (item, question, sample, target rater) the run predicts, and what to add to its params."""
     options = kind_options(config.kind, config.options) if config.kind != "plain" else None
-    if config.kind == "rubric":
+    if config.kind in PER_RATER_KINDS and study.is_pairwise:
+        raise KindError(f"a {config.kind} judge predicts scores on a scale; study {study.slug!r} is pairwise")
+    if config.kind == "rubric" and study.is_pairwise:
+        pair_fields(study)
+        for question in study.questions.all():
+            pairwise_criteria(question)
+    elif config.kind == "rubric":
         rubric.check_study_scale((study.scale_min, study.scale_max))
         for question in study.questions.all():
             question_rubric(question)  # fails now, naming the question, rather than per call
+    if config.kind == "roleplay":
+        assert isinstance(options, RoleplayOptions)
+        panel_mode(study, config, options)
     if config.kind not in PER_RATER_KINDS:
         rows = [(i, q, s, None) for i in items for s in range(config.samples) for q in questions]
         return rows, {"kind_options": asdict(options) if options else {}}
@@ -479,7 +531,13 @@ def _turns(
     scale: tuple[int, int],
     sample: int,
     seed: int | None,
+    *,
+    system: str = "",
+    with_logprobs: bool = False,
+    choices: tuple[str, ...] = (),
 ) -> list[Conversation]:
+    """One single-turn conversation per pending rating. With ``with_logprobs`` the parser ``make``
+    returns takes (text, log-probabilities or None) and the backend is asked for them."""
     out = []
     for question in questions:
         rating = ratings.get(question.pk)
@@ -490,17 +548,26 @@ def _turns(
             rating_id=rating.pk,
             prompt=prompt,
             user_text=prompt,
-            parse=parse,
+            parse=functools.partial(parse, logprobs=None) if with_logprobs else parse,
             scale=scale,
             prior_attempts=rating.attempts,
             prior_history=list(rating.history or []),
+            parse_logprobs=(lambda text, logprobs, parse=parse: parse(text, logprobs=logprobs))
+            if with_logprobs
+            else None,
+            choices=choices,
         )
-        out.append(Conversation(turns=[turn], chat=False, sample=sample, seed=seed))
+        out.append(Conversation(turns=[turn], chat=False, sample=sample, seed=seed, system=system))
     return out
 
 
 class RubricBuilder:
-    """Prometheus absolute grading: one call per item, question and sample."""
+    """Prometheus: absolute grading (one call per item, question and sample), or on a pairwise study
+    relative grading of the item's two candidates, the choice stored as the study encodes it.
+
+    On the chat endpoint prometheus-eval's system message for the grading mode goes first
+    (``RubricOptions.system_prompt``); the completions endpoint has no system role.
+    """
 
     def conversations(
         self,
@@ -517,7 +584,34 @@ class RubricBuilder:
         options = kind_options("rubric", config.options)
         assert isinstance(options, RubricOptions)
         mapping = rubric.ItemMapping(options.instruction, options.response, options.reference_field)
-        instruction, response, reference = mapping.apply({k: str(v) for k, v in item.fields.items()})
+        fields = {k: str(v) for k, v in item.fields.items()}
+        scale = (study.scale_min, study.scale_max)
+        mode = "relative" if study.is_pairwise else "absolute"
+        system = ""
+        if options.system_prompt and config.options.get("endpoint", "chat") == "chat":
+            system = rubric.system_prompt(mode)
+        seed = config.sample_seed(sample)
+        if study.is_pairwise:
+            # The response template names a Likert field ({story}); a pair has its own two.
+            instruction, _, reference = rubric.ItemMapping(
+                options.instruction, "", options.reference_field
+            ).apply(fields)
+            response_a, response_b = pair_texts(study, item)
+
+            def relative(question: Question) -> tuple[str, Callable]:
+                prompt = rubric.relative_prompt(
+                    instruction=instruction,
+                    response_a=response_a,
+                    response_b=response_b,
+                    rubric=pairwise_criteria(question),
+                    reference_answer=reference,
+                )
+                return prompt, lambda text: choice_score(study, rubric.parse_relative(text))
+
+            return _turns(
+                ratings, questions, relative, scale, sample, seed, system=system, choices=study_choices(study)
+            )
+        instruction, response, reference = mapping.apply(fields)
 
         def make(question: Question) -> tuple[str, Callable]:
             prompt = rubric.absolute_prompt(
@@ -529,7 +623,7 @@ class RubricBuilder:
             )
             return prompt, rubric.parse_absolute
 
-        return _turns(ratings, questions, make, (study.scale_min, study.scale_max), sample, config.sample_seed(sample))
+        return _turns(ratings, questions, make, scale, sample, seed, system=system)
 
 
 class PersonalizedBuilder:
@@ -626,8 +720,47 @@ class PersonaBuilder:
         return _turns(ratings, questions, make, scale, sample, config.sample_seed(sample))
 
 
+def panel_details(votes: list[roleplay.RoleVote], weighted: bool, note: str = "") -> dict[str, Any]:
+    """What the rating's history keeps of a panel answer: each role's vote or score and confidence."""
+    details: dict[str, Any] = {
+        "panel": [
+            {"role": v.role.name, "kind": v.role.kind, "choice": v.choice, "score": v.score, "status": v.status,
+             "confidence": v.confidence}
+            for v in votes
+        ],
+        "weighted": weighted,
+    }
+    if note:
+        details["logprobs_note"] = note
+    return details
+
+
+def _panel_votes(
+    text: str, roles: list[roleplay.Role], scale: tuple[int, int] | None, logprobs: list[dict[str, Any]] | None
+) -> tuple[list[roleplay.RoleVote], list[dict[str, Any]] | None, str]:
+    """(the roles' votes, with confidences when usable; the log-probabilities to weigh by or None; a note).
+
+    Tokens that do not spell the answer (a server that post-processed the text) cannot be placed on
+    the roles' blocks: the panel then counts every vote as 1 and says so, rather than guessing.
+    """
+    votes = roleplay.parse_panel(text, roles, scale=scale)
+    if logprobs is None:
+        return votes, None, ""
+    if not logprobs:
+        return votes, None, "the backend returned no log-probabilities: one vote per role"
+    try:
+        return roleplay.with_confidences(votes, logprobs, text=text), logprobs, ""
+    except ValueError as exc:
+        return votes, None, f"log-probabilities not used ({exc}): one vote per role"
+
+
 class RoleplayBuilder:
-    """DRPE pointwise: every kept role scores the item in one batched prompt; the score is their mean."""
+    """DRPE: every kept role answers in one batched prompt. Pointwise (Likert studies): the score is
+    the roles' mean; pairwise (pairwise studies): the roles vote A or B and ``aggregate_votes`` picks
+    (eq. 4), weighted by each role's confidence from log-probabilities when ``use_logprobs`` is on and
+    the backend returns them (eq. 3), else a plain majority. Votes and confidences go to the rating's
+    history (``details``) and, readable, to its rationale.
+    """
 
     def conversations(
         self,
@@ -643,35 +776,65 @@ class RoleplayBuilder:
     ) -> list[Conversation]:
         options = kind_options("roleplay", config.options)
         assert isinstance(options, RoleplayOptions)
-        if options.mode != "pointwise":
-            raise KindError("pairwise role-player panels need a pairwise study; Likert studies use mode=pointwise")
+        mode = panel_mode(study, config, options)
         scale = (study.scale_min, study.scale_max)
         roles = panel_roles(run, item.pk)
         context = str(item.fields.get(options.context_field, "")) if options.context_field else ""
+        if mode == "pairwise" and not options.context_field:
+            context = shared_text(study, item)
+        seed = config.sample_seed(sample)
 
-        def parse(text: str) -> ParsedScore:
-            votes = roleplay.parse_panel(text, roles, scale=scale)
-            result = roleplay.aggregate_scores(votes)
-            lines = "\n".join(
-                f"{v.role.name}: {v.score:g}" if v.score is not None else f"{v.role.name}: {v.status}" for v in votes
+        def confidence(v: roleplay.RoleVote) -> str:
+            return f" (confidence {v.confidence:.3f})" if v.confidence is not None else ""
+
+        def vote_parse(text: str, logprobs: list[dict[str, Any]] | None = None) -> ParsedScore:
+            votes, usable, note = _panel_votes(text, roles, None, logprobs)
+            result = roleplay.aggregate_votes(votes, usable, text=text)
+            weighted = result.weighted
+            lines = [f"{v.role.name}: {v.choice or v.status}{confidence(v)}" for v in votes]
+            lines.append(
+                f"panel: A {result.score_a:.3f} vs B {result.score_b:.3f} -> {result.choice or 'no vote'}"
+                f" ({'weighted by log-probability confidence' if weighted else 'one vote per role'})"
             )
+            if note:
+                lines.append(note)
+            details = {**panel_details(votes, weighted, note), "score_a": result.score_a, "score_b": result.score_b,
+                       "choice": result.choice}
+            parsed = choice_score(study, ParsedChoice(result.choice, OK if result.choice else UNPARSEABLE, ""))
+            return ParsedScore(parsed.score, parsed.status, "\n".join(lines) + parsed.rationale, details)
+
+        def score_parse(text: str, logprobs: list[dict[str, Any]] | None = None) -> ParsedScore:
+            votes, usable, note = _panel_votes(text, roles, scale, logprobs)
+            result = roleplay.aggregate_scores(votes, usable, text=text)
+            weighted = result.weighted
+            lines = "\n".join(
+                f"{v.role.name}: {v.score:g}{confidence(v)}" if v.score is not None else f"{v.role.name}: {v.status}"
+                for v in votes
+            )
+            details = panel_details(votes, weighted, note)
             if result.score is None:
-                return ParsedScore(None, "unparseable", lines)
-            return ParsedScore(result.score, "ok", lines)
+                return ParsedScore(None, "unparseable", lines, details)
+            return ParsedScore(result.score, "ok", lines, details)
+
+        parse = vote_parse if mode == "pairwise" else score_parse
 
         def make(question: Question) -> tuple[str, Callable]:
+            if mode == "pairwise":
+                item_a, item_b = pair_texts(study, item)
+                texts: dict[str, Any] = {"item_a": item_a, "item_b": item_b}
+            else:
+                texts = {"item": item_text(study, item), "scale": scale}
             prompt = roleplay.panel_prompt(
                 roles,
                 question=question.text,
-                item=item_text(study, item),
-                scale=scale,
                 context=context,
                 noun=options.noun,
                 noun_plural=options.noun_plural,
+                **texts,
             )
             return prompt, parse
 
-        return _turns(ratings, questions, make, scale, sample, config.sample_seed(sample))
+        return _turns(ratings, questions, make, scale, sample, seed, with_logprobs=options.use_logprobs)
 
 
 def persona_vote(scores: list[float | None]) -> float | None:
