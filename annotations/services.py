@@ -18,7 +18,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from annotations.models import (
@@ -394,8 +394,10 @@ def rating_submit(
 
 
 def _count_completed(assignment: Assignment) -> None:
-    assignment.position = assignment.claims.filter(completed_at__isnull=False).count()
-    Assignment.objects.filter(pk=assignment.pk).update(position=assignment.position)
+    """One more finished item. Callers hold the assignment's lock, so `position` (refreshed by `_lock`)
+    counts the finished claims exactly."""
+    assignment.position += 1
+    Assignment.objects.filter(pk=assignment.pk).update(position=F("position") + 1)
 
 
 @transaction.atomic
