@@ -232,7 +232,7 @@ def test_a_pairwise_rater_sees_both_stories_side_by_side_and_chooses_b_by_keyboa
 
     a, b = page.locator(".pair .candidate").nth(0).bounding_box(), page.locator(".pair .candidate").nth(1).bounding_box()
     assert a["x"] + a["width"] <= b["x"] and abs(a["y"] - b["y"]) < 1  # side by side, A on the left
-    assert page.locator(".pair .candidate h2").all_inner_texts() == ["Story A", "Story B"]
+    assert page.locator(".pair .candidate h2").all_text_contents() == ["Story A", "Story B"]  # shown in capitals by CSS
     page.keyboard.press("2")
     _next(page)
     assert list(HumanRating.objects.filter(item__study=study).values_list("score", flat=True)) == [2.0]
