@@ -5,6 +5,7 @@ The HANNA test imports ../shared/data (skipped locally when absent, a failure un
 from __future__ import annotations
 
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 
 from llmjudge import tasks
@@ -91,7 +92,7 @@ def test_a_too_large_profile_from_the_form_is_refused_naming_the_rater(
 
 
 def test_hanna_personalized_and_persona_runs_launch_from_the_browser_and_show_per_rater_metrics(
-    owner_client, researcher, openai_server, sent, django_capture_on_commit_callbacks
+    owner_client, researcher, openai_server, sent, django_capture_on_commit_callbacks, tmp_path
 ):
     from evalhub.datasets import hanna_import
 
@@ -101,10 +102,14 @@ def test_hanna_personalized_and_persona_runs_launch_from_the_browser_and_show_pe
     persona = _server_judge(openai_server, "cinemetric", "persona")
     response = owner_client.post(reverse("llmjudge:run_start", args=[study.slug]), {"judge": persona.pk}, follow=True)
     assert b"needs demographics of every rater" in response.content and not JudgeRun.objects.exists()
-    # ... until they come from elsewhere (here: as an imported demographics file would set them).
-    for n, rater in enumerate(study.raters.all()):
-        rater.demographics = {"age": 25 + 10 * n, "education": "graduate"}
-        rater.save(update_fields=["demographics"])
+    # ... until an imported demographics file gives them some (synthetic values, written here).
+    names = list(study.raters.order_by("id").values_list("external_id", flat=True))
+    demographics = tmp_path / "hanna-demographics.csv"
+    demographics.write_text("rater,age,education\n" + "".join(
+        f"{name},{25 + 10 * n},graduate\n" for n, name in enumerate(names)), encoding="utf-8")
+    call_command("import_demographics", study.slug, str(demographics))
+    assert [r.demographics for r in study.raters.order_by("id")] == [
+        {"age": str(25 + 10 * n), "education": "graduate"} for n in range(len(names))]
     perse = _server_judge(openai_server, "perse", "personalized")
     p_run = _launch(owner_client, study.slug, perse, sent, django_capture_on_commit_callbacks,
                     profile_size=3, held_out=4)
@@ -115,6 +120,9 @@ def test_hanna_personalized_and_persona_runs_launch_from_the_browser_and_show_pe
     assert p_run.ratings.count() == n_raters * 4 * n_questions
     assert c_run.ratings.count() == n_raters * 2 * n_questions * 3
     assert c_run.calls.filter(step="propose").count() == n_raters * n_questions
+    first = study.raters.order_by("id").first()
+    proposal = c_run.calls.filter(step="propose", key__startswith=f"{first.pk}:").first()
+    assert "- age: 25\n- education: graduate" in proposal.prompt  # the imported demographics reach the judge
 
     data = owner_client.get(reverse("study_analysis_json", args=[study.slug])).json()
     for run in (p_run, c_run):
