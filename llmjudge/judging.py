@@ -209,6 +209,47 @@ def experiment_launch(
     return experiment
 
 
+def persona_ablation_launch(
+    *,
+    study: Study,
+    judge: Judge,
+    methods: Iterable[str] | None = None,
+    kind_options: dict[str, Any] | None = None,
+    owner: AbstractBaseUser | None = None,
+    name: str = "",
+    enqueue: bool = True,
+) -> Experiment:
+    """One run of a persona judge per CINEMETRIC method (tables 1-2), grouped as an experiment.
+
+    Every run gets the same split options (the judge's, overridden by ``kind_options``), so each
+    method predicts the same raters on the same held-out items and the dashboard's ablation table
+    compares them row by row. All or nothing: a method that cannot start (e.g. raters without
+    demographics) starts none.
+    """
+    from llmjudge.kinds.persona import METHODS
+
+    methods = list(METHODS if methods is None else methods)
+    if judge.kind != Judge.Kind.PERSONA:
+        raise RunError(f"judge {judge.name!r} is a {judge.kind} judge; the ablation set runs a persona judge")
+    if not methods:
+        raise RunError("an ablation set needs at least one method")
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise RunError(f"unknown persona method(s) {', '.join(unknown)} (known: {', '.join(METHODS)})")
+    split = {k: v for k, v in (kind_options or {}).items() if k != "method"}
+    with transaction.atomic():
+        experiment = Experiment.objects.create(
+            study=study,
+            owner=owner,
+            name=name or f"{study.slug}: {judge.name} ablations ({', '.join(methods)})",
+            grid={"ablation": "persona", "judge": judge.pk, "methods": methods, "kind_options": split},
+        )
+        for method in methods:
+            judge_run_start(study=study, judge=judge, experiment=experiment, enqueue=enqueue,
+                            kind_options={**split, "method": method})
+    return experiment
+
+
 # --- pause, resume, cancel ---------------------------------------------------------------------
 
 

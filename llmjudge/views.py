@@ -12,7 +12,7 @@ from annotations.rendering import rater_page
 from annotations.selectors import studies_for_researcher
 from llmjudge import judging
 from llmjudge.config import JudgeConfig
-from llmjudge.forms import ExperimentForm, RunStartForm, runnable_judges
+from llmjudge.forms import AblationForm, ExperimentForm, RunStartForm, runnable_judges
 from llmjudge.models import Judge, JudgeRun
 from llmjudge.prompts import chat_turn_texts, judge_prompts
 from llmjudge.selectors import run_progress, runs_for_study
@@ -49,6 +49,7 @@ def study_runs(request: HttpRequest, slug: str) -> HttpResponse:
             "runs": runs,
             "run_form": RunStartForm(user=request.user),
             "experiment_form": ExperimentForm(user=request.user),
+            "ablation_form": AblationForm(user=request.user),
         },
     )
 
@@ -85,6 +86,29 @@ def experiment_start(request: HttpRequest, slug: str) -> HttpResponse:
             judges=form.cleaned_data["judges"],
             temperatures=form.cleaned_data["temperatures"],
             variants=form.cleaned_data["variants"],
+            owner=request.user,
+        )
+    except judging.RunError as exc:
+        messages.error(request, str(exc))
+        return redirect("llmjudge:study_runs", slug=study.slug)
+    messages.success(request, f"Launched {experiment.runs.count()} runs: {experiment.name}")
+    return redirect("llmjudge:study_runs", slug=study.slug)
+
+
+@login_required
+@require_POST
+def ablation_start(request: HttpRequest, slug: str) -> HttpResponse:
+    study = _get_study_for_researcher(request, slug)
+    form = AblationForm(request.POST, user=request.user)
+    if not form.is_valid():
+        messages.error(request, "Choose a persona judge and at least one method.")
+        return redirect("llmjudge:study_runs", slug=study.slug)
+    try:
+        experiment = judging.persona_ablation_launch(
+            study=study,
+            judge=form.cleaned_data["judge"],
+            methods=form.cleaned_data["methods"],
+            kind_options=form.split_options(),
             owner=request.user,
         )
     except judging.RunError as exc:
