@@ -52,7 +52,9 @@ def vote(scores: list[float]) -> float:
     return max(scores, key=lambda s: (scores.count(s), -scores.index(s)))
 
 
-def expected_rows(runs: list[JudgeRun], *, groups: set[str] | None = None) -> dict[tuple[str, str], dict]:
+def expected_rows(
+    runs: list[JudgeRun], *, groups: set[str] | None = None, questions: set[str] | None = None
+) -> dict[tuple[str, str], dict]:
     """(method, question) -> pooled and per-rater-mean accuracy and MAE, from the stored rows."""
     truth = {(r.rater_id, r.item_id, r.question.key): r.score
              for r in HumanRating.objects.select_related("question")}
@@ -60,7 +62,9 @@ def expected_rows(runs: list[JudgeRun], *, groups: set[str] | None = None) -> di
     for run in runs:
         samples: dict[tuple[int, int, str], list[float]] = defaultdict(list)
         for row in run.ratings.select_related("question", "item").order_by("sample"):
-            if groups is not None and row.item.group not in groups:
+            if (groups is not None and row.item.group not in groups) or (
+                questions is not None and row.question.key not in questions
+            ):
                 continue
             assert row.status == "ok" and row.score == score_for(row.prompt)
             samples[(row.target_rater_id, row.item_id, row.question.key)].append(row.score)
@@ -122,6 +126,17 @@ def test_the_ablation_set_launches_from_the_browser_and_is_compared_in_one_table
     first = table["rows"][0]
     assert f"<td>{first['label']}</td><td>{first['run']}</td><td>2</td><td>4</td><td>0</td><td>{first['accuracy']:.3f}" \
         in page
+
+    # The dashboard's filters apply to the table: one question, the items of one group, three runs.
+    shown = runs[2:]
+    query = "question=relevance&group=human&" + "&".join(f"run={r.pk}" for r in shown)
+    data = owner_client.get(reverse("study_analysis_json", args=["story"]) + "?" + query).json()
+    [table] = data["ablations"]
+    assert table["runs"] == [r.pk for r in shown]
+    assert_table_matches(table, shown, groups={"human"}, questions={"relevance"})
+    n_human = sum(1 for r in runs[0].ratings.filter(question__key="relevance", item__group="human"))
+    assert table["pairs"] == {"relevance": n_human} and 0 < n_human < 4
+    assert {(e["run"], e["question"]) for e in data["personal"]} == {(r.pk, "relevance") for r in shown}
 
 
 def test_run_judge_ablation_and_analyze_give_the_same_table_on_the_command_line(

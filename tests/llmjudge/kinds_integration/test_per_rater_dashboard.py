@@ -132,3 +132,33 @@ def test_hanna_personalized_and_persona_runs_launch_from_the_browser_and_show_pe
         assert next(p for p in data["pools"] if p["run_id"] == run.pk)["n_raters"] == n_raters
     page = owner_client.get(reverse("study_dashboard", args=[study.slug]))
     assert page.status_code == 200 and b'id="per-rater"' in page.content and b"cinemetric" in page.content
+
+
+def test_the_per_rater_section_follows_the_dashboard_filters(
+    owner_client, rated_study, openai_server, sent, django_capture_on_commit_callbacks  # noqa: F811
+):
+    plain = _server_judge(openai_server, "plain", "plain")
+    perse = _server_judge(openai_server, "perse", "personalized")
+    plain_run = _launch(owner_client, "story", plain, sent, django_capture_on_commit_callbacks)
+    run = _launch(owner_client, "story", perse, sent, django_capture_on_commit_callbacks, profile_size=1)
+    held_out = {int(r): parts["held_out"] for r, parts in run.params["split"].items()}
+    assert all(len(items) == 2 for items in held_out.values())  # 3 items, k=1
+    human_items = set(rated_study.items.filter(group="human").values_list("id", flat=True))
+    names = dict(rated_study.raters.values_list("id", "external_id"))
+    url = reverse("study_analysis_json", args=["story"])
+
+    data = owner_client.get(url, {"question": "relevance", "group": "human"}).json()
+    [entry] = [e for e in data["personal"] if e["run"] == run.pk]
+    assert entry["question"] == "relevance" and entry["baseline"]["run"] == plain_run.pk
+    assert {r["rater"]: r["n"] for r in entry["raters"]} == {
+        names[rater]: len(set(items) & human_items) for rater, items in held_out.items() if set(items) & human_items}
+    assert entry["average"]["n_items"] < sum(len(items) for items in held_out.values())
+
+    # Only the per-rater run selected: shown without a baseline (the plain run is filtered out).
+    data = owner_client.get(url, {"run": [run.pk]}).json()
+    assert {e["run"] for e in data["personal"]} == {run.pk} and all(e["baseline"] is None for e in data["personal"])
+    data = owner_client.get(url, {"run": [plain_run.pk]}).json()
+    assert data["personal"] == []
+
+    page = owner_client.get(reverse("study_dashboard", args=["story"]), {"question": "likability"}).content.decode()
+    assert "· likability</span></h3>" in page and "· relevance</span></h3>" not in page
