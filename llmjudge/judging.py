@@ -37,7 +37,7 @@ from annotations.models import Question, Study
 from llmjudge.backends import BACKENDS, QUEUES, BackendConfig, backend_for
 from llmjudge.config import JudgeConfig
 from llmjudge.engine import CallSettings, EngineOutcome, EngineSettings, TurnResult, run_conversations
-from llmjudge.kind_builders import planned_rows, prepare_steps
+from llmjudge.kind_builders import planned_rows, planned_steps, prepare_steps, steps_create
 from llmjudge.limits import Limiter, LocalLimiter, RedisLimiter
 from llmjudge.models import Experiment, Judge, JudgeRun, LLMRating
 from llmjudge.pricing import estimate_cost
@@ -122,6 +122,7 @@ def judge_run_start(
             batch_size=1000,
             ignore_conflicts=True,
         )
+        steps_create(run=run, steps=planned_steps(config=config, rows=rows))
         run.calls_total = len(rows)
         run.save(update_fields=["calls_total"])
         if enqueue:
@@ -491,7 +492,13 @@ def _execute(
     config: JudgeConfig,
     conversations: list[Conversation],
     on_progress: Callable[[], None] | None = None,
+    write: Callable[[list[TurnResult]], int] = _write,
 ) -> tuple[EngineOutcome, int]:
+    """Run the engine in a thread; ``write`` stores batches of results here, outside any transaction.
+
+    Every second the run's status is read: once it is no longer running (paused, cancelled, failed),
+    the engine starts no new call. Ratings use ``_write``; preparation calls their own writer.
+    """
     results: queue.Queue[Any] = queue.Queue()
     stop = threading.Event()
     box: dict[str, Any] = {}
@@ -542,7 +549,7 @@ def _execute(
             except queue.Empty:
                 pass
             if batch:
-                written += _write(batch)
+                written += write(batch)
             if time.monotonic() >= next_poll:
                 next_poll = time.monotonic() + _STATUS_POLL_SECONDS
                 status = JudgeRun.objects.filter(pk=run.pk).values_list("status", flat=True).first()
@@ -574,11 +581,15 @@ def run_chunk(
         )
     )
     # Multi-step kinds ask their preliminary calls (characters, roles) first, outside any transaction.
-    fatal = prepare_steps(run=run, config=config, pending=pending) if pending else ""
+    fatal = prepare_steps(run=run, config=config, pending=pending, on_progress=on_progress) if pending else ""
     if fatal:
         logger.warning("judge run %s failed: %s", run_id, fatal)
         judge_run_fail(run_id=run_id, error=fatal)
         return ChunkSummary(asked=0, written=0, calls=0, fatal=fatal)
+    if pending and not JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.RUNNING).exists():
+        # Paused or cancelled while preparing: ask no rating (the resume prepares what is missing).
+        judge_run_update_counters(run_id=run_id)
+        return ChunkSummary(asked=0, written=0, calls=0)
     conversations = _conversations(run, config, rating_ids)
     asked = sum(1 for c in conversations for t in c.turns if t.answer is None)
     if not conversations:

@@ -110,5 +110,6 @@ class Command(BaseCommand):
         progress = run_progress(run=run)
         self.stderr.write(
             f"  {progress.done}/{progress.total} ({progress.percent:.0f} %), {progress.failed} failed, "
+            f"preparation {progress.steps_done}/{progress.steps_total}, "
             f"{time.monotonic() - started:.0f} s"
         )
