@@ -487,7 +487,7 @@ def demographics_import(*, study: Study, path: Path, replace: bool = False) -> I
         if rater.demographics and not replace:
             given = "imported earlier" if rater.source == Rater.Source.IMPORTED else "given in the rater form"
             raise ImportFileError(f"rater {_show(key)} already has demographics ({given}: "
-                                  f"{', '.join(rater.demographics)}); replace them with --replace", line)
+                                  f"{', '.join(sorted(rater.demographics))}); replace them with --replace", line)
         rater.demographics = values
         updates.append(rater)
     if fields is None:

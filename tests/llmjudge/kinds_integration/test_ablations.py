@@ -19,7 +19,12 @@ from django.urls import reverse
 from annotations.models import HumanRating
 from llmjudge.models import Experiment, Judge, JudgeRun
 from tests.llmjudge.kinds_integration.test_kinds_end_to_end import rated_study, scripted_answer  # noqa: F401
-from tests.llmjudge.kinds_integration.test_per_rater_dashboard import _work_off, owner_client, sent  # noqa: F401
+from tests.llmjudge.kinds_integration.test_per_rater_dashboard import (  # noqa: F401
+    _work_off,
+    owner_client,
+    seed_holding_out,
+    sent,
+)
 from tests.support.openai_server import Behaviour
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -98,13 +103,13 @@ def test_the_ablation_set_launches_from_the_browser_and_is_compared_in_one_table
 ):
     with django_capture_on_commit_callbacks(execute=True):
         response = owner_client.post(reverse("llmjudge:ablation_start", args=["story"]),
-                                     {"judge": persona_judge.pk, "methods": PAPER_ORDER, "held_out": 2})
+                                     {"judge": persona_judge.pk, "methods": PAPER_ORDER, "held_out": 2,
+                                      "split_seed": seed_holding_out(rated_study, "gpt2", k=1)})
     assert response.status_code == 302
     experiment = Experiment.objects.get()
     runs = list(experiment.runs.order_by("id"))
     assert [r.params["kind_options"]["method"] for r in runs] == PAPER_ORDER
-    assert experiment.grid == {"ablation": "persona", "judge": persona_judge.pk, "methods": PAPER_ORDER,
-                               "kind_options": {"held_out": 2}}
+    assert experiment.grid["methods"] == PAPER_ORDER and experiment.grid["kind_options"]["held_out"] == 2
     assert len({json.dumps(r.params["split"], sort_keys=True) for r in runs}) == 1  # one split for all
     _work_off(sent)
     for run in runs:

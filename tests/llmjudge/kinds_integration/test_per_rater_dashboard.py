@@ -134,13 +134,29 @@ def test_hanna_personalized_and_persona_runs_launch_from_the_browser_and_show_pe
     assert page.status_code == 200 and b'id="per-rater"' in page.content and b"cinemetric" in page.content
 
 
+def seed_holding_out(study, group: str, k: int) -> int:
+    """A split seed under which some rater's held-out items include one of ``group``.
+
+    The split is seeded by rater and item ids, which differ between databases and test orders; the
+    filter tests need a split whose held-out items span both groups.
+    """
+    from llmjudge.kinds.personalized import split_profile
+
+    items = list(study.items.values_list("id", flat=True))
+    wanted = set(study.items.filter(group=group).values_list("id", flat=True))
+    ratings = {r: items for r in study.raters.values_list("id", flat=True)}
+    return next(seed for seed in range(100)
+                if any(wanted & set(h) for h in split_profile(ratings, k=k, seed=seed).held_out.values()))
+
+
 def test_the_per_rater_section_follows_the_dashboard_filters(
     owner_client, rated_study, openai_server, sent, django_capture_on_commit_callbacks  # noqa: F811
 ):
     plain = _server_judge(openai_server, "plain", "plain")
     perse = _server_judge(openai_server, "perse", "personalized")
     plain_run = _launch(owner_client, "story", plain, sent, django_capture_on_commit_callbacks)
-    run = _launch(owner_client, "story", perse, sent, django_capture_on_commit_callbacks, profile_size=1)
+    run = _launch(owner_client, "story", perse, sent, django_capture_on_commit_callbacks, profile_size=1,
+                  split_seed=seed_holding_out(rated_study, "gpt2", k=1))
     held_out = {int(r): parts["held_out"] for r, parts in run.params["split"].items()}
     assert all(len(items) == 2 for items in held_out.values())  # 3 items, k=1
     human_items = set(rated_study.items.filter(group="human").values_list("id", flat=True))
