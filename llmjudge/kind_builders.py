@@ -74,6 +74,16 @@ def human_ratings(study: Study) -> dict[int, dict[int, dict[int, tuple[float, st
     return out
 
 
+def rater_demographics(stored: dict[str, Any] | None) -> dict[str, Any]:
+    """A rater's demographics as the prompts list them: fields in alphabetical order.
+
+    PostgreSQL's jsonb does not keep the order the rater form or the imported file gave (it puts
+    shorter keys first), so that order cannot be kept; sorting makes a prompt, and its hash, the same
+    on SQLite and PostgreSQL.
+    """
+    return dict(sorted((stored or {}).items()))
+
+
 def run_split(study: Study, kind: str, options: KindOptions | None) -> dict[str, dict[str, list[int]]]:
     """{rater id: {"profile": item ids, "held_out": item ids}} as stored in ``JudgeRun.params``."""
     from annotations.models import Rater
@@ -357,7 +367,7 @@ def _prepare_persona(
                     if q in ratings[r][i]
                 ] or None
             prompt = persona.character_proposal_prompt(
-                demographics=raters[r].demographics or {},
+                demographics=rater_demographics(raters[r].demographics),
                 training_examples=examples,
                 question=questions[q].text,
                 n=options.characters_proposed,
@@ -636,7 +646,7 @@ class PersonaBuilder:
         spec = persona.method(options.method)
         scale = (study.scale_min, study.scale_max)
         text = item_text(study, item)
-        demographics = study.raters.get(pk=target_rater_id).demographics or {}
+        demographics = rater_demographics(study.raters.get(pk=target_rater_id).demographics)
 
         def make(question: Question) -> tuple[str, Callable]:
             kw: dict[str, Any] = {"item_text": text, "question": question.text, "scale": scale, "noun": options.noun}

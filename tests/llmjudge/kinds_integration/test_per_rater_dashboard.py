@@ -105,8 +105,8 @@ def test_hanna_personalized_and_persona_runs_launch_from_the_browser_and_show_pe
     # ... until an imported demographics file gives them some (synthetic values, written here).
     names = list(study.raters.order_by("id").values_list("external_id", flat=True))
     demographics = tmp_path / "hanna-demographics.csv"
-    demographics.write_text("rater,age,education\n" + "".join(
-        f"{name},{25 + 10 * n},graduate\n" for n, name in enumerate(names)), encoding="utf-8")
+    demographics.write_text("rater,education,age\n" + "".join(
+        f"{name},graduate,{25 + 10 * n}\n" for n, name in enumerate(names)), encoding="utf-8")
     call_command("import_demographics", study.slug, str(demographics))
     assert [r.demographics for r in study.raters.order_by("id")] == [
         {"age": str(25 + 10 * n), "education": "graduate"} for n in range(len(names))]
@@ -122,7 +122,8 @@ def test_hanna_personalized_and_persona_runs_launch_from_the_browser_and_show_pe
     assert c_run.calls.filter(step="propose").count() == n_raters * n_questions
     first = study.raters.order_by("id").first()
     proposal = c_run.calls.filter(step="propose", key__startswith=f"{first.pk}:").first()
-    assert "- age: 25\n- education: graduate" in proposal.prompt  # the imported demographics reach the judge
+    # The imported demographics reach the judge, fields sorted (the same prompt on SQLite and PostgreSQL).
+    assert "- age: 25\n- education: graduate" in proposal.prompt
 
     data = owner_client.get(reverse("study_analysis_json", args=[study.slug])).json()
     for run in (p_run, c_run):
