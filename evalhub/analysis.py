@@ -31,7 +31,7 @@ from django.db.models import Count, Max, QuerySet
 
 from annotations.models import HumanRating, Item, Question, Rater, Study
 from evalhub import stats
-from evalhub.personal_report import PER_RATER_KINDS, per_rater_predictions, personal_report
+from evalhub.personal_report import PER_RATER_KINDS, per_rater_predictions, personal_sections
 from llmjudge.models import JudgeRun, LLMRating
 
 HUMAN = "human"
@@ -578,8 +578,12 @@ def analysis_from_data(data: StudyData, options: AnalysisOptions) -> dict[str, A
                 result["welch"].append(_welch_row(
                     question.key, pool, cells.get((question.key, group_a, pool.name)),
                     cells.get((question.key, group_b, pool.name)), group_a, group_b, options.welch_unit))
-    # Personalized and persona runs: each predicted rater against that rater's own scores.
-    result["personal"] = personal_report(study=data.study)
+    # Personalized and persona runs: each predicted rater against that rater's own scores, under the
+    # same filters; runs sharing a split also side by side (the persona ablations).
+    result["personal"], result["ablations"] = personal_sections(
+        study=data.study, runs=options.runs, questions=options.questions,
+        groups=None if options.groups is None or ALL_GROUPS in options.groups else options.groups,
+    )
     if options.charts:
         result["distributions"] = _distributions(data, cells, shown_groups)
         result["scatter"] = [] if data.nominal else _scatter(data, cells, shown_groups, llm_pools)

@@ -172,6 +172,7 @@ def dashboard_context(result: dict[str, Any]) -> dict[str, Any]:
         "result": result,
         "pools": result["pools"],
         "personal": personal,
+        "ablations": result.get("ablations", []),
         "questions": questions,
         "groups": groups,
         "n_groups": len(groups),

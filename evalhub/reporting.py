@@ -112,6 +112,15 @@ def text_report(result: dict[str, Any]) -> str:
         rows = [[r["question"], r["group"], r["pool"], fmt(r["mean_tau"], 3), str(r["n_pairs"])]
                 for r in result["pairwise_kendall"]]
         out.append(_table(["question", "group", "pool", "mean tau", "pairs"], rows))
+    for table in result.get("ablations", []):
+        runs = ", ".join(map(str, table["runs"]))
+        out += ["", f"== Per-rater methods side by side (CINEMETRIC tables 1-2): runs {runs}, "
+                    "on the (rater, item) pairs every run predicts"]
+        rows = [[r["question"], r["label"], str(r["run"]), str(r["n_raters"]), str(r["n_items"]), str(r["n_missing"]),
+                 fmt(r["accuracy"], 3), fmt(r["mae"], 3), fmt(r["rater_accuracy"], 3), fmt(r["rater_mae"], 3)]
+                for r in table["rows"]]
+        out.append(_table(["question", "method", "run", "raters", "n", "missing", "accuracy", "MAE",
+                           "rater-mean accuracy", "rater-mean MAE"], rows))
     for table, reason in result.get("not_computed", {}).items():
         out += ["", f"== {table}: not computed ({reason})"]
     notes = sorted({f"{c['question']}/{c['group']}/{c['pool']} {k}: {v}" for c in result["cells"]

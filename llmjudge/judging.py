@@ -37,7 +37,7 @@ from annotations.models import Question, Study
 from llmjudge.backends import BACKENDS, QUEUES, BackendConfig, backend_for
 from llmjudge.config import JudgeConfig
 from llmjudge.engine import CallSettings, EngineOutcome, EngineSettings, TurnResult, run_conversations
-from llmjudge.kind_builders import planned_rows, prepare_steps
+from llmjudge.kind_builders import planned_rows, planned_steps, prepare_steps, steps_create
 from llmjudge.limits import Limiter, LocalLimiter, RedisLimiter
 from llmjudge.models import Experiment, Judge, JudgeRun, LLMRating
 from llmjudge.pricing import estimate_cost
@@ -122,6 +122,7 @@ def judge_run_start(
             batch_size=1000,
             ignore_conflicts=True,
         )
+        steps_create(run=run, steps=planned_steps(config=config, rows=rows))
         run.calls_total = len(rows)
         run.save(update_fields=["calls_total"])
         if enqueue:
@@ -206,6 +207,47 @@ def experiment_launch(
                         overrides={"temperature": temperature, "variant": variant},
                         experiment=experiment,
                     )
+    return experiment
+
+
+def persona_ablation_launch(
+    *,
+    study: Study,
+    judge: Judge,
+    methods: Iterable[str] | None = None,
+    kind_options: dict[str, Any] | None = None,
+    owner: AbstractBaseUser | None = None,
+    name: str = "",
+    enqueue: bool = True,
+) -> Experiment:
+    """One run of a persona judge per CINEMETRIC method (tables 1-2), grouped as an experiment.
+
+    Every run gets the same split options (the judge's, overridden by ``kind_options``), so each
+    method predicts the same raters on the same held-out items and the dashboard's ablation table
+    compares them row by row. All or nothing: a method that cannot start (e.g. raters without
+    demographics) starts none.
+    """
+    from llmjudge.kinds.persona import METHODS
+
+    methods = list(METHODS if methods is None else methods)
+    if judge.kind != Judge.Kind.PERSONA:
+        raise RunError(f"judge {judge.name!r} is a {judge.kind} judge; the ablation set runs a persona judge")
+    if not methods:
+        raise RunError("an ablation set needs at least one method")
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise RunError(f"unknown persona method(s) {', '.join(unknown)} (known: {', '.join(METHODS)})")
+    split = {k: v for k, v in (kind_options or {}).items() if k != "method"}
+    with transaction.atomic():
+        experiment = Experiment.objects.create(
+            study=study,
+            owner=owner,
+            name=name or f"{study.slug}: {judge.name} ablations ({', '.join(methods)})",
+            grid={"ablation": "persona", "judge": judge.pk, "methods": methods, "kind_options": split},
+        )
+        for method in methods:
+            judge_run_start(study=study, judge=judge, experiment=experiment, enqueue=enqueue,
+                            kind_options={**split, "method": method})
     return experiment
 
 
@@ -450,7 +492,13 @@ def _execute(
     config: JudgeConfig,
     conversations: list[Conversation],
     on_progress: Callable[[], None] | None = None,
+    write: Callable[[list[TurnResult]], int] = _write,
 ) -> tuple[EngineOutcome, int]:
+    """Run the engine in a thread; ``write`` stores batches of results here, outside any transaction.
+
+    Every second the run's status is read: once it is no longer running (paused, cancelled, failed),
+    the engine starts no new call. Ratings use ``_write``; preparation calls their own writer.
+    """
     results: queue.Queue[Any] = queue.Queue()
     stop = threading.Event()
     box: dict[str, Any] = {}
@@ -501,7 +549,7 @@ def _execute(
             except queue.Empty:
                 pass
             if batch:
-                written += _write(batch)
+                written += write(batch)
             if time.monotonic() >= next_poll:
                 next_poll = time.monotonic() + _STATUS_POLL_SECONDS
                 status = JudgeRun.objects.filter(pk=run.pk).values_list("status", flat=True).first()
@@ -533,11 +581,15 @@ def run_chunk(
         )
     )
     # Multi-step kinds ask their preliminary calls (characters, roles) first, outside any transaction.
-    fatal = prepare_steps(run=run, config=config, pending=pending) if pending else ""
+    fatal = prepare_steps(run=run, config=config, pending=pending, on_progress=on_progress) if pending else ""
     if fatal:
         logger.warning("judge run %s failed: %s", run_id, fatal)
         judge_run_fail(run_id=run_id, error=fatal)
         return ChunkSummary(asked=0, written=0, calls=0, fatal=fatal)
+    if pending and not JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.RUNNING).exists():
+        # Paused or cancelled while preparing: ask no rating (the resume prepares what is missing).
+        judge_run_update_counters(run_id=run_id)
+        return ChunkSummary(asked=0, written=0, calls=0)
     conversations = _conversations(run, config, rating_ids)
     asked = sum(1 for c in conversations for t in c.turns if t.answer is None)
     if not conversations:

@@ -14,10 +14,8 @@ reads the database and hands them plain values. Rules kept from issue 4:
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import hashlib
-import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import asdict
@@ -42,6 +40,7 @@ from llmjudge.prompts import BUILDERS, Conversation, Turn, choice_score, study_c
 # Judge.options keys read by the backends or the pricing, not by a kind.
 BACKEND_OPTION_KEYS = frozenset({"endpoint", "fake_refusal_rate", "fake_latency", "logprobs", "price_per_mtok"})
 PER_RATER_KINDS = frozenset({"personalized", "persona"})
+Progress = Callable[[], None] | None
 
 
 class KindError(ValueError):
@@ -116,6 +115,16 @@ def human_ratings(study: Study) -> dict[int, dict[int, dict[int, tuple[float, st
     for rater_id, item_id, question_id, score, comment in rows:
         out[rater_id][item_id][question_id] = (score, comment)
     return out
+
+
+def rater_demographics(stored: dict[str, Any] | None) -> dict[str, Any]:
+    """A rater's demographics as the prompts list them: fields in alphabetical order.
+
+    PostgreSQL's jsonb does not keep the order the rater form or the imported file gave (it puts
+    shorter keys first), so that order cannot be kept; sorting makes a prompt, and its hash, the same
+    on SQLite and PostgreSQL.
+    """
+    return dict(sorted((stored or {}).items()))
 
 
 def run_split(study: Study, kind: str, options: KindOptions | None) -> dict[str, dict[str, list[int]]]:
@@ -214,18 +223,26 @@ def question_rubric(question: Question) -> rubric.Rubric:
 # --- steps that are not ratings (JudgeCall) ----------------------------------------------------
 
 
-def _execute_calls(run: Any, config: JudgeConfig, asks: list[tuple[Any, str, Callable[[str], dict]]]) -> str:
+def _running(run: Any) -> bool:
+    from llmjudge.models import JudgeRun
+
+    return JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).exists()
+
+
+def _execute_calls(
+    run: Any, config: JudgeConfig, asks: list[tuple[Any, str, Callable[[str], dict]]], on_progress: Progress = None
+) -> str:
     """Ask each (JudgeCall, prompt, parser) through the engine; store answers on rows still pending.
 
-    Returns the fatal error, if any. The rows are filled with ``UPDATE ... WHERE status='pending'``,
-    as ratings are, so two chunks preparing the same step store one answer.
+    Returns the fatal error, if any. Runs like a chunk of ratings (``judging._execute``): answers are
+    written as they come with ``UPDATE ... WHERE status='pending'``, so two chunks preparing the same
+    step store one answer, and a pause or cancel stops new calls within a second, leaving the
+    unanswered rows pending for the resume. Nothing is asked once the run is no longer running.
     """
-    from llmjudge.backends import backend_for
-    from llmjudge.engine import run_conversations
-    from llmjudge.judging import _backend_config, _call_settings, _engine_settings, _limiter_factory
+    from llmjudge.judging import _execute
     from llmjudge.models import JudgeCall
 
-    if not asks:
+    if not asks or not _running(run):
         return ""
     by_id = {call.pk: (call, prompt, parser) for call, prompt, parser in asks}
 
@@ -255,39 +272,55 @@ def _execute_calls(run: Any, config: JudgeConfig, asks: list[tuple[Any, str, Cal
         )
         for call, prompt, parser in asks
     ]
-    results: list[Any] = []
-    backend_config = _backend_config(config)
-    outcome = asyncio.run(
-        run_conversations(
-            conversations,
-            make_backend=lambda: backend_for(backend_config),
-            make_limiter=_limiter_factory(config),
-            call=_call_settings(config),
-            settings=_engine_settings(),
-            concurrency=config.concurrency,
-            emit=results.append,
-            stop=threading.Event(),
-        )
-    )
-    now = timezone.now()
-    for r in results:
-        _, _, parser = by_id[r.rating_id]
-        parsed = parser(r.raw) if r.status != "error" else {"status": "error", "error": r.rationale}
-        JudgeCall.objects.filter(pk=r.rating_id, status=JudgeCall.Status.PENDING).update(
-            status=parsed.get("status", r.status) if r.status != "error" else "error",
-            raw=r.raw,
-            prompt=r.prompt,
-            prompt_hash=hashlib.sha256(r.prompt.encode("utf-8")).hexdigest(),
-            parsed=parsed,
-            history=r.history,
-            attempts=r.attempts,
-            model=r.model,
-            latency_ms=r.latency_ms,
-            tokens_prompt=r.tokens_prompt,
-            tokens_completion=r.tokens_completion,
-            updated_at=now,
-        )
+
+    def store(results: list[Any]) -> int:
+        now = timezone.now()
+        written = 0
+        for r in results:
+            _, _, parser = by_id[r.rating_id]
+            parsed = parser(r.raw) if r.status != "error" else {"status": "error", "error": r.rationale}
+            written += JudgeCall.objects.filter(pk=r.rating_id, status=JudgeCall.Status.PENDING).update(
+                status=parsed.get("status", r.status) if r.status != "error" else "error",
+                raw=r.raw,
+                prompt=r.prompt,
+                prompt_hash=hashlib.sha256(r.prompt.encode("utf-8")).hexdigest(),
+                parsed=parsed,
+                history=r.history,
+                attempts=r.attempts,
+                model=r.model,
+                latency_ms=r.latency_ms,
+                tokens_prompt=r.tokens_prompt,
+                tokens_completion=r.tokens_completion,
+                updated_at=now,
+            )
+        return written
+
+    outcome, _ = _execute(run, config, conversations, on_progress, write=store)
     return outcome.fatal
+
+
+def planned_steps(*, config: JudgeConfig, rows: list[tuple[int, int, int, int | None]]) -> list[tuple[str, str]]:
+    """The preparation calls known before any answer: (step, key) of a persona run's first proposal
+    round per (rater, question) and of a panel's role call per item. Created with the ratings, so the
+    run's progress counts them from the start; later rounds and verifications are added as they arise.
+    """
+    options = kind_options(config.kind, config.options) if config.kind in ("persona", "roleplay") else None
+    if isinstance(options, PersonaOptions) and persona.method(options.method).characters:
+        return [("propose", f"{r}:{q}:0") for r, q in sorted({(t, q) for _, q, _, t in rows})]
+    if isinstance(options, RoleplayOptions) and options.dynamic_roles:
+        return [("roles", str(i)) for i in sorted({i for i, _, _, _ in rows})]
+    return []
+
+
+def steps_create(*, run: Any, steps: Iterable[tuple[str, str]]) -> None:
+    """Pending JudgeCall rows for ``steps``; existing ones are kept (unique per run, step and key)."""
+    from llmjudge.models import JudgeCall
+
+    version = run.params.get("kind_version", "1")
+    JudgeCall.objects.bulk_create(
+        [JudgeCall(run=run, step=step, key=key, template_version=version) for step, key in dict.fromkeys(steps)],
+        ignore_conflicts=True,
+    )
 
 
 def _calls(run: Any, step: str, keys: Iterable[str]) -> dict[str, Any]:
@@ -295,10 +328,7 @@ def _calls(run: Any, step: str, keys: Iterable[str]) -> dict[str, Any]:
     from llmjudge.models import JudgeCall
 
     keys = list(dict.fromkeys(keys))
-    JudgeCall.objects.bulk_create(
-        [JudgeCall(run=run, step=step, key=key, template_version=run.params.get("kind_version", "1")) for key in keys],
-        ignore_conflicts=True,
-    )
+    steps_create(run=run, steps=((step, key) for key in keys))
     return {c.key: c for c in JudgeCall.objects.filter(run=run, step=step, key__in=keys)}
 
 
@@ -346,7 +376,9 @@ def persona_characters(run: Any, rater_id: int, question_id: int) -> list[person
     return chosen[: options.characters_used]
 
 
-def _prepare_persona(run: Any, config: JudgeConfig, pending: list[tuple[int, int, int]]) -> str:
+def _prepare_persona(
+    run: Any, config: JudgeConfig, pending: list[tuple[int, int, int]], on_progress: Progress = None
+) -> str:
     """Propose and verify characters for every (rater, question) the pending rows need."""
     from llmjudge.models import LLMRating
 
@@ -365,9 +397,11 @@ def _prepare_persona(run: Any, config: JudgeConfig, pending: list[tuple[int, int
     # Verify what earlier rounds proposed first: which characters are chosen (and so which one is
     # sample i) must not change because a verification was lost and a later round filled in.
     stored = [f"{r}:{q}:{a}" for r, q in needs for a in range(options.proposal_attempts)]
-    if fatal := _verify_proposals(run, config, options, stored):
+    if fatal := _verify_proposals(run, config, options, stored, on_progress):
         return fatal
     for attempt in range(options.proposal_attempts):
+        if not _running(run):
+            return ""  # paused or cancelled: unanswered calls stay pending for the resume
         lacking = [(r, q) for r, q in needs if len(persona_characters(run, r, q)) < options.characters_used]
         if not lacking:
             return ""
@@ -385,7 +419,7 @@ def _prepare_persona(run: Any, config: JudgeConfig, pending: list[tuple[int, int
                     if q in ratings[r][i]
                 ] or None
             prompt = persona.character_proposal_prompt(
-                demographics=raters[r].demographics or {},
+                demographics=rater_demographics(raters[r].demographics),
                 training_examples=examples,
                 question=questions[q].text,
                 n=options.characters_proposed,
@@ -394,10 +428,12 @@ def _prepare_persona(run: Any, config: JudgeConfig, pending: list[tuple[int, int
             )
             asks.append((call, prompt, _parse_characters))
         _reset_errors([a[0] for a in asks])
-        if fatal := _execute_calls(run, config, asks):
+        if fatal := _execute_calls(run, config, asks, on_progress):
             return fatal
-        if fatal := _verify_proposals(run, config, options, proposals):
+        if fatal := _verify_proposals(run, config, options, proposals, on_progress):
             return fatal
+    if not _running(run):
+        return ""  # a round cut short by a pause is not a round that found too few characters
     # Raters still lacking characters after every round: their rows end in error, saying why.
     for r, q in needs:
         found = len(persona_characters(run, r, q))
@@ -411,7 +447,9 @@ def _prepare_persona(run: Any, config: JudgeConfig, pending: list[tuple[int, int
     return ""
 
 
-def _verify_proposals(run: Any, config: JudgeConfig, options: PersonaOptions, keys: Iterable[str]) -> str:
+def _verify_proposals(
+    run: Any, config: JudgeConfig, options: PersonaOptions, keys: Iterable[str], on_progress: Progress = None
+) -> str:
     """Ask the missing verifications of the stored proposals among ``keys``; returns a fatal error."""
     from llmjudge.models import JudgeCall
 
@@ -430,7 +468,7 @@ def _verify_proposals(run: Any, config: JudgeConfig, options: PersonaOptions, ke
         if verifications[key].status in ("pending", "error")
     ]
     _reset_errors([a[0] for a in asks])
-    return _execute_calls(run, config, asks)
+    return _execute_calls(run, config, asks, on_progress)
 
 
 # Role-player panel: dynamic roles per item, de-duplicated with the static ones.
@@ -461,7 +499,9 @@ def panel_roles(run: Any, item_id: int) -> list[roleplay.Role]:
     return [roleplay.Role(**r) for r in kept]
 
 
-def _prepare_roleplay(run: Any, config: JudgeConfig, pending: list[tuple[int, int, int]]) -> str:
+def _prepare_roleplay(
+    run: Any, config: JudgeConfig, pending: list[tuple[int, int, int]], on_progress: Progress = None
+) -> str:
     options = kind_options("roleplay", config.options)
     assert isinstance(options, RoleplayOptions)
     if not options.dynamic_roles:
@@ -502,7 +542,7 @@ def _prepare_roleplay(run: Any, config: JudgeConfig, pending: list[tuple[int, in
             )
             asks.append((call, prompt, parser))
     _reset_errors([a[0] for a in asks])
-    return _execute_calls(run, config, asks)
+    return _execute_calls(run, config, asks, on_progress)
 
 
 def panel_roles_static(options: RoleplayOptions) -> list[roleplay.Role]:
@@ -512,12 +552,17 @@ def panel_roles_static(options: RoleplayOptions) -> list[roleplay.Role]:
     return roleplay.static_roles(raw)
 
 
-def prepare_steps(*, run: Any, config: JudgeConfig, pending: list[tuple[int, int, int]]) -> str:
-    """Ask the steps the pending (item, question, target rater) rows need first; returns a fatal error."""
+def prepare_steps(
+    *, run: Any, config: JudgeConfig, pending: list[tuple[int, int, int]], on_progress: Progress = None
+) -> str:
+    """Ask the steps the pending (item, question, target rater) rows need first; returns a fatal error.
+
+    Stops asking as soon as the run is paused or cancelled (the caller then asks no rating).
+    """
     if config.kind == "persona":
-        return _prepare_persona(run, config, pending)
+        return _prepare_persona(run, config, pending, on_progress)
     if config.kind == "roleplay":
-        return _prepare_roleplay(run, config, pending)
+        return _prepare_roleplay(run, config, pending, on_progress)
     return ""
 
 
@@ -695,7 +740,7 @@ class PersonaBuilder:
         spec = persona.method(options.method)
         scale = (study.scale_min, study.scale_max)
         text = item_text(study, item)
-        demographics = study.raters.get(pk=target_rater_id).demographics or {}
+        demographics = rater_demographics(study.raters.get(pk=target_rater_id).demographics)
 
         def make(question: Question) -> tuple[str, Callable]:
             kw: dict[str, Any] = {"item_text": text, "question": question.text, "scale": scale, "noun": options.noun}
