@@ -1,7 +1,12 @@
-"""Fixtures for judging: a real OpenAI-protocol server on localhost, judges, fast retry settings."""
+"""Fixtures for judging: a real OpenAI-protocol server on localhost, judges, fast retry settings, and for
+the browser tests: headless Chromium, a live server per test and stand-ins for the Celery worker."""
 from __future__ import annotations
 
+import os
+import threading
+
 import pytest
+from django.db import connection
 
 from tests.support.openai_server import Behaviour, OpenAIServer
 
@@ -59,3 +64,91 @@ def story_with_items(story_study):
             fields={"story": story, "prompt": prompt},
         )
     return story_study
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture
+def browser_page(monkeypatch):
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{CHROMIUM} is missing")
+        pytest.skip("no Chromium on this machine")
+    # Playwright's sync API runs its own event loop; pytest-django's async-unsafe check would
+    # otherwise refuse the ORM calls this test makes around it.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
+        )
+        try:
+            yield browser.new_page()
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def live_url(transactional_db):
+    """A live server for this test only: pytest-django's session-wide one still holds a database
+    connection when the test database is dropped at the end of the session."""
+    from django.contrib.staticfiles.handlers import StaticFilesHandler
+    from django.test.testcases import LiveServerThread
+
+    thread = LiveServerThread("localhost", StaticFilesHandler)
+    thread.daemon = True
+    thread.start()
+    thread.is_ready.wait()
+    if thread.error:
+        raise thread.error
+    yield f"http://localhost:{thread.port}"
+    thread.terminate()
+
+
+@pytest.fixture
+def worker_threads(monkeypatch):
+    """Stand-in for a Celery worker: each enqueued chunk runs in a thread of the test process."""
+    from llmjudge import judging, tasks
+
+    threads: list[threading.Thread] = []
+
+    def work(run_id: int, ids: list[int]) -> None:
+        try:
+            judging.run_chunk(run_id=run_id, rating_ids=ids)
+        finally:
+            connection.close()
+
+    def apply_async(args, queue):  # noqa: ANN001
+        thread = threading.Thread(target=work, args=tuple(args), daemon=True)
+        threads.append(thread)
+        thread.start()
+
+    monkeypatch.setattr(tasks.judge_chunk, "apply_async", apply_async)
+    yield threads
+    for thread in threads:
+        thread.join(timeout=30)
+
+
+@pytest.fixture
+def inline_chunks(monkeypatch):
+    """Stand-in for a Celery worker on SQLite: each enqueued chunk runs at once, in the thread that enqueued
+    it (the live server's, once the run's transaction has committed), so only one thread writes at a time."""
+    from llmjudge import tasks
+
+    done: list[tuple[int, list[int]]] = []
+
+    def apply_async(args, queue):  # noqa: ANN001
+        tasks.judge_chunk(*args)
+        done.append(tuple(args))
+
+    monkeypatch.setattr(tasks.judge_chunk, "apply_async", apply_async)
+    return done
+
+
+@pytest.fixture
+def chunk_worker(request):
+    """Threads on a database server (the browser watches the run progress), inline chunks on SQLite."""
+    return request.getfixturevalue("inline_chunks" if connection.vendor == "sqlite" else "worker_threads")
