@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
+import json
 import logging
 import queue
 import threading
@@ -366,48 +367,69 @@ def _limiter_factory(config: JudgeConfig) -> Callable[[], Limiter]:
 
 _WRITTEN_FIELDS = (
     "status", "score", "rationale", "raw", "prompt", "prompt_hash", "history", "attempts", "model", "latency_ms",
-    "tokens_prompt", "tokens_completion", "updated_at",
+    "tokens_prompt", "tokens_completion",
 )
+
+
+def _row_values(r: TurnResult) -> list[Any]:
+    """One result's values in ``_WRITTEN_FIELDS`` order, as the database takes them (JSON as text)."""
+    return [
+        r.status, r.score, r.rationale, r.raw, r.prompt, hashlib.sha256(r.prompt.encode("utf-8")).hexdigest(),
+        json.dumps(r.history, ensure_ascii=False), r.attempts, r.model, r.latency_ms, r.tokens_prompt,
+        r.tokens_completion,
+    ]
 
 
 def _write(results: list[TurnResult]) -> int:
     """Store finished turns; only rows still pending change, so a late duplicate answer is a no-op.
 
-    ``UPDATE ... WHERE id = %s AND status = 'pending'`` for each row, sent as one ``executemany``
-    in one short transaction: the ORM's per-row ``update()`` spent most of the writer's time
-    building queries in Python, and ``bulk_update``'s CASE expressions more still (measured with
-    tests/bench/bench_judge.py); values still go through each field's own conversion.
+    Every row is guarded by ``status = 'pending'`` in the same statement that writes it, so whichever
+    delivery of a chunk answers first wins and a redelivered one's late answer changes nothing, also
+    when part of a batch was written before (tests/llmjudge/test_runs.py). On PostgreSQL the batch is
+    one ``UPDATE ... FROM (VALUES ...)`` statement: one parse, one plan and one round trip for the
+    whole batch instead of one per row, which halved the writer's CPU per rating (client and server,
+    tests/bench/bench_judge.py). SQLite gets the same per-row UPDATE as an ``executemany``.
+    Values bypass the ORM's per-field conversion (measured: most of the writer's time); the types
+    are few and plain (text, numbers, JSON as text, one timestamp per batch).
     """
-    now = timezone.now()
-    fields = [LLMRating._meta.get_field(name) for name in _WRITTEN_FIELDS]
+    if not results:
+        return 0
+    table = LLMRating._meta
     quote = connection.ops.quote_name
-    sql = "UPDATE {table} SET {columns} WHERE {id} = %s AND {status} = %s".format(
-        table=quote(LLMRating._meta.db_table),
-        columns=", ".join(f"{quote(f.column)} = %s" for f in fields),
-        id=quote(LLMRating._meta.pk.column),
-        status=quote(LLMRating._meta.get_field("status").column),
-    )
-    params = []
-    for r in results:
-        values = {
-            "status": r.status,
-            "score": r.score,
-            "rationale": r.rationale,
-            "raw": r.raw,
-            "prompt": r.prompt,
-            "prompt_hash": hashlib.sha256(r.prompt.encode("utf-8")).hexdigest(),
-            "history": r.history,
-            "attempts": r.attempts,
-            "model": r.model,
-            "latency_ms": r.latency_ms,
-            "tokens_prompt": r.tokens_prompt,
-            "tokens_completion": r.tokens_completion,
-            "updated_at": now,
-        }
-        row = [f.get_db_prep_save(values[f.name], connection) for f in fields]
-        params.append([*row, r.rating_id, LLMRating.Status.PENDING.value])
+    fields = [table.get_field(name) for name in _WRITTEN_FIELDS]
+    updated_at = table.get_field("updated_at")
+    now = updated_at.get_db_prep_save(timezone.now(), connection)
+    pending = LLMRating.Status.PENDING.value
+    status_column = quote(table.get_field("status").column)
+    id_column = quote(table.pk.column)
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.executemany(sql, params)
+        if connection.vendor == "postgresql":
+            casts = [f"%s::{f.db_type(connection)}" for f in fields]
+            first = "(%s::bigint, " + ", ".join(casts) + ")"
+            other = "(" + ", ".join(["%s"] * (len(fields) + 1)) + ")"
+            names = ", ".join(["id", *(f.column for f in fields)])
+            sql = (
+                f"UPDATE {quote(table.db_table)} AS r SET "
+                + ", ".join(f"{quote(f.column)} = v.{quote(f.column)}" for f in fields)
+                + f", {quote(updated_at.column)} = %s"
+                + f" FROM (VALUES {first}{(', ' + other) * (len(results) - 1)}) AS v({names})"
+                + f" WHERE r.{id_column} = v.id AND r.{status_column} = %s"
+            )
+            # Placeholders in text order: updated_at, then the VALUES rows, then the status guard.
+            params: list[Any] = [now]
+            for r in results:
+                params += [r.rating_id, *_row_values(r)]
+            params.append(pending)
+            cursor.execute(sql, params)
+            return max(cursor.rowcount, 0)
+        sql = "UPDATE {table} SET {columns}, {updated} = %s WHERE {id} = %s AND {status} = %s".format(
+            table=quote(table.db_table),
+            columns=", ".join(f"{quote(f.column)} = %s" for f in fields),
+            updated=quote(updated_at.column),
+            id=id_column,
+            status=status_column,
+        )
+        cursor.executemany(sql, [[*_row_values(r), now, r.rating_id, pending] for r in results])
         return max(cursor.rowcount, 0)
 
 
