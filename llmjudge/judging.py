@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import hashlib
 import json
 import logging
@@ -522,6 +523,11 @@ def _execute(
         finally:
             finished.set()
 
+    # Everything alive now (Django, the SDK, the conversations) lives for the whole chunk: out of the
+    # garbage collector's sight while it runs, full collections scan only what the calls allocate
+    # (measured: two full collections of ~175,000 objects cost 0.3-0.6 s per 2,500 calls, all of it
+    # holding the GIL). Unfrozen afterwards, so a long-lived worker still collects them later.
+    gc.freeze()
     thread = threading.Thread(target=engine, name=f"judge-run-{run.pk}", daemon=True)
     thread.start()
     written = 0
@@ -547,6 +553,7 @@ def _execute(
         # An exception here (the database went away) must not leave the engine calling forever.
         stop.set()
         thread.join()
+        gc.unfreeze()
     if "error" in box:
         raise box["error"]
     return box["outcome"], written
