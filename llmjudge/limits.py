@@ -166,7 +166,10 @@ class RedisLimiter:
                     # ask Redis again after a jittered pause. Holding every slot, only a hand-over helps.
                     pause = 1.0 if self._held >= self.concurrency else random.uniform(_POLL_MIN, _POLL_MAX)
                     try:
-                        lease = await asyncio.wait_for(self._idle.get(), pause)
+                        # asyncio.timeout, not wait_for: no extra task per wait (measured: wait_for
+                        # was most of this limiter's CPU per call at 300 calls per second).
+                        async with asyncio.timeout(pause):
+                            lease = await self._idle.get()
                     except TimeoutError:
                         continue
                 lease_id, expires = lease
