@@ -186,6 +186,7 @@ class RedisLimiter:
         """Take free leases from Redis for every waiting call of this process, in one script call."""
         self._asking = True
         try:
+            await asyncio.sleep(0)  # let the calls started together register as waiting first
             want = min(self.concurrency - self._held, self._waiting - self._idle.qsize())
             if want <= 0:
                 return 0
