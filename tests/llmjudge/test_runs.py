@@ -485,3 +485,19 @@ def test_a_redelivered_chunk_after_a_partial_batch_write_gives_one_rating_per_ke
     assert len(_keys(run)) == len(set(_keys(run))) == 36
     assert set(run.ratings.filter(pk__in=ids[:15]).values_list("raw", flat=True)) == {"first delivery"}
     assert set(run.ratings.exclude(pk__in=ids[:15]).values_list("status", flat=True)) == {"ok"}
+
+
+def test_pending_rows_are_created_with_every_field_as_the_orm_fills_a_new_rating(story_with_items, make_judge):
+    judge = make_judge(seed=40)
+    run = judging.judge_run_start(study=story_with_items, judge=judge, enqueue=False)
+    rows = list(run.ratings.order_by("item_id", "question_id", "sample"))
+    assert len(rows) == len({(r.item_id, r.question_id, r.sample) for r in rows}) == 36
+    expected = LLMRating(run=run, template_version=rows[0].template_version, model=judge.model)
+    for rating in rows:
+        assert rating.params == {"temperature": 1.0, "top_p": 0.9, "max_tokens": judge.max_tokens,
+                                 "seed": 40 + rating.sample, "variant": "original", "mode": judge.mode}
+        assert (rating.status, rating.score, rating.raw, rating.prompt, rating.prompt_hash, rating.history,
+                rating.attempts, rating.model, rating.target_rater_id, rating.latency_ms) == (
+            expected.status, None, "", "", "", [], 0, judge.model, None, None)
+        assert rating.template_version.endswith(f"parser{PARSER_VERSION}")
+        assert rating.created_at is not None and rating.updated_at is not None
