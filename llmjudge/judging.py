@@ -4,15 +4,16 @@ Exactly-once, in three rules:
 
 1. A run creates every rating row up front as ``pending`` (one per run, item, question, sample;
    the database's unique constraint makes a second insert a no-op).
-2. A chunk asks only rows that are still pending when it starts, and writes each result with
-   ``UPDATE ... WHERE id = %s AND status = 'pending'``: whichever delivery answers first wins,
-   a redelivered or duplicated chunk's late answer changes nothing.
+2. A chunk asks only rows that are still pending when it starts, and writes its results in
+   batches whose every row is guarded by ``status = 'pending'`` in the statement that writes it:
+   whichever delivery answers first wins, a redelivered or duplicated chunk's late answer changes
+   nothing, also when the first delivery stored part of its batches before it died.
 3. Resuming enqueues only what is still pending (optionally errors, reset to pending first).
 
 So a worker killed mid-chunk loses only calls, never ratings: its rows stay pending until the
 broker delivers the chunk again or the run is resumed. Calls are "at least once", ratings exactly
 once. No network call happens inside a transaction: the engine runs in a background thread and
-this module's writer loop commits small batches of finished results.
+this module's writer loop commits what finished every 0.1 s, one statement per batch.
 """
 from __future__ import annotations
 

@@ -255,14 +255,16 @@ def efficiency(calls: int, latency: float) -> None:
         db_cpu = _cpu_seconds(backend) - db_cpu
         ideal = n * latency / CONCURRENCY
         print(f"    {'pipeline in-process':32s} {elapsed:6.2f} s  efficiency {ideal / elapsed:.2f}"
-              f"  ({n} ratings, run {run.status}; {baseline / elapsed * calls / n:.2f} of the bare SDK's throughput)")
+              f"  ({n} ratings, run {run.status}; throughput {baseline / elapsed * calls / n:.2f} of bare SDK create, "
+              f"{bare['bare SDK post, 64 threads'] / elapsed * calls / n:.2f} of bare SDK post)")
         print(f"    {'':32s} cpu/call: client {1000 * cpu / n:.2f} ms, server {1000 * server_cpu / n:.2f} ms, "
               f"PostgreSQL backend {1000 * db_cpu / n:.2f} ms  ({_load()})")
         if connection.vendor == "postgresql" and settings.REDIS_URL:
             for processes in (1, 2):
                 elapsed, run, cpu = through_workers(server.url, calls // 12, processes)
                 print(f"    {f'Celery worker -c {processes}':32s} {elapsed:6.2f} s  efficiency {ideal / elapsed:.2f}"
-                      f"  ({run.ratings.count()} ratings, run {run.status}; worker cpu/call {1000 * cpu / n:.2f} ms;"
+                      f"  ({run.ratings.count()} ratings, run {run.status}; throughput"
+                      f" {baseline / elapsed * calls / n:.2f} of bare SDK create; worker cpu/call {1000 * cpu / n:.2f} ms;"
                       f" {_load()})")
     print(f"    server: {server.stats}")
 
