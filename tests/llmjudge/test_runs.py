@@ -501,3 +501,13 @@ def test_pending_rows_are_created_with_every_field_as_the_orm_fills_a_new_rating
             expected.status, None, "", "", "", [], 0, judge.model, None, None)
         assert rating.template_version.endswith(f"parser{PARSER_VERSION}")
         assert rating.created_at is not None and rating.updated_at is not None
+
+
+def test_a_batch_of_errors_only_stores_nulls_for_every_number(story_with_items, make_judge):
+    run = judging.judge_run_start(study=story_with_items, judge=make_judge(), enqueue=False)
+    ids = list(run.ratings.order_by("pk").values_list("pk", flat=True)[:3])
+    batch = [_result(pk, "", status="error", score=None, latency_ms=None, tokens_prompt=None, tokens_completion=None,
+                     history=[{"attempt": 1, "error": "timeout", "transient": True}]) for pk in ids]
+    assert judging._write(batch) == 3
+    stored = set(run.ratings.filter(pk__in=ids).values_list("status", "score", "latency_ms", "tokens_prompt"))
+    assert stored == {("error", None, None, None)}
