@@ -8,7 +8,14 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, Streami
 from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
 
-from annotations.importing import ImportFileError, ImportResult, items_import, ratings_import, uploaded_file
+from annotations.importing import (
+    ImportFileError,
+    ImportResult,
+    demographics_import,
+    items_import,
+    ratings_import,
+    uploaded_file,
+)
 from annotations.models import (
     Assignment,
     AttentionCheck,
@@ -25,6 +32,17 @@ from annotations.services import invitations_create, rater_revoke
 
 class UploadForm(forms.Form):
     file = forms.FileField(help_text="CSV (with a header row) or JSONL, UTF-8.")
+
+
+class DemographicsUploadForm(UploadForm):
+    replace = forms.BooleanField(required=False, label="Replace demographics raters already have")
+
+
+def _import_summary(what: str, result: ImportResult) -> str:
+    if what == "demographics":
+        return (f"Set the demographics of {result.updated_raters} rater(s) "
+                f"({result.unchanged_raters} already had exactly these).")
+    return f"Imported {result.created_items} item(s) and {result.created_ratings} rating(s)."
 
 
 class QuestionInline(admin.StackedInline):
@@ -74,6 +92,8 @@ class StudyAdmin(admin.ModelAdmin):
                  name="annotations_study_import_items"),
             path("<int:pk>/import-ratings/", self.admin_site.admin_view(self.import_ratings_view),
                  name="annotations_study_import_ratings"),
+            path("<int:pk>/import-demographics/", self.admin_site.admin_view(self.import_demographics_view),
+                 name="annotations_study_import_demographics"),
             *super().get_urls(),
         ]
 
@@ -83,24 +103,27 @@ class StudyAdmin(admin.ModelAdmin):
     def import_ratings_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         return self._import_view(request, pk, "ratings", ratings_import)
 
+    def import_demographics_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        return self._import_view(request, pk, "demographics", demographics_import, DemographicsUploadForm)
+
     def _import_view(
-        self, request: HttpRequest, pk: int, what: str, service: Callable[..., ImportResult]
+        self, request: HttpRequest, pk: int, what: str, service: Callable[..., ImportResult],
+        form_class: type[UploadForm] | None = None,
     ) -> HttpResponse:
         study = get_object_or_404(self.get_queryset(request), pk=pk)
         if not self.has_change_permission(request, study):
             return HttpResponse(status=403)
-        form = UploadForm(request.POST or None, request.FILES or None)
+        form = (form_class or UploadForm)(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
             upload = form.cleaned_data["file"]
+            options = {k: v for k, v in form.cleaned_data.items() if k != "file"}
             with uploaded_file(upload) as target:
                 try:
-                    result = service(study=study, path=target)
+                    result = service(study=study, path=target, **options)
                 except ImportFileError as exc:
                     messages.error(request, f"{upload.name}: {exc}. Nothing was imported.")
                 else:
-                    messages.success(
-                        request, f"Imported {result.created_items} item(s) and {result.created_ratings} rating(s)."
-                    )
+                    messages.success(request, _import_summary(what, result))
                     return HttpResponseRedirect(reverse("admin:annotations_study_change", args=[study.pk]))
         context = {**self.admin_site.each_context(request), "form": form, "study": study, "what": what,
                    "opts": self.model._meta, "title": f"Import {what} into {study.slug}"}

@@ -1,4 +1,4 @@
-"""The demo: three small studies with texts we wrote, simulated human ratings and an offline judge."""
+"""The demo: four small studies with texts we wrote, simulated human ratings and an offline judge."""
 from __future__ import annotations
 
 import csv
@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotations.importing import items_import, ratings_import
-from annotations.models import Study
+from annotations.models import PAIRWISE_SCORES, Study
 from annotations.studies import study_create_from_template
 
 DEMO_DIR = Path(__file__).resolve().parent / "demo"
@@ -18,10 +18,24 @@ DEMO_STUDIES = {
     "demo-story": ("story-likert", "story_items.jsonl"),
     "demo-fluency": ("adversarial-fluency", "fluency_items.jsonl"),
     "demo-meaning": ("adversarial-meaning", "meaning_items.jsonl"),
+    # The demo stories again, each human-written one paired with the GPT-2 one of the same prompt.
+    "demo-pairwise": ("story-pairwise", "pairwise_items.jsonl"),
 }
 # Simulated raters lean the way the paper's teachers did: human-written stories score higher.
 _GROUP_MEAN = {"human": 4.2, "gpt2": 2.8, "benign": 4.5, "textfooler": 3.2, "pwws": 3.0, "bae": 3.6,
                "sanity-identical": 5.0}
+# Pairwise demo: how often a simulated rater picks the human-written story (the group says where it is).
+_PREFER_HUMAN = 0.8
+_HUMAN_SIDE = {"human-first": PAIRWISE_SCORES["A"], "human-second": PAIRWISE_SCORES["B"]}
+
+
+def _simulated_score(study: Study, group: str, rng: random.Random) -> int:
+    if study.is_pairwise:
+        human = _HUMAN_SIDE[group]
+        other = PAIRWISE_SCORES["B"] if human == PAIRWISE_SCORES["A"] else PAIRWISE_SCORES["A"]
+        return human if rng.random() < _PREFER_HUMAN else other
+    score = round(rng.gauss(_GROUP_MEAN.get(group, 3.0), 0.8))
+    return min(study.scale_max, max(study.scale_min, score))
 
 
 def _simulated_ratings(study: Study, path: Path, *, raters: int = 3, seed: int = 7) -> None:
@@ -32,8 +46,7 @@ def _simulated_ratings(study: Study, path: Path, *, raters: int = 3, seed: int =
         for item in study.items.all():
             for question in study.questions.all():
                 for rater in range(1, raters + 1):
-                    score = round(rng.gauss(_GROUP_MEAN.get(item.group, 3.0), 0.8))
-                    score = min(study.scale_max, max(study.scale_min, score))
+                    score = _simulated_score(study, item.group, rng)
                     writer.writerow([item.external_id, item.group, question.key, "human", f"demo-rater-{rater}",
                                      score])
 

@@ -67,3 +67,16 @@ def display_fields(*, study: Study, page: RaterPage) -> list[DisplayField]:
                 DisplayField(f.name, f.label, f.text, tokens[f.name]) if f.name in tokens else f for f in fields
             ]
     return fields
+
+
+def pair_split(*, study: Study, fields: list[DisplayField]) -> tuple[list[DisplayField], list[DisplayField]]:
+    """A pairwise study's page: (fields shown above, the two candidates shown side by side, A then B).
+
+    Any other study, or a page lacking a candidate, shows every field above and no pair.
+    """
+    if not study.is_pairwise or len(study.pair_fields) != 2:
+        return fields, []
+    by_name = {f.name: f for f in fields}
+    if not all(name in by_name for name in study.pair_fields):
+        return fields, []
+    return [f for f in fields if f.name not in study.pair_fields], [by_name[n] for n in study.pair_fields]

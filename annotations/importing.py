@@ -54,6 +54,8 @@ class ImportResult:
     created_items: int
     created_ratings: int = 0
     pools: tuple[str, ...] = ()
+    updated_raters: int = 0  # demographics: raters whose demographics were set or replaced
+    unchanged_raters: int = 0  # demographics: raters whose file row equals what they already have
 
 
 def _show(value: str, limit: int = 60) -> str:
@@ -411,3 +413,85 @@ def _human_ratings_write(
         batch_size=BATCH,
     )
     return len(rows)
+
+
+DEMOGRAPHICS_KEY = "rater"
+# Demographic fields differ by data set (OpinionQA has 12, the rater form asks 5), so their names are
+# free; but a column of another import format means the wrong file was picked, and a name that is not
+# a plain identifier (a stray "age band", "Gender ") is most likely a typo that would split one field in two.
+_RATINGS_OR_ITEMS_COLUMNS = frozenset({"id", "item", "group", "question", "pool", "score", "rationale", "comment"})
+_FIELD_NAME = re.compile(r"[a-z][a-z0-9_]{0,49}")
+DEMOGRAPHIC_VALUE_MAX_CHARS = 200  # a value goes into every persona prompt of the rater
+
+
+def _check_demographic_fields(fields: list[str], line: int) -> None:
+    if DEMOGRAPHICS_KEY not in fields:
+        raise ImportFileError(f"missing column {DEMOGRAPHICS_KEY} (the rater id used when the ratings were imported)",
+                              line)
+    names = [f for f in fields if f != DEMOGRAPHICS_KEY]
+    if not names:
+        raise ImportFileError("no demographic columns besides rater", line)
+    foreign = sorted(set(names) & _RATINGS_OR_ITEMS_COLUMNS)
+    if foreign:
+        raise ImportFileError(f"unknown column(s) {_names(foreign)}: this looks like an items or ratings file; "
+                              "a demographics file has rater and one column per demographic field", line)
+    bad = [n for n in names if not _FIELD_NAME.fullmatch(n)]
+    if bad:
+        shown = ", ".join(_show(n) for n in bad)
+        raise ImportFileError(f"column name(s) {shown} must be lowercase letters, digits and _ "
+                              "(at most 50, starting with a letter), e.g. age_band", line)
+
+
+def demographics_import(*, study: Study, path: Path, replace: bool = False) -> ImportResult:
+    """Set the demographics of the study's existing raters from a file: ``rater`` plus one column per field.
+
+    ``rater`` is the rater's external id, as in the ratings import. The first row's columns (the CSV
+    header, the first JSONL object's keys) are the fields; every row must have exactly those. Empty
+    values are left out (unknown, as the prompts treat them). A rater who already has different
+    demographics (from the rater form or an earlier import) is refused unless ``replace``: the file's
+    row then replaces them whole. A row equal to what the rater has changes nothing, so importing the
+    same file twice is harmless. All or nothing, like the other imports.
+    """
+    raters = {r.external_id: r for r in study.raters.exclude(external_id="")}
+    fields: list[str] | None = None
+    seen: set[str] = set()
+    updates: list[Rater] = []
+    unchanged = 0
+    for line, row in _rows(path):
+        if fields is None:
+            fields = list(row)
+            _check_demographic_fields(fields, line)
+        _check_columns(row, line, fields, set())
+        key = row[DEMOGRAPHICS_KEY].strip()
+        if not key:
+            raise ImportFileError("empty rater", line)
+        if key in seen:
+            raise ImportFileError(f"duplicate rater {_show(key)} in the file", line)
+        seen.add(key)
+        rater = raters.get(key)
+        if rater is None:
+            raise ImportFileError(f"unknown rater {_show(key)} in study {study.slug} (import their ratings first, "
+                                  "or give the external id they were imported with)", line)
+        values = {}
+        for name in fields:
+            value = row[name].strip()
+            if name == DEMOGRAPHICS_KEY or not value:
+                continue
+            _check_length(value, f"field {name!r}", DEMOGRAPHIC_VALUE_MAX_CHARS, line)
+            values[name] = value
+        if not values:
+            raise ImportFileError(f"rater {_show(key)} has no demographic value", line)
+        if rater.demographics == values:
+            unchanged += 1
+            continue
+        if rater.demographics and not replace:
+            given = "imported earlier" if rater.source == Rater.Source.IMPORTED else "given in the rater form"
+            raise ImportFileError(f"rater {_show(key)} already has demographics ({given}: "
+                                  f"{', '.join(sorted(rater.demographics))}); replace them with --replace", line)
+        rater.demographics = values
+        updates.append(rater)
+    if fields is None:
+        raise ImportFileError("the file has a header but no rows")
+    with transaction.atomic():
+        Rater.objects.bulk_update(updates, ["demographics"], batch_size=BATCH)
+    return ImportResult(created_items=0, updated_raters=len(updates), unchanged_raters=unchanged)

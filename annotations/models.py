@@ -10,6 +10,13 @@ import secrets
 from django.conf import settings
 from django.db import models
 
+# A pairwise (A/B) study stores each choice as a score on this nominal scale, so the rating
+# integrity triggers, the exports and the analysis work unchanged. A study allows ties when its
+# scale reaches 3 (scale 1-3); a forced-choice study has scale 1-2 and the trigger refuses a 3.
+PAIRWISE_SCORES: dict[str, int] = {"A": 1, "B": 2, "tie": 3}
+PAIRWISE_CHOICES: dict[int, str] = {score: choice for choice, score in PAIRWISE_SCORES.items()}
+PAIRWISE_LABELS: dict[str, str] = {"1": "A is better", "2": "B is better", "3": "Tie (equally good)"}
+
 
 def new_token() -> str:
     """An unguessable URL-safe token: 24 random bytes = 192 bits."""
@@ -20,6 +27,7 @@ class Study(models.Model):
     class Kind(models.TextChoices):
         LIKERT = "likert", "Likert rating"
         META = "meta", "Meta-evaluation (rate another rater's rating)"
+        PAIRWISE = "pairwise", "Pairwise (choose the better of two candidates, A or B)"
 
     class Ordering(models.TextChoices):
         BLOCKED = "blocked", "Blocked by group"
@@ -60,6 +68,9 @@ class Study(models.Model):
     diff_fields = models.JSONField(
         default=list, blank=True, help_text="Two item fields whose differing words are shown in bold."
     )
+    pair_fields = models.JSONField(
+        default=list, blank=True, help_text='Pairwise: the two candidate fields, e.g. ["response_a", "response_b"].'
+    )
     items_per_rater = models.PositiveIntegerField(
         null=True, blank=True, help_text="Items one rater rates at most (empty: as many as still need raters)."
     )
@@ -90,6 +101,11 @@ class Study(models.Model):
             models.CheckConstraint(
                 condition=models.Q(scale_min__lt=models.F("scale_max")), name="study_scale_min_below_max"
             ),
+            # The nominal A/B(/tie) encoding of PAIRWISE_SCORES: scale 1-2, or 1-3 with ties.
+            models.CheckConstraint(
+                condition=~models.Q(kind="pairwise") | models.Q(scale_min=1, scale_max__in=[2, 3]),
+                name="study_pairwise_scale_is_a_b_or_tie",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -103,6 +119,16 @@ class Study(models.Model):
 
     def field_label(self, name: str) -> str:
         return self.field_labels.get(name) or name.replace("_", " ").capitalize()
+
+    @property
+    def is_pairwise(self) -> bool:
+        return self.kind == self.Kind.PAIRWISE
+
+    def pairwise_score(self, choice: str | None) -> int | None:
+        """A choice ("A", "B", "tie") as this study stores it; None when the study cannot hold it
+        (a tie on a forced-choice study, or no choice at all)."""
+        score = PAIRWISE_SCORES.get(choice or "")
+        return score if score is not None and self.scale_min <= score <= self.scale_max else None
 
 
 class Question(models.Model):

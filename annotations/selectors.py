@@ -27,10 +27,13 @@ class Progress:
 
 
 def assignment_progress(*, assignment: Assignment) -> Progress:
-    """Pages done of pages planned: items plus the attention checks that fall within them."""
+    """Pages done of pages planned: items plus the attention checks that fall within them.
+
+    Finished items are the assignment's `position` (kept by the submit services under the assignment's lock).
+    """
     planned = planned_items(assignment)
     checks = {p for p in assignment.rater.study.attention_positions if isinstance(p, int) and 0 < p <= planned}
-    done = assignment.claims.filter(completed_at__isnull=False).count() + assignment.attention_checks.count()
+    done = assignment.position + (assignment.attention_checks.count() if checks else 0)
     total = planned + len(checks)
     return Progress(done=min(done, total), total=total)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import secrets
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from annotations.models import (
@@ -50,6 +51,27 @@ class Step:
     parts: int = 1
     position: int = 0  # attention check: shown after this many completed items
     expected: int = 0  # attention check: the value the rater is asked to pick
+    item_id: int = 0  # item pages
+
+
+def posted_step(*, study: Study, key: str) -> Step | None:
+    """The answer page a posted `key` names (item or attention check), without reading the rater's state.
+
+    Lets a POST build its form from the key alone; the submit service then locks the assignment and
+    checks that the key is still the rater's current page. None for other keys, or malformed ones.
+    """
+    kind, _, rest = key.partition(":")
+    numbers = rest.split(":")
+    if not all(n.isdigit() and len(n) < 12 for n in numbers):
+        return None
+    if kind == "check" and len(numbers) == 1:
+        return Step(kind="check", key=key, position=int(numbers[0]))
+    if kind == "item" and len(numbers) == 2:
+        parts = 1 if study.kind == Study.Kind.META else len(question_parts(list(study.questions.all())))
+        item_id, part = int(numbers[0]), int(numbers[1])
+        if part < parts:
+            return Step(kind="item", key=key, part=part, parts=parts, item_id=item_id)
+    return None
 
 
 # --- pure helpers ------------------------------------------------------------------------------------
@@ -126,6 +148,22 @@ def assignment_next_step(*, assignment: Assignment) -> Step:
     The persisted order is the rater's *preference* order: the next item is the first one in it that the
     rater has not taken yet and that still has a free seat (fewer than N raters finished or actively on it).
     """
+    with transaction.atomic():
+        _lock(assignment)
+        return _current_step(assignment)
+
+
+def _lock(assignment: Assignment) -> None:
+    """Lock the rater's Assignment row and refresh the fields other requests may have changed (one query)."""
+    fields = ("completed_at", "ended_reason", "completion_code", "position")
+    values = Assignment.objects.select_for_update().filter(pk=assignment.pk).values_list(*fields).get()
+    for name, value in zip(fields, values, strict=True):
+        setattr(assignment, name, value)
+
+
+def _current_step(assignment: Assignment, *, touch: bool = True) -> Step:
+    """The step of a locked assignment (see `assignment_next_step`). `touch`: mark an open claim as seen
+    now (a page view; a submit saves the claim itself)."""
     rater = assignment.rater
     study = rater.study
     if assignment.completed_at:
@@ -135,38 +173,39 @@ def assignment_next_step(*, assignment: Assignment) -> Step:
     if study.ask_demographics and not rater.demographics:
         return Step(kind="demographics", key="demographics")
     now = timezone.now()
-    with transaction.atomic():
-        Assignment.objects.select_for_update().filter(pk=assignment.pk).first()
-        claim = assignment.claims.select_related("item").filter(completed_at__isnull=True).first()
-        if claim is not None:
+    claim = assignment.claims.select_related("item").filter(completed_at__isnull=True).first()
+    if claim is not None:
+        if touch:
             ItemClaim.objects.filter(pk=claim.pk).update(touched_at=now)
-            return _item_step(assignment, claim)
-        done = assignment.claims.filter(completed_at__isnull=False).count()
-        check = _due_check(assignment, done)
-        if check is not None:
-            return check
-        if done < planned_items(assignment):
-            claim = _claim_next(assignment, now)
-            if claim is not None:
-                return _item_step(assignment, claim)
-            if _others_hold_work(assignment, now):
-                return Step(kind="wait", key="wait")
-        _complete(assignment, now)
+        return _item_step(assignment, claim)
+    done = assignment.claims.filter(completed_at__isnull=False).count()
+    check = _due_check(assignment, done)
+    if check is not None:
+        return check
+    if done < planned_items(assignment):
+        claim = _claim_next(assignment, now)
+        if claim is not None:
+            return _item_step(assignment, claim, fresh=True)
+        if _others_hold_work(assignment, now):
+            return Step(kind="wait", key="wait")
+    _complete(assignment, now)
     return Step(kind="done", key="done")
 
 
-def _item_step(assignment: Assignment, claim: ItemClaim) -> Step:
+def _item_step(assignment: Assignment, claim: ItemClaim, *, fresh: bool = False) -> Step:
+    """The page of a claimed item: its first page with an unanswered question (`fresh`: just claimed)."""
     study = assignment.rater.study
     if study.kind == Study.Kind.META:
-        return Step(kind="item", key=f"item:{claim.item_id}:0", claim=claim)
+        return Step(kind="item", key=f"item:{claim.item_id}:0", claim=claim, item_id=claim.item_id)
     parts = question_parts(list(study.questions.all()))
-    answered = set(
-        HumanRating.objects.filter(rater_id=assignment.rater_id, item_id=claim.item_id).values_list(
-            "question__key", flat=True
-        )
+    answered = set() if fresh else set(
+        HumanRating.objects.filter(rater_id=assignment.rater_id, item_id=claim.item_id)
+        .values_list("question__key", flat=True)
+        .order_by()
     )
     part = next((n for n, qs in enumerate(parts) if any(q.key not in answered for q in qs)), len(parts) - 1)
-    return Step(kind="item", key=f"item:{claim.item_id}:{part}", claim=claim, part=part, parts=len(parts))
+    return Step(kind="item", key=f"item:{claim.item_id}:{part}", claim=claim, part=part, parts=len(parts),
+                item_id=claim.item_id)
 
 
 def _due_check(assignment: Assignment, done: int) -> Step | None:
@@ -183,62 +222,90 @@ def _due_check(assignment: Assignment, done: int) -> Step | None:
     return None
 
 
+# How many of the rater's next candidate items one query looks at when claiming (a window of the order,
+# not the whole order: with 1,000 items an IN list of every candidate cost more than the rest of the page).
+CLAIM_WINDOW = 32
+# Items whose seats are all taken by *finished* claims stay full (finished claims are never released), so
+# each process remembers them for a while and skips them when scanning a rater's order: without this, late
+# in a blocked study every claim would scan the hundreds of finished items at the front of the order. The
+# memory is only a hint with a time limit (an admin deleting a rater can free a seat): seats are decided
+# by the database (ItemClaim's unique seat), never by it.
+FULL_ITEMS_TTL = 30.0
+_full_items: dict[int, tuple[float, dict[int, int]]] = {}  # study id -> (expiry, {item id: finished claims})
+
+
+def _known_full(study: Study) -> dict[int, int]:
+    expiry, items = _full_items.get(study.pk, (0.0, {}))
+    if expiry < time.monotonic():
+        items = {}
+        _full_items[study.pk] = (time.monotonic() + FULL_ITEMS_TTL, items)
+    return items
+
+
 def _claim_next(assignment: Assignment, now: datetime) -> ItemClaim | None:
     study = assignment.rater.study
     seats = study.raters_per_item
-    taken = set(assignment.claims.values_list("item_id", flat=True))
-    candidates = [item_id for item_id in assignment.item_order if item_id not in taken]
-    if not candidates:
-        return None
-    kinds = dict(Item.objects.filter(id__in=candidates, study=study).values_list("id", "kind"))
+    full = _known_full(study)
+    taken = set(assignment.claims.values_list("item_id", flat=True).order_by())
+    candidates = [
+        item_id for item_id in assignment.item_order if item_id not in taken and full.get(item_id, 0) < seats
+    ]
     cutoff = now - _claim_timeout()
-    held = dict(
-        ItemClaim.objects.filter(item_id__in=candidates)
-        .filter(Q(completed_at__isnull=False) | Q(touched_at__gte=cutoff))
-        .values("item_id")
-        .annotate(n=Count("id"))
-        .values_list("item_id", "n")
-    )
-    for item_id in candidates:
-        if item_id not in kinds:  # deleted since the order was made
-            continue
-        if kinds[item_id] == Item.Kind.GOLD:
-            seat = None  # every rater rates the gold items; they take no seat
-        elif held.get(item_id, 0) >= seats:
-            continue
-        else:
-            _release_idle_claims(item_id, cutoff)
-            used = set(ItemClaim.objects.filter(item_id=item_id).values_list("seat", flat=True))
-            free = [s for s in range(seats) if s not in used]
-            if not free:
+    finished = Q(claims__completed_at__isnull=False)
+    for start in range(0, len(candidates), CLAIM_WINDOW):
+        window = candidates[start : start + CLAIM_WINDOW]
+        rows = {
+            item_id: (kind, held, done)
+            for item_id, kind, held, done in Item.objects.filter(id__in=window, study=study)
+            .annotate(
+                held=Count("claims", filter=finished | Q(claims__touched_at__gte=cutoff)),
+                done=Count("claims", filter=finished),
+            )
+            .values_list("id", "kind", "held", "done")
+            .order_by()
+        }
+        for item_id in window:
+            if item_id not in rows:  # deleted since the order was made
                 continue
-            seat = free[0]
-        try:
-            with transaction.atomic():
-                return ItemClaim.objects.create(
-                    assignment=assignment, item_id=item_id, seat=seat, claimed_at=now, touched_at=now
-                )
-        except IntegrityError:  # another rater took that seat a moment ago: try the next item
-            continue
+            kind, held, done = rows[item_id]
+            if kind == Item.Kind.GOLD:
+                seat = None  # every rater rates the gold items; they take no seat
+            elif held >= seats:
+                if done >= seats:
+                    full[item_id] = done
+                continue
+            else:
+                seat = _free_seat(item_id, seats, cutoff)
+                if seat is None:
+                    continue
+            try:
+                with transaction.atomic():
+                    return ItemClaim.objects.create(
+                        assignment=assignment, item_id=item_id, seat=seat, claimed_at=now, touched_at=now
+                    )
+            except IntegrityError:  # another rater took that seat a moment ago: try the next item
+                continue
     return None
 
 
-def _release_idle_claims(item_id: int, cutoff: datetime) -> None:
-    """Free the seats of unfinished claims idle since before `cutoff`, with their partial answers.
+def _free_seat(item_id: int, seats: int, cutoff: datetime) -> int | None:
+    """The item's lowest free seat, after freeing the seats of claims idle since before `cutoff`.
 
-    Partial answers go too: otherwise the item would end up with N+1 raters on its first questions.
+    An idle claim's partial answers go with its seat: otherwise the item would end up with N+1 raters on
+    its first questions.
     """
-    idle = list(
-        ItemClaim.objects.filter(item_id=item_id, completed_at__isnull=True, touched_at__lt=cutoff).values_list(
-            "pk", "assignment__rater_id"
-        )
+    claims = list(
+        ItemClaim.objects.filter(item_id=item_id)
+        .values_list("pk", "seat", "completed_at", "touched_at", "assignment__rater_id")
+        .order_by()
     )
-    if not idle:
-        return
-    rater_ids = [rater_id for _, rater_id in idle]
-    HumanRating.objects.filter(item_id=item_id, rater_id__in=rater_ids).delete()
-    MetaAnswer.objects.filter(item_id=item_id, rater_id__in=rater_ids).delete()
-    ItemClaim.objects.filter(pk__in=[pk for pk, _ in idle]).delete()
+    idle = {pk: rater_id for pk, _, completed, touched, rater_id in claims if completed is None and touched < cutoff}
+    if idle:
+        HumanRating.objects.filter(item_id=item_id, rater_id__in=idle.values()).delete()
+        MetaAnswer.objects.filter(item_id=item_id, rater_id__in=idle.values()).delete()
+        ItemClaim.objects.filter(pk__in=idle).delete()
+    used = {seat for pk, seat, *_ in claims if pk not in idle}
+    return next((s for s in range(seats) if s not in used), None)
 
 
 def _others_hold_work(assignment: Assignment, now: datetime) -> bool:
@@ -260,9 +327,8 @@ def _complete(assignment: Assignment, now: datetime, reason: str = "") -> None:
 
 def _locked_step(assignment: Assignment, key: str) -> Step:
     """Lock the assignment and return its current step; raise if the page `key` is no longer current."""
-    Assignment.objects.select_for_update().filter(pk=assignment.pk).first()
-    assignment.refresh_from_db()
-    step = assignment_next_step(assignment=assignment)
+    _lock(assignment)
+    step = _current_step(assignment, touch=False)
     if step.key != key:
         raise StaleSubmission(f"page {key!r} is not the current page {step.key!r}")
     return step
@@ -283,7 +349,7 @@ def _elapsed_ms(claim: ItemClaim, now: datetime, time_spent_ms: int | None) -> i
 def rating_submit(
     *,
     assignment: Assignment,
-    item: Item,
+    item: Item | int,
     scores: dict[str, int],
     comment: str = "",
     time_spent_ms: int | None = None,
@@ -293,52 +359,66 @@ def rating_submit(
     `scores` holds exactly the questions of one page (the story study's first page is grammaticality,
     cohesiveness and likability; its second is relevance). That page must be the rater's current one:
     a page answered already, or an item no longer held, raises StaleSubmission and changes nothing.
+    `item` is the item or its id (the rater page posts the id; the lock below decides whether it is current).
     """
+    item_id = item if isinstance(item, int) else item.pk
     study = assignment.rater.study
     parts = question_parts(list(study.questions.all()))
     part = next((n for n, qs in enumerate(parts) if {q.key for q in qs} == set(scores)), None)
     if part is None:
         raise ValueError(f"answers to {sorted(scores)} do not form one page of the study's questions")
-    step = _locked_step(assignment, f"item:{item.pk}:{part}")
+    step = _locked_step(assignment, f"item:{item_id}:{part}")
     claim = step.claim
     assert claim is not None
-    questions = parts[part]
     now = timezone.now()
     elapsed = _elapsed_ms(claim, now, time_spent_ms)
-    for question in questions:
-        HumanRating.objects.update_or_create(
-            rater=assignment.rater,
-            item=item,
-            question=question,
-            defaults={"score": scores[question.key], "comment": comment, "time_spent_ms": elapsed},
-        )
+    # One INSERT for the page. The page is the current one, so none of its questions has an answer; the
+    # conflict clause only makes a replay of the same page an update, never a second row.
+    HumanRating.objects.bulk_create(
+        [
+            HumanRating(rater_id=assignment.rater_id, item_id=item_id, question=question,
+                        score=scores[question.key], comment=comment, time_spent_ms=elapsed)
+            for question in parts[part]
+        ],
+        update_conflicts=True,
+        unique_fields=["rater", "item", "question"],
+        update_fields=["score", "comment", "time_spent_ms", "updated_at"],
+    )
     claim.time_spent_ms = (claim.time_spent_ms or 0) + elapsed
     claim.touched_at = now
     if step.part == step.parts - 1:
         claim.completed_at = now
     claim.save(update_fields=["time_spent_ms", "touched_at", "completed_at"])
     if claim.completed_at:
-        assignment.position = assignment.claims.filter(completed_at__isnull=False).count()
-        assignment.save(update_fields=["position"])
+        _count_completed(assignment)
+
+
+def _count_completed(assignment: Assignment) -> None:
+    """One more finished item. Callers hold the assignment's lock, so `position` (refreshed by `_lock`)
+    counts the finished claims exactly."""
+    assignment.position += 1
+    Assignment.objects.filter(pk=assignment.pk).update(position=F("position") + 1)
 
 
 @transaction.atomic
 def meta_answer_submit(
-    *, assignment: Assignment, item: Item, verdict: str, comment: str = "", time_spent_ms: int | None = None
+    *, assignment: Assignment, item: Item | int, verdict: str, comment: str = "", time_spent_ms: int | None = None
 ) -> None:
-    step = _locked_step(assignment, f"item:{item.pk}:0")
+    item_id = item if isinstance(item, int) else item.pk
+    step = _locked_step(assignment, f"item:{item_id}:0")
     claim = step.claim
     assert claim is not None
     now = timezone.now()
     elapsed = _elapsed_ms(claim, now, time_spent_ms)
     MetaAnswer.objects.update_or_create(
-        rater=assignment.rater, item=item, defaults={"verdict": verdict, "comment": comment, "time_spent_ms": elapsed}
+        rater=assignment.rater,
+        item_id=item_id,
+        defaults={"verdict": verdict, "comment": comment, "time_spent_ms": elapsed},
     )
     claim.time_spent_ms = elapsed
     claim.touched_at = claim.completed_at = now
     claim.save(update_fields=["time_spent_ms", "touched_at", "completed_at"])
-    assignment.position = assignment.claims.filter(completed_at__isnull=False).count()
-    assignment.save(update_fields=["position"])
+    _count_completed(assignment)
 
 
 @transaction.atomic

@@ -10,9 +10,11 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from annotations.models import Question, Study
+from annotations.models import PAIRWISE_LABELS, Question, Study
 
 PROTOCOL_FILE = Path(__file__).resolve().parent / "protocols" / "chiang-lee-2023.json"
+# EvalHub's own templates (not from the paper), e.g. the pairwise A/B comparison.
+EVALHUB_TEMPLATES_FILE = Path(__file__).resolve().parent / "protocols" / "evalhub-templates.json"
 
 # EvalHub settings the protocol file states only in prose: the paper's ordering and contrasts.
 _TEMPLATE_EXTRAS: dict[str, dict[str, Any]] = {
@@ -41,8 +43,10 @@ class StudySpecError(ValueError):
 
 
 def protocol_templates() -> dict[str, dict[str, Any]]:
-    data = json.loads(PROTOCOL_FILE.read_text(encoding="utf-8"))
-    return {entry["slug"]: entry for entry in data["studies"]}
+    entries = []
+    for path in (PROTOCOL_FILE, EVALHUB_TEMPLATES_FILE):
+        entries += json.loads(path.read_text(encoding="utf-8"))["studies"]
+    return {entry["slug"]: entry for entry in entries}
 
 
 def _placeholders(template: str) -> set[str]:
@@ -94,6 +98,26 @@ def _validate(spec: dict[str, Any]) -> None:
     ordering = spec.get("ordering")
     if isinstance(ordering, str) and ordering not in Study.Ordering.values:
         raise StudySpecError(f"ordering must be one of {Study.Ordering.values}")
+    _validate_kind(spec, fields)
+
+
+def _validate_kind(spec: dict[str, Any], fields: list[str]) -> None:
+    kind = spec.get("kind", Study.Kind.LIKERT)
+    if kind not in (Study.Kind.LIKERT, Study.Kind.PAIRWISE):
+        raise StudySpecError(f"kind must be 'likert' or 'pairwise' (got {kind!r})")
+    if kind != Study.Kind.PAIRWISE:
+        if spec.get("pair_fields"):
+            raise StudySpecError("pair_fields is only for kind 'pairwise'")
+        return
+    pair = spec.get("pair_fields", ["response_a", "response_b"])
+    if not isinstance(pair, list) or len(pair) != 2 or len(set(pair)) != 2 or not set(pair) <= set(fields):
+        raise StudySpecError(f"pair_fields must name two different item fields (of {fields}), got {pair!r}")
+    scale = spec["scale"]
+    if scale["min"] != 1 or scale["max"] not in (2, 3):
+        raise StudySpecError(
+            "a pairwise study's scale is 1-2 (1 = A, 2 = B) or 1-3 (3 = tie); got "
+            f"{scale['min']}-{scale['max']}"
+        )
 
 
 @transaction.atomic
@@ -110,6 +134,8 @@ def study_create(
     instruction = spec.get("human_instruction") or spec["llm_template"].split("\n", 1)[0]
     version = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
     display = RATER_DISPLAY.get(template, {})
+    kind = spec.get("kind", Study.Kind.LIKERT)
+    labels = spec["scale"].get("labels") or (PAIRWISE_LABELS if kind == Study.Kind.PAIRWISE else {})
     study = Study.objects.create(
         slug=slug,
         title=spec["title"],
@@ -120,11 +146,13 @@ def study_create(
         contrasts=spec.get("contrasts", extras.get("contrasts", [])),
         scale_min=spec["scale"]["min"],
         scale_max=spec["scale"]["max"],
-        scale_labels=spec["scale"].get("labels", {}),
+        scale_labels=labels,
         ordering=ordering or Study.Ordering.BLOCKED,
         raters_per_item=spec.get("raters_per_item", 3),
         field_labels=spec.get("field_labels", display.get("field_labels", {})),
         diff_fields=spec.get("diff_fields", display.get("diff_fields", [])),
+        kind=kind,
+        pair_fields=spec.get("pair_fields", ["response_a", "response_b"]) if kind == Study.Kind.PAIRWISE else [],
         template=template,
         template_version=version,
         owner=owner,

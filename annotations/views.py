@@ -11,15 +11,16 @@ import re
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import Prefetch, prefetch_related_objects
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotations import services
-from annotations.display import display_fields
+from annotations.display import display_fields, pair_split
 from annotations.forms import AttentionForm, ConsentForm, DemographicsForm, InviteForm, LikertForm, MetaForm
-from annotations.models import Assignment, Rater, Study
+from annotations.models import Assignment, Question, Rater, Study
 from annotations.rendering import rater_page
 from annotations.selectors import assignment_progress, studies_for_researcher, study_rater_stats
 from annotations.services import StaleSubmission, Step
@@ -39,7 +40,7 @@ def _get_assignment_for_rater(token: str) -> Assignment:
     """The only way rater views reach an assignment: by the rater's own unguessable token."""
     if not _TOKEN.fullmatch(token):
         raise Http404("No such invitation.")
-    rater = Rater.objects.select_related("study").filter(token=token).first()
+    rater = Rater.objects.select_related("study", "assignment").filter(token=token).first()
     if rater is None or rater.source == Rater.Source.IMPORTED:
         raise Http404("No such invitation.")
     if rater.revoked_at:
@@ -65,9 +66,24 @@ def rate(request: HttpRequest, token: str) -> HttpResponse:
         assignment = _get_assignment_for_rater(token)
     except _Unavailable as exc:
         return _unavailable(request, exc)
-    step = services.assignment_next_step(assignment=assignment)
+    study = assignment.rater.study
+    # The questions are read by the step, the form and the page: once.
+    prefetch_related_objects([study], Prefetch("questions", queryset=Question.objects.order_by("order", "id")))
     here = reverse("annotations:rate", args=[token])
     data = request.POST if request.method == "POST" else None
+    if data is not None:
+        # Answer pages (items, checks) build their form from the posted key alone; the submit service
+        # locks the assignment and applies the answers only if that key is still the current page.
+        posted = services.posted_step(study=study, key=data.get("page", ""))
+        if posted is not None:
+            form = _form_for(assignment, posted, data)
+            if form.is_valid():
+                try:
+                    _apply(request, assignment, posted, form)
+                except StaleSubmission:
+                    pass
+                return redirect(here)
+    step = services.assignment_next_step(assignment=assignment)
     if data is not None and data.get("page") != step.key:
         # Stale page (back button, reload of a POST, double click): change nothing, show the current page.
         return redirect(here)
@@ -107,10 +123,10 @@ def _apply(request: HttpRequest, assignment: Assignment, step: Step, form: forms
     """Call the one service the step's form is for."""
     elapsed = form.cleaned_data.get("elapsed_ms")
     if step.kind == "item" and isinstance(form, MetaForm):
-        services.meta_answer_submit(assignment=assignment, item=step.claim.item, verdict=form.cleaned_data["verdict"],
+        services.meta_answer_submit(assignment=assignment, item=step.item_id, verdict=form.cleaned_data["verdict"],
                                     comment=form.cleaned_data["comment"], time_spent_ms=elapsed)
     elif step.kind == "item" and isinstance(form, LikertForm):
-        services.rating_submit(assignment=assignment, item=step.claim.item, scores=form.scores(),
+        services.rating_submit(assignment=assignment, item=step.item_id, scores=form.scores(),
                                comment=form.cleaned_data.get("comment", ""), time_spent_ms=elapsed)
     elif step.kind == "check":
         passed = services.attention_check_submit(assignment=assignment, position=step.position,
@@ -138,11 +154,14 @@ def _context(assignment: Assignment, step: Step, form: forms.Form | None) -> dic
         # Built from the same rendering as the judge's prompt; fields a later question reveals are left out.
         page = rater_page(study=study, item=step.claim.item, questions=questions)
         shown = {q.key for q in _questions_of(assignment, step)} if study.kind != Study.Kind.META else set()
+        shared, pair = pair_split(study=study, fields=display_fields(study=study, page=page))
         instruction_title, _, instruction_rest = page.instruction.partition("\n")
         context.update(
             instruction_title=instruction_title,
             instruction_rest=instruction_rest,
-            fields=display_fields(study=study, page=page),
+            # A pairwise page shows its two candidates side by side, under the shared fields.
+            fields=shared,
+            pair=pair,
             page_questions=[(q.context.strip(), q, form[f"q_{q.key}"]) for q in page.questions if q.key in shown],
             is_meta=study.kind == Study.Kind.META,
         )

@@ -31,7 +31,7 @@ from django.db.models import Count, Max, QuerySet
 
 from annotations.models import HumanRating, Item, Question, Rater, Study
 from evalhub import stats
-from evalhub.personal_report import PER_RATER_KINDS, per_rater_predictions, personal_report
+from evalhub.personal_report import PER_RATER_KINDS, per_rater_predictions, personal_sections
 from llmjudge.models import JudgeRun, LLMRating
 
 HUMAN = "human"
@@ -151,9 +151,21 @@ class StudyData:
     pools: list[Pool]
 
     @property
+    def nominal(self) -> bool:
+        """Pairwise studies hold choices (1 = A, 2 = B, 3 = tie): categories, not amounts."""
+        return self.study.is_pairwise
+
+    @property
+    def ci_level(self) -> stats.Level:
+        return "nominal" if self.nominal else CI_LEVEL
+
+    @property
     def domain(self) -> list[float]:
-        """The study scale with half points: the value domain of ordinal alpha."""
+        """The study scale with half points: the value domain of ordinal alpha (a pairwise study's
+        choices have no half points: its domain is the choices)."""
         s = self.study
+        if self.nominal:
+            return [float(v) for v in s.scale_points()]
         return [s.scale_min + k / 2 for k in range(2 * (s.scale_max - s.scale_min) + 1)]
 
 
@@ -364,7 +376,7 @@ def _cell_row(cell: Cell, data: StudyData, options: AnalysisOptions) -> dict[str
         notes["std"] = desc.reason or "fewer than 2 ratings"
     if matrix.size == 0:
         matrix = np.full((0, 1), np.nan)
-    alphas, ci = stats.alpha_with_ci(matrix, ci_level=CI_LEVEL, value_domain=data.domain, n_boot=options.n_boot,
+    alphas, ci = stats.alpha_with_ci(matrix, ci_level=data.ci_level, value_domain=data.domain, n_boot=options.n_boot,
                                      seed=options.seed)
     row["alpha"] = {}
     for level, stat in alphas.items():
@@ -409,6 +421,23 @@ def _rater_rows(cell: Cell) -> list[dict[str, Any]]:
          "mean": float(s / c), "n": int(c)}
         for r, s, c in zip(raters, sums, counts, strict=True)
     ]
+
+
+def _majority_row(human: Cell, llm: Cell) -> dict[str, Any]:
+    """A pairwise pool against the human majority: on how many items its own majority choice is the
+    humans' (items where either side has no majority, e.g. a 1-1 split, are left out and counted)."""
+    h_items, l_items = human.items_and_inverse()[0], llm.items_and_inverse()[0]
+    h_choice = stats.majority_choice(human.compact_matrix())
+    l_choice = stats.majority_choice(llm.compact_matrix())
+    _, hi, li = np.intersect1d(h_items, l_items, assume_unique=True, return_indices=True)
+    result = stats.agreement_pct(h_choice[hi], l_choice[li])
+    both = ~np.isnan(h_choice[hi]) & ~np.isnan(l_choice[li])
+    return {"question": llm.question, "group": llm.group, "pool": llm.pool.name,
+            "agreement_pct": result.value, "n_items": int(both.sum()),
+            "n_agree": int((h_choice[hi][both] == l_choice[li][both]).sum()),
+            "human_no_majority": int(np.isnan(h_choice[hi]).sum()),
+            "pool_no_majority": int(np.isnan(l_choice[li]).sum()),
+            "notes": {} if result.value is not None else {"agreement_pct": result.reason or "undefined"}}
 
 
 def _kendall_row(human: Cell, llm: Cell) -> dict[str, Any]:
@@ -511,7 +540,8 @@ def analysis_from_data(data: StudyData, options: AnalysisOptions) -> dict[str, A
             "contrasts": [list(c) for c in contrasts(data.study, data.groups)],
             "n_items": int(data.item_ids.size),
         },
-        "settings": {"ci_level": CI_LEVEL, "ci_n_boot": options.n_boot, "ci_seed": options.seed,
+        "settings": {"ci_level": data.ci_level, "ci_n_boot": options.n_boot, "ci_seed": options.seed,
+                     "measurement": "nominal" if data.nominal else "ordinal",
                      "welch_unit": options.welch_unit, "value_domain": data.domain,
                      "pairwise_max_raters": PAIRWISE_MAX_RATERS},
         "pools": [p.as_json() for p in data.pools],
@@ -520,28 +550,43 @@ def analysis_from_data(data: StudyData, options: AnalysisOptions) -> dict[str, A
         "welch": [],
         "pairwise_kendall": [],
         "rater_means": [],
+        "majority": [],
     }
+    if data.nominal:
+        # A/B choices are categories: no ranks to correlate (Kendall) and no means to compare (Welch).
+        result["not_computed"] = dict.fromkeys(
+            ("kendall", "welch", "pairwise_kendall"),
+            "pairwise study: choices are nominal (A/B); see alpha (nominal) and the majority table",
+        )
     for question in data.questions:
         for group in shown_groups:
             for pool in data.pools:
                 cell = cells[(question.key, group, pool.name)]
                 result["cells"].append(_cell_row(cell, data, options))
-                result["pairwise_kendall"].append(_pairwise_row(cell))
                 result["rater_means"].extend(_rater_rows(cell))
+                if data.nominal:
+                    if pool.kind == "llm":
+                        result["majority"].append(_majority_row(cells[(question.key, group, HUMAN)], cell))
+                    continue
+                result["pairwise_kendall"].append(_pairwise_row(cell))
                 if pool.kind == "llm":
                     result["kendall"].append(_kendall_row(cells[(question.key, group, HUMAN)], cell))
-        for pool in data.pools:
+        for pool in data.pools if not data.nominal else []:
             for group_a, group_b in contrasts(data.study, data.groups):
                 if options.groups is not None and not {group_a, group_b} & set(options.groups):
                     continue
                 result["welch"].append(_welch_row(
                     question.key, pool, cells.get((question.key, group_a, pool.name)),
                     cells.get((question.key, group_b, pool.name)), group_a, group_b, options.welch_unit))
-    # Personalized and persona runs: each predicted rater against that rater's own scores.
-    result["personal"] = personal_report(study=data.study)
+    # Personalized and persona runs: each predicted rater against that rater's own scores, under the
+    # same filters; runs sharing a split also side by side (the persona ablations).
+    result["personal"], result["ablations"] = personal_sections(
+        study=data.study, runs=options.runs, questions=options.questions,
+        groups=None if options.groups is None or ALL_GROUPS in options.groups else options.groups,
+    )
     if options.charts:
         result["distributions"] = _distributions(data, cells, shown_groups)
-        result["scatter"] = _scatter(data, cells, shown_groups, llm_pools)
+        result["scatter"] = [] if data.nominal else _scatter(data, cells, shown_groups, llm_pools)
     return result
 
 

@@ -143,6 +143,12 @@ def dashboard_context(result: dict[str, Any]) -> dict[str, Any]:
             row.append({"cell": c, "stars": max((m.split(" ")[0] for m in mark), key=len, default=""),
                         "mark_title": "; ".join(mark)})
         table1.append({"pool": pool, "label": pool_label(pool), "colour": pool_colours[pool], "cells": row})
+    level = result["settings"]["ci_level"]
+    for row in table1:
+        for item in row["cells"]:
+            item["alpha"] = item["cell"]["alpha"][level] if item["cell"] else None
+
+    majority = {(m["question"], m["group"], m["pool"]): m for m in result.get("majority", [])}
 
     kendall = {(k["question"], k["group"], k["pool"]): k for k in result["kendall"]}
     llm_pools = [p["name"] for p in result["pools"] if p["kind"] == "llm"]
@@ -166,12 +172,18 @@ def dashboard_context(result: dict[str, Any]) -> dict[str, Any]:
         "result": result,
         "pools": result["pools"],
         "personal": personal,
+        "ablations": result.get("ablations", []),
         "questions": questions,
         "groups": groups,
         "n_groups": len(groups),
         "columns": columns,
         "table1": table1,
         "kendall_rows": kendall_rows,
+        "nominal": result["settings"].get("measurement") == "nominal",
+        "not_computed": result.get("not_computed", {}),
+        "majority_rows": [{"pool": pool, "colour": pool_colours[pool],
+                           "cells": [majority.get((q, g, pool)) for q, g in columns]} for pool in llm_pools]
+        if majority else [],
         "welch": welch,
         "pairwise_rows": pairwise_rows,
         "rater_columns": rater_columns,

@@ -28,6 +28,9 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
               "n_a", "n_b", "unit", "notes"),
     "pairwise_kendall": ("question", "group", "pool", "mean_tau", "n_pairs", "notes"),
     "rater_means": ("question", "group", "pool", "rater", "mean", "n"),
+    # Pairwise studies only: each judge pool's majority choice against the human majority choice.
+    "majority": ("question", "group", "pool", "agreement_pct", "n_items", "n_agree", "human_no_majority",
+                 "pool_no_majority", "notes"),
 }
 ALL_TABLE_COLUMNS: tuple[str, ...] = ("table", *dict.fromkeys(c for cols in TABLE_COLUMNS.values() for c in cols))
 
@@ -101,7 +104,7 @@ def table_rows(result: dict[str, Any], table: str | None = None) -> Iterator[tup
     columns = TABLE_COLUMNS[table] if table else ALL_TABLE_COLUMNS
     yield columns
     for name in [table] if table else list(TABLE_COLUMNS):
-        for row in result[name]:
+        for row in result.get(name, []):  # a result cached before a table existed lacks it
             flat = {"table": name, **_flat(name, row)}
             yield tuple("" if flat.get(c) is None else flat[c] for c in columns)
 

@@ -73,8 +73,9 @@ def text_report(result: dict[str, Any]) -> str:
         f"{p['name']} ({p['n_raters']} raters, {p['n_ratings']} ratings"
         + ("".join(f", {k} {v}" for k, v in sorted(p["status_counts"].items()) if k != "ok") if p["kind"] == "llm"
            else "") + ")" for p in result["pools"]))
+    level = result["settings"]["ci_level"]
     for question in study["questions"]:
-        out += ["", f"== {question}: mean (std) / Krippendorff's alpha (ordinal) [95% CI] / full agreement %"]
+        out += ["", f"== {question}: mean (std) / Krippendorff's alpha ({level}) [95% CI] / full agreement %"]
         header = ["pool", *groups]
         rows = []
         for pool in pools:
@@ -89,7 +90,7 @@ def text_report(result: dict[str, Any]) -> str:
                 ci = c["alpha_ci95"]
                 ci_text = f" [{fmt(ci[0])}, {fmt(ci[1])}]" if ci else ""
                 agreement = "" if c["full_agreement_pct"] is None else f" {c['full_agreement_pct']:.0f}%"
-                line2.append(f"a={fmt(c['alpha']['ordinal'])}{ci_text}{agreement}")
+                line2.append(f"a={fmt(c['alpha'][level])}{ci_text}{agreement}")
             rows += [line1, line2]
         out.append(_table(header, rows))
     if result["kendall"]:
@@ -100,10 +101,28 @@ def text_report(result: dict[str, Any]) -> str:
     if result["welch"]:
         out += ["", f"== Welch's t-test between groups ({result['settings']['welch_unit']})"]
         out += [welch_sentence(w) for w in result["welch"]]
-    out += ["", "== Mean pairwise Kendall's tau among a pool's raters (table 6)"]
-    rows = [[r["question"], r["group"], r["pool"], fmt(r["mean_tau"], 3), str(r["n_pairs"])]
-            for r in result["pairwise_kendall"]]
-    out.append(_table(["question", "group", "pool", "mean tau", "pairs"], rows))
+    if result.get("majority"):
+        out += ["", "== Pairwise: each pool's majority choice vs the human majority choice"]
+        rows = [[m["question"], m["group"], m["pool"], fmt(m["agreement_pct"], 1), f"{m['n_agree']}/{m['n_items']}",
+                 str(m["human_no_majority"]), str(m["pool_no_majority"])] for m in result["majority"]]
+        out.append(_table(["question", "group", "pool", "agreement %", "agree/items", "human no majority",
+                           "pool no majority"], rows))
+    if result["pairwise_kendall"]:
+        out += ["", "== Mean pairwise Kendall's tau among a pool's raters (table 6)"]
+        rows = [[r["question"], r["group"], r["pool"], fmt(r["mean_tau"], 3), str(r["n_pairs"])]
+                for r in result["pairwise_kendall"]]
+        out.append(_table(["question", "group", "pool", "mean tau", "pairs"], rows))
+    for table in result.get("ablations", []):
+        runs = ", ".join(map(str, table["runs"]))
+        out += ["", f"== Per-rater methods side by side (CINEMETRIC tables 1-2): runs {runs}, "
+                    "on the (rater, item) pairs every run predicts"]
+        rows = [[r["question"], r["label"], str(r["run"]), str(r["n_raters"]), str(r["n_items"]), str(r["n_missing"]),
+                 fmt(r["accuracy"], 3), fmt(r["mae"], 3), fmt(r["rater_accuracy"], 3), fmt(r["rater_mae"], 3)]
+                for r in table["rows"]]
+        out.append(_table(["question", "method", "run", "raters", "n", "missing", "accuracy", "MAE",
+                           "rater-mean accuracy", "rater-mean MAE"], rows))
+    for table, reason in result.get("not_computed", {}).items():
+        out += ["", f"== {table}: not computed ({reason})"]
     notes = sorted({f"{c['question']}/{c['group']}/{c['pool']} {k}: {v}" for c in result["cells"]
                     for k, v in c["notes"].items()})
     if notes:

@@ -403,6 +403,41 @@ def full_agreement_pct(matrix: npt.ArrayLike) -> Stat:
     return Stat(100.0 * float((high == low).mean()))
 
 
+def majority_choice(matrix: npt.ArrayLike) -> np.ndarray:
+    """Each item's (row's) most frequent value, for nominal data such as pairwise A/B choices.
+
+    Formula: argmax_v #{ratings == v} per row.
+    Missing data: NaN ratings are ignored.
+    Undefined: NaN for an item with no rating, or whose most frequent values are tied (a 1-1 split
+    has no majority; no value is favoured to break it).
+    """
+    m = _as_matrix(matrix)
+    out = np.full(m.shape[0], np.nan)
+    values = np.unique(m[~np.isnan(m)])
+    if values.size == 0:
+        return out
+    counts = np.stack([(m == v).sum(axis=1) for v in values], axis=1)
+    best = counts.max(axis=1)
+    unique_best = (counts == best[:, None]).sum(axis=1) == 1
+    chosen = values[counts.argmax(axis=1)]
+    keep = (best > 0) & unique_best
+    out[keep] = chosen[keep]
+    return out
+
+
+def agreement_pct(x: npt.ArrayLike, y: npt.ArrayLike) -> Stat:
+    """Percentage (0-100) of paired positions where x and y hold the same value (nominal agreement).
+
+    Formula: 100 * #{i : x_i == y_i} / #{i : both defined}.
+    Missing data: a position where either value is NaN is left out.
+    Undefined (None, with reason): no position has both values.
+    """
+    a, b = _paired(x, y)
+    if a.size == 0:
+        return Stat(None, "no item has a value in both")
+    return Stat(100.0 * float((a == b).mean()))
+
+
 def _row_extremes(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Largest and smallest non-NaN value of each row (rows hold at least one value).
 

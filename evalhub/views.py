@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -7,7 +8,7 @@ from annotations.selectors import studies_for_researcher
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    studies = studies_for_researcher(user=request.user)
+    studies = studies_for_researcher(user=request.user).annotate(n_items=Count("items"))
     return render(request, "evalhub/home.html", {"studies": studies})
 
 

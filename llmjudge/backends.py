@@ -46,6 +46,9 @@ class BackendRequest:
     scale: tuple[int, int] = (1, 5)
     sample: int = 0
     attempt: int = 1
+    choices: tuple[str, ...] = ()  # a pairwise question's choices ("A", "B"[, "tie"]): answer with one
+    # Ask for the answer tokens' log-probabilities (chat endpoint; backends without them return None).
+    logprobs: bool = False
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,12 @@ _FAKE_FORMATS = (
     "{score}. The sentences are mostly clear, with a few awkward transitions.",
     "I'd give it a {score}.",
 )
+_FAKE_CHOICE_FORMATS = (
+    "Feedback: Both follow the prompt; one is tighter. [RESULT] {choice}",
+    "[[{choice}]]",
+    "Winner: {choice}",
+    "{choice}",
+)
 _FAKE_REFUSAL = (
     "As an AI language model, I cannot rate this because I do not have personal preferences "
     "or the ability to experience enjoyment."
@@ -134,6 +143,9 @@ class FakeBackend:
         lo, hi = request.scale
         if rng.random() < self.refusal_rate:
             text = _FAKE_REFUSAL
+        elif request.choices:
+            template = _FAKE_CHOICE_FORMATS[rng.randrange(len(_FAKE_CHOICE_FORMATS))]
+            text = template.format(choice=rng.choice(request.choices))
         else:
             template = _FAKE_FORMATS[rng.randrange(len(_FAKE_FORMATS))]
             text = template.format(score=rng.randint(lo, hi), hi=hi)
@@ -273,6 +285,8 @@ class OpenAIBackend:
         body = {**self._body(request), "messages": request.messages}
         if self.logprobs:
             body.update(logprobs=True, top_logprobs=5)
+        elif request.logprobs:
+            body.update(logprobs=True)
         data = self._post("/chat/completions", body)
         choice = data["choices"][0]
         message = choice.get("message")

@@ -143,6 +143,8 @@ async def _ask(
             scale=turn.scale,
             sample=conversation.sample,
             attempt=attempts + 1,
+            logprobs=turn.parse_logprobs is not None,
+            choices=turn.choices,
         )
         try:
             async with limiter.slot():
@@ -171,17 +173,21 @@ async def _ask(
             )
         tokens_p += answer.tokens_prompt or 0
         tokens_c += answer.tokens_completion or 0
-        parsed = turn.parse(answer.text)
-        history.append(
-            {
-                "attempt": attempts,
-                "at": _now(),
-                "raw": answer.text,
-                "status": parsed.status,
-                "latency_ms": answer.latency_ms,
-                "finish_reason": answer.finish_reason,
-            }
-        )
+        if turn.parse_logprobs is not None:
+            parsed = turn.parse_logprobs(answer.text, answer.logprobs)
+        else:
+            parsed = turn.parse(answer.text)
+        entry = {
+            "attempt": attempts,
+            "at": _now(),
+            "raw": answer.text,
+            "status": parsed.status,
+            "latency_ms": answer.latency_ms,
+            "finish_reason": answer.finish_reason,
+        }
+        if parsed.details is not None:
+            entry["details"] = parsed.details
+        history.append(entry)
         if parsed.status == "refused" and refusals < settings.refusal_retries:
             refusals += 1
             continue
@@ -210,19 +216,20 @@ async def _conversation(
 ) -> int:
     messages: list[dict[str, str]] = []
     calls = 0
+    system = [{"role": "system", "content": conversation.system}] if conversation.system else []
     for turn in conversation.turns:
         user = {"role": "user", "content": turn.user_text}
         if turn.answer is not None:
             messages += [user, {"role": "assistant", "content": turn.answer}]
             continue
-        asked = messages + [user] if conversation.chat else [user]
+        asked = system + (messages + [user] if conversation.chat else [user])
         result = await _ask(turn, asked, conversation, **kwargs)
         if result is None:
             return calls
         calls += result.calls
         emit(result)
         if conversation.chat and result.status != "error":
-            messages = asked + [{"role": "assistant", "content": result.raw}]
+            messages = asked[len(system):] + [{"role": "assistant", "content": result.raw}]
     return calls
 
 

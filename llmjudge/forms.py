@@ -60,3 +60,26 @@ class ExperimentForm(forms.Form):
     def __init__(self, *args, user, **kwargs) -> None:  # noqa: ANN001, ANN002, ANN003
         super().__init__(*args, **kwargs)
         self.fields["judges"].queryset = runnable_judges(user)
+
+
+class AblationForm(forms.Form):
+    """A persona judge run once per CINEMETRIC method on one split (the paper's tables 1-2)."""
+
+    judge = forms.ModelChoiceField(queryset=Judge.objects.none(), label="Persona judge")
+    methods = forms.MultipleChoiceField(
+        choices=[(m, m) for m in PERSONA_METHODS], initial=list(PERSONA_METHODS), widget=forms.CheckboxSelectMultiple
+    )
+    training_examples = forms.IntegerField(required=False, min_value=1, label="Training examples")
+    held_out = forms.IntegerField(required=False, min_value=1, label="Held-out items per rater")
+    split_seed = forms.IntegerField(required=False, min_value=0, label="Split seed")
+
+    def split_options(self) -> dict:
+        return {
+            name: self.cleaned_data[name]
+            for name in ("training_examples", "held_out", "split_seed")
+            if self.cleaned_data.get(name) is not None
+        }
+
+    def __init__(self, *args, user, **kwargs) -> None:  # noqa: ANN001, ANN002, ANN003
+        super().__init__(*args, **kwargs)
+        self.fields["judge"].queryset = runnable_judges(user).filter(kind=Judge.Kind.PERSONA)

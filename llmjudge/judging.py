@@ -40,7 +40,7 @@ from annotations.models import Item, Question, Study
 from llmjudge.backends import BACKENDS, QUEUES, BackendConfig, backend_for
 from llmjudge.config import JudgeConfig
 from llmjudge.engine import CallSettings, EngineOutcome, EngineSettings, TurnResult, run_conversations
-from llmjudge.kind_builders import planned_rows, prepare_steps
+from llmjudge.kind_builders import planned_rows, planned_steps, prepare_steps, steps_create
 from llmjudge.limits import Limiter, LocalLimiter, RedisLimiter
 from llmjudge.models import Experiment, Judge, JudgeRun, LLMRating
 from llmjudge.pricing import estimate_cost
@@ -125,6 +125,7 @@ def judge_run_start(
             started_at=timezone.now(),
         )
         _insert_pending(run=run, rows=rows, version=version, config=config)
+        steps_create(run=run, steps=planned_steps(config=config, rows=rows))
         run.calls_total = len(rows)
         run.save(update_fields=["calls_total"])
         if enqueue:
@@ -262,6 +263,47 @@ def experiment_launch(
                         overrides={"temperature": temperature, "variant": variant},
                         experiment=experiment,
                     )
+    return experiment
+
+
+def persona_ablation_launch(
+    *,
+    study: Study,
+    judge: Judge,
+    methods: Iterable[str] | None = None,
+    kind_options: dict[str, Any] | None = None,
+    owner: AbstractBaseUser | None = None,
+    name: str = "",
+    enqueue: bool = True,
+) -> Experiment:
+    """One run of a persona judge per CINEMETRIC method (tables 1-2), grouped as an experiment.
+
+    Every run gets the same split options (the judge's, overridden by ``kind_options``), so each
+    method predicts the same raters on the same held-out items and the dashboard's ablation table
+    compares them row by row. All or nothing: a method that cannot start (e.g. raters without
+    demographics) starts none.
+    """
+    from llmjudge.kinds.persona import METHODS
+
+    methods = list(METHODS if methods is None else methods)
+    if judge.kind != Judge.Kind.PERSONA:
+        raise RunError(f"judge {judge.name!r} is a {judge.kind} judge; the ablation set runs a persona judge")
+    if not methods:
+        raise RunError("an ablation set needs at least one method")
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise RunError(f"unknown persona method(s) {', '.join(unknown)} (known: {', '.join(METHODS)})")
+    split = {k: v for k, v in (kind_options or {}).items() if k != "method"}
+    with transaction.atomic():
+        experiment = Experiment.objects.create(
+            study=study,
+            owner=owner,
+            name=name or f"{study.slug}: {judge.name} ablations ({', '.join(methods)})",
+            grid={"ablation": "persona", "judge": judge.pk, "methods": methods, "kind_options": split},
+        )
+        for method in methods:
+            judge_run_start(study=study, judge=judge, experiment=experiment, enqueue=enqueue,
+                            kind_options={**split, "method": method})
     return experiment
 
 
@@ -544,7 +586,13 @@ def _execute(
     config: JudgeConfig,
     conversations: list[Conversation],
     on_progress: Callable[[], None] | None = None,
+    write: Callable[[list[TurnResult]], int] = _write,
 ) -> tuple[EngineOutcome, int]:
+    """Run the engine in a thread; ``write`` stores batches of results here, outside any transaction.
+
+    Every second the run's status is read: once it is no longer running (paused, cancelled, failed),
+    the engine starts no new call. Ratings use ``_write``; preparation calls their own writer.
+    """
     # The engine appends (deque.append is atomic) and the writer takes whatever is there every
     # _WRITE_WINDOW_SECONDS: no thread wake-up per result (measured: the per-result queue hand-over
     # cost more CPU than the write itself at 300 calls per second).
@@ -586,7 +634,7 @@ def _execute(
             # What is there now, in batches; what arrives meanwhile waits for the next window.
             ready = [results.popleft() for _ in range(len(results))]
             for start in range(0, len(ready), _WRITE_BATCH):
-                written += _write(ready[start : start + _WRITE_BATCH])
+                written += write(ready[start : start + _WRITE_BATCH])
             if done:
                 break
             if time.monotonic() >= next_poll:
@@ -622,11 +670,15 @@ def _run_chunk(run_id: int, rating_ids: list[int] | None, on_progress: Callable[
     pending = list(_pending_of(run, rating_ids).values_list("item_id", "question_id", "sample", "target_rater_id"))
     # Multi-step kinds ask their preliminary calls (characters, roles) first, outside any transaction.
     steps = [(item, question, target) for item, question, _, target in pending]
-    fatal = prepare_steps(run=run, config=config, pending=steps) if pending else ""
+    fatal = prepare_steps(run=run, config=config, pending=steps, on_progress=on_progress) if pending else ""
     if fatal:
         logger.warning("judge run %s failed: %s", run_id, fatal)
         judge_run_fail(run_id=run_id, error=fatal)
         return ChunkSummary(asked=0, written=0, calls=0, fatal=fatal)
+    if pending and not JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.RUNNING).exists():
+        # Paused or cancelled while preparing: ask no rating (the resume prepares what is missing).
+        judge_run_update_counters(run_id=run_id)
+        return ChunkSummary(asked=0, written=0, calls=0)
     conversations = _conversations(run, config, rating_ids, pending)
     asked = sum(1 for c in conversations for t in c.turns if t.answer is None)
     if not conversations:

@@ -14,10 +14,8 @@ reads the database and hands them plain values. Rules kept from issue 4:
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import hashlib
-import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import asdict
@@ -36,12 +34,13 @@ from llmjudge.kinds.options import (
     RubricOptions,
     options_for,
 )
-from llmjudge.parsing import ParsedScore
-from llmjudge.prompts import BUILDERS, Conversation, Turn
+from llmjudge.parsing import OK, UNPARSEABLE, ParsedChoice, ParsedScore
+from llmjudge.prompts import BUILDERS, Conversation, Turn, choice_score, study_choices
 
 # Judge.options keys read by the backends or the pricing, not by a kind.
 BACKEND_OPTION_KEYS = frozenset({"endpoint", "fake_refusal_rate", "fake_latency", "logprobs", "price_per_mtok"})
 PER_RATER_KINDS = frozenset({"personalized", "persona"})
+Progress = Callable[[], None] | None
 
 
 class KindError(ValueError):
@@ -57,8 +56,51 @@ def item_text(study: Study, item: Item) -> str:
     fields = [f for f in (study.item_fields or list(item.fields)) if f in item.fields]
     if len(fields) == 1:
         return str(item.fields[fields[0]])
+    return "\n\n".join(_labelled(study, item, fields))
+
+
+def _labelled(study: Study, item: Item, fields: list[str]) -> list[str]:
     labels = study.field_labels or {}
-    return "\n\n".join(f"{labels.get(f, f.capitalize())}: {item.fields[f]}" for f in fields)
+    return [f"{labels.get(f, f.capitalize())}: {item.fields[f]}" for f in fields]
+
+
+def pair_fields(study: Study) -> tuple[str, str]:
+    if len(study.pair_fields) != 2:
+        raise KindError(f"pairwise study {study.slug!r} names no two candidate fields (pair_fields)")
+    return study.pair_fields[0], study.pair_fields[1]
+
+
+def pair_texts(study: Study, item: Item) -> tuple[str, str]:
+    """The two candidates of a pairwise item (A, B), from the study's ``pair_fields``."""
+    first, second = pair_fields(study)
+    return str(item.fields.get(first, "")), str(item.fields.get(second, ""))
+
+
+def shared_text(study: Study, item: Item) -> str:
+    """What a pairwise item shows besides its two candidates (e.g. the prompt), each under its label."""
+    names = [f for f in (study.item_fields or list(item.fields)) if f in item.fields and f not in study.pair_fields]
+    return "\n".join(_labelled(study, item, names))
+
+
+def pairwise_criteria(question: Question) -> rubric.Criteria:
+    """Prometheus relative grading shows only the rubric's criteria: the question's, else its text."""
+    criteria = (question.rubric or {}).get("criteria") if isinstance(question.rubric, dict) else None
+    try:
+        return rubric.Criteria(question.text.strip() if criteria is None else criteria.strip())
+    except (ValueError, AttributeError):
+        raise KindError(f"question {question.key!r}: rubric 'criteria' must be a non-empty text") from None
+
+
+def panel_mode(study: Study, config: JudgeConfig, options: RoleplayOptions) -> str:
+    """The study decides a panel's mode (pairwise studies vote, others score); a judge that names the
+    other mode explicitly is refused rather than silently switched."""
+    mode = "pairwise" if study.is_pairwise else "pointwise"
+    if "mode" in (config.options or {}) and options.mode != mode:
+        raise KindError(
+            f"role-player judge has mode={options.mode}, but study {study.slug!r} is a "
+            f"{'pairwise' if study.is_pairwise else 'Likert'} study (needs mode={mode})"
+        )
+    return mode
 
 
 # --- the split (personalized, persona) ---------------------------------------------------------
@@ -73,6 +115,16 @@ def human_ratings(study: Study) -> dict[int, dict[int, dict[int, tuple[float, st
     for rater_id, item_id, question_id, score, comment in rows:
         out[rater_id][item_id][question_id] = (score, comment)
     return out
+
+
+def rater_demographics(stored: dict[str, Any] | None) -> dict[str, Any]:
+    """A rater's demographics as the prompts list them: fields in alphabetical order.
+
+    PostgreSQL's jsonb does not keep the order the rater form or the imported file gave (it puts
+    shorter keys first), so that order cannot be kept; sorting makes a prompt, and its hash, the same
+    on SQLite and PostgreSQL.
+    """
+    return dict(sorted((stored or {}).items()))
 
 
 def run_split(study: Study, kind: str, options: KindOptions | None) -> dict[str, dict[str, list[int]]]:
@@ -107,10 +159,19 @@ def planned_rows(
 ) -> tuple[list[tuple[int, int, int, int | None]], dict[str, Any]]:
     """Every (item, question, sample, target rater) the run predicts, and what to add to its params."""
     options = kind_options(config.kind, config.options) if config.kind != "plain" else None
-    if config.kind == "rubric":
+    if config.kind in PER_RATER_KINDS and study.is_pairwise:
+        raise KindError(f"a {config.kind} judge predicts scores on a scale; study {study.slug!r} is pairwise")
+    if config.kind == "rubric" and study.is_pairwise:
+        pair_fields(study)
+        for question in study.questions.all():
+            pairwise_criteria(question)
+    elif config.kind == "rubric":
         rubric.check_study_scale((study.scale_min, study.scale_max))
         for question in study.questions.all():
             question_rubric(question)  # fails now, naming the question, rather than per call
+    if config.kind == "roleplay":
+        assert isinstance(options, RoleplayOptions)
+        panel_mode(study, config, options)
     if config.kind not in PER_RATER_KINDS:
         rows = [(i, q, s, None) for i in items for s in range(config.samples) for q in questions]
         return rows, {"kind_options": asdict(options) if options else {}}
@@ -162,18 +223,26 @@ def question_rubric(question: Question) -> rubric.Rubric:
 # --- steps that are not ratings (JudgeCall) ----------------------------------------------------
 
 
-def _execute_calls(run: Any, config: JudgeConfig, asks: list[tuple[Any, str, Callable[[str], dict]]]) -> str:
+def _running(run: Any) -> bool:
+    from llmjudge.models import JudgeRun
+
+    return JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).exists()
+
+
+def _execute_calls(
+    run: Any, config: JudgeConfig, asks: list[tuple[Any, str, Callable[[str], dict]]], on_progress: Progress = None
+) -> str:
     """Ask each (JudgeCall, prompt, parser) through the engine; store answers on rows still pending.
 
-    Returns the fatal error, if any. The rows are filled with ``UPDATE ... WHERE status='pending'``,
-    as ratings are, so two chunks preparing the same step store one answer.
+    Returns the fatal error, if any. Runs like a chunk of ratings (``judging._execute``): answers are
+    written as they come with ``UPDATE ... WHERE status='pending'``, so two chunks preparing the same
+    step store one answer, and a pause or cancel stops new calls within a second, leaving the
+    unanswered rows pending for the resume. Nothing is asked once the run is no longer running.
     """
-    from llmjudge.backends import backend_for
-    from llmjudge.engine import run_conversations
-    from llmjudge.judging import _backend_config, _call_settings, _engine_settings, _limiter_factory
+    from llmjudge.judging import _execute
     from llmjudge.models import JudgeCall
 
-    if not asks:
+    if not asks or not _running(run):
         return ""
     by_id = {call.pk: (call, prompt, parser) for call, prompt, parser in asks}
 
@@ -203,39 +272,55 @@ def _execute_calls(run: Any, config: JudgeConfig, asks: list[tuple[Any, str, Cal
         )
         for call, prompt, parser in asks
     ]
-    results: list[Any] = []
-    backend_config = _backend_config(config)
-    outcome = asyncio.run(
-        run_conversations(
-            conversations,
-            make_backend=lambda: backend_for(backend_config),
-            make_limiter=_limiter_factory(config),
-            call=_call_settings(config),
-            settings=_engine_settings(),
-            concurrency=config.concurrency,
-            emit=results.append,
-            stop=threading.Event(),
-        )
-    )
-    now = timezone.now()
-    for r in results:
-        _, _, parser = by_id[r.rating_id]
-        parsed = parser(r.raw) if r.status != "error" else {"status": "error", "error": r.rationale}
-        JudgeCall.objects.filter(pk=r.rating_id, status=JudgeCall.Status.PENDING).update(
-            status=parsed.get("status", r.status) if r.status != "error" else "error",
-            raw=r.raw,
-            prompt=r.prompt,
-            prompt_hash=hashlib.sha256(r.prompt.encode("utf-8")).hexdigest(),
-            parsed=parsed,
-            history=r.history,
-            attempts=r.attempts,
-            model=r.model,
-            latency_ms=r.latency_ms,
-            tokens_prompt=r.tokens_prompt,
-            tokens_completion=r.tokens_completion,
-            updated_at=now,
-        )
+
+    def store(results: list[Any]) -> int:
+        now = timezone.now()
+        written = 0
+        for r in results:
+            _, _, parser = by_id[r.rating_id]
+            parsed = parser(r.raw) if r.status != "error" else {"status": "error", "error": r.rationale}
+            written += JudgeCall.objects.filter(pk=r.rating_id, status=JudgeCall.Status.PENDING).update(
+                status=parsed.get("status", r.status) if r.status != "error" else "error",
+                raw=r.raw,
+                prompt=r.prompt,
+                prompt_hash=hashlib.sha256(r.prompt.encode("utf-8")).hexdigest(),
+                parsed=parsed,
+                history=r.history,
+                attempts=r.attempts,
+                model=r.model,
+                latency_ms=r.latency_ms,
+                tokens_prompt=r.tokens_prompt,
+                tokens_completion=r.tokens_completion,
+                updated_at=now,
+            )
+        return written
+
+    outcome, _ = _execute(run, config, conversations, on_progress, write=store)
     return outcome.fatal
+
+
+def planned_steps(*, config: JudgeConfig, rows: list[tuple[int, int, int, int | None]]) -> list[tuple[str, str]]:
+    """The preparation calls known before any answer: (step, key) of a persona run's first proposal
+    round per (rater, question) and of a panel's role call per item. Created with the ratings, so the
+    run's progress counts them from the start; later rounds and verifications are added as they arise.
+    """
+    options = kind_options(config.kind, config.options) if config.kind in ("persona", "roleplay") else None
+    if isinstance(options, PersonaOptions) and persona.method(options.method).characters:
+        return [("propose", f"{r}:{q}:0") for r, q in sorted({(t, q) for _, q, _, t in rows})]
+    if isinstance(options, RoleplayOptions) and options.dynamic_roles:
+        return [("roles", str(i)) for i in sorted({i for i, _, _, _ in rows})]
+    return []
+
+
+def steps_create(*, run: Any, steps: Iterable[tuple[str, str]]) -> None:
+    """Pending JudgeCall rows for ``steps``; existing ones are kept (unique per run, step and key)."""
+    from llmjudge.models import JudgeCall
+
+    version = run.params.get("kind_version", "1")
+    JudgeCall.objects.bulk_create(
+        [JudgeCall(run=run, step=step, key=key, template_version=version) for step, key in dict.fromkeys(steps)],
+        ignore_conflicts=True,
+    )
 
 
 def _calls(run: Any, step: str, keys: Iterable[str]) -> dict[str, Any]:
@@ -243,10 +328,7 @@ def _calls(run: Any, step: str, keys: Iterable[str]) -> dict[str, Any]:
     from llmjudge.models import JudgeCall
 
     keys = list(dict.fromkeys(keys))
-    JudgeCall.objects.bulk_create(
-        [JudgeCall(run=run, step=step, key=key, template_version=run.params.get("kind_version", "1")) for key in keys],
-        ignore_conflicts=True,
-    )
+    steps_create(run=run, steps=((step, key) for key in keys))
     return {c.key: c for c in JudgeCall.objects.filter(run=run, step=step, key__in=keys)}
 
 
@@ -294,7 +376,9 @@ def persona_characters(run: Any, rater_id: int, question_id: int) -> list[person
     return chosen[: options.characters_used]
 
 
-def _prepare_persona(run: Any, config: JudgeConfig, pending: list[tuple[int, int, int]]) -> str:
+def _prepare_persona(
+    run: Any, config: JudgeConfig, pending: list[tuple[int, int, int]], on_progress: Progress = None
+) -> str:
     """Propose and verify characters for every (rater, question) the pending rows need."""
     from llmjudge.models import LLMRating
 
@@ -313,9 +397,11 @@ def _prepare_persona(run: Any, config: JudgeConfig, pending: list[tuple[int, int
     # Verify what earlier rounds proposed first: which characters are chosen (and so which one is
     # sample i) must not change because a verification was lost and a later round filled in.
     stored = [f"{r}:{q}:{a}" for r, q in needs for a in range(options.proposal_attempts)]
-    if fatal := _verify_proposals(run, config, options, stored):
+    if fatal := _verify_proposals(run, config, options, stored, on_progress):
         return fatal
     for attempt in range(options.proposal_attempts):
+        if not _running(run):
+            return ""  # paused or cancelled: unanswered calls stay pending for the resume
         lacking = [(r, q) for r, q in needs if len(persona_characters(run, r, q)) < options.characters_used]
         if not lacking:
             return ""
@@ -333,7 +419,7 @@ def _prepare_persona(run: Any, config: JudgeConfig, pending: list[tuple[int, int
                     if q in ratings[r][i]
                 ] or None
             prompt = persona.character_proposal_prompt(
-                demographics=raters[r].demographics or {},
+                demographics=rater_demographics(raters[r].demographics),
                 training_examples=examples,
                 question=questions[q].text,
                 n=options.characters_proposed,
@@ -342,10 +428,12 @@ def _prepare_persona(run: Any, config: JudgeConfig, pending: list[tuple[int, int
             )
             asks.append((call, prompt, _parse_characters))
         _reset_errors([a[0] for a in asks])
-        if fatal := _execute_calls(run, config, asks):
+        if fatal := _execute_calls(run, config, asks, on_progress):
             return fatal
-        if fatal := _verify_proposals(run, config, options, proposals):
+        if fatal := _verify_proposals(run, config, options, proposals, on_progress):
             return fatal
+    if not _running(run):
+        return ""  # a round cut short by a pause is not a round that found too few characters
     # Raters still lacking characters after every round: their rows end in error, saying why.
     for r, q in needs:
         found = len(persona_characters(run, r, q))
@@ -359,7 +447,9 @@ def _prepare_persona(run: Any, config: JudgeConfig, pending: list[tuple[int, int
     return ""
 
 
-def _verify_proposals(run: Any, config: JudgeConfig, options: PersonaOptions, keys: Iterable[str]) -> str:
+def _verify_proposals(
+    run: Any, config: JudgeConfig, options: PersonaOptions, keys: Iterable[str], on_progress: Progress = None
+) -> str:
     """Ask the missing verifications of the stored proposals among ``keys``; returns a fatal error."""
     from llmjudge.models import JudgeCall
 
@@ -378,7 +468,7 @@ def _verify_proposals(run: Any, config: JudgeConfig, options: PersonaOptions, ke
         if verifications[key].status in ("pending", "error")
     ]
     _reset_errors([a[0] for a in asks])
-    return _execute_calls(run, config, asks)
+    return _execute_calls(run, config, asks, on_progress)
 
 
 # Role-player panel: dynamic roles per item, de-duplicated with the static ones.
@@ -409,7 +499,9 @@ def panel_roles(run: Any, item_id: int) -> list[roleplay.Role]:
     return [roleplay.Role(**r) for r in kept]
 
 
-def _prepare_roleplay(run: Any, config: JudgeConfig, pending: list[tuple[int, int, int]]) -> str:
+def _prepare_roleplay(
+    run: Any, config: JudgeConfig, pending: list[tuple[int, int, int]], on_progress: Progress = None
+) -> str:
     options = kind_options("roleplay", config.options)
     assert isinstance(options, RoleplayOptions)
     if not options.dynamic_roles:
@@ -450,7 +542,7 @@ def _prepare_roleplay(run: Any, config: JudgeConfig, pending: list[tuple[int, in
             )
             asks.append((call, prompt, parser))
     _reset_errors([a[0] for a in asks])
-    return _execute_calls(run, config, asks)
+    return _execute_calls(run, config, asks, on_progress)
 
 
 def panel_roles_static(options: RoleplayOptions) -> list[roleplay.Role]:
@@ -460,12 +552,17 @@ def panel_roles_static(options: RoleplayOptions) -> list[roleplay.Role]:
     return roleplay.static_roles(raw)
 
 
-def prepare_steps(*, run: Any, config: JudgeConfig, pending: list[tuple[int, int, int]]) -> str:
-    """Ask the steps the pending (item, question, target rater) rows need first; returns a fatal error."""
+def prepare_steps(
+    *, run: Any, config: JudgeConfig, pending: list[tuple[int, int, int]], on_progress: Progress = None
+) -> str:
+    """Ask the steps the pending (item, question, target rater) rows need first; returns a fatal error.
+
+    Stops asking as soon as the run is paused or cancelled (the caller then asks no rating).
+    """
     if config.kind == "persona":
-        return _prepare_persona(run, config, pending)
+        return _prepare_persona(run, config, pending, on_progress)
     if config.kind == "roleplay":
-        return _prepare_roleplay(run, config, pending)
+        return _prepare_roleplay(run, config, pending, on_progress)
     return ""
 
 
@@ -479,7 +576,13 @@ def _turns(
     scale: tuple[int, int],
     sample: int,
     seed: int | None,
+    *,
+    system: str = "",
+    with_logprobs: bool = False,
+    choices: tuple[str, ...] = (),
 ) -> list[Conversation]:
+    """One single-turn conversation per pending rating. With ``with_logprobs`` the parser ``make``
+    returns takes (text, log-probabilities or None) and the backend is asked for them."""
     out = []
     for question in questions:
         rating = ratings.get(question.pk)
@@ -490,17 +593,26 @@ def _turns(
             rating_id=rating.pk,
             prompt=prompt,
             user_text=prompt,
-            parse=parse,
+            parse=functools.partial(parse, logprobs=None) if with_logprobs else parse,
             scale=scale,
             prior_attempts=rating.attempts,
             prior_history=list(rating.history or []),
+            parse_logprobs=(lambda text, logprobs, parse=parse: parse(text, logprobs=logprobs))
+            if with_logprobs
+            else None,
+            choices=choices,
         )
-        out.append(Conversation(turns=[turn], chat=False, sample=sample, seed=seed))
+        out.append(Conversation(turns=[turn], chat=False, sample=sample, seed=seed, system=system))
     return out
 
 
 class RubricBuilder:
-    """Prometheus absolute grading: one call per item, question and sample."""
+    """Prometheus: absolute grading (one call per item, question and sample), or on a pairwise study
+    relative grading of the item's two candidates, the choice stored as the study encodes it.
+
+    On the chat endpoint prometheus-eval's system message for the grading mode goes first
+    (``RubricOptions.system_prompt``); the completions endpoint has no system role.
+    """
 
     def conversations(
         self,
@@ -517,7 +629,34 @@ class RubricBuilder:
         options = kind_options("rubric", config.options)
         assert isinstance(options, RubricOptions)
         mapping = rubric.ItemMapping(options.instruction, options.response, options.reference_field)
-        instruction, response, reference = mapping.apply({k: str(v) for k, v in item.fields.items()})
+        fields = {k: str(v) for k, v in item.fields.items()}
+        scale = (study.scale_min, study.scale_max)
+        mode = "relative" if study.is_pairwise else "absolute"
+        system = ""
+        if options.system_prompt and config.options.get("endpoint", "chat") == "chat":
+            system = rubric.system_prompt(mode)
+        seed = config.sample_seed(sample)
+        if study.is_pairwise:
+            # The response template names a Likert field ({story}); a pair has its own two.
+            instruction, _, reference = rubric.ItemMapping(
+                options.instruction, "", options.reference_field
+            ).apply(fields)
+            response_a, response_b = pair_texts(study, item)
+
+            def relative(question: Question) -> tuple[str, Callable]:
+                prompt = rubric.relative_prompt(
+                    instruction=instruction,
+                    response_a=response_a,
+                    response_b=response_b,
+                    rubric=pairwise_criteria(question),
+                    reference_answer=reference,
+                )
+                return prompt, lambda text: choice_score(study, rubric.parse_relative(text))
+
+            return _turns(
+                ratings, questions, relative, scale, sample, seed, system=system, choices=study_choices(study)
+            )
+        instruction, response, reference = mapping.apply(fields)
 
         def make(question: Question) -> tuple[str, Callable]:
             prompt = rubric.absolute_prompt(
@@ -529,7 +668,7 @@ class RubricBuilder:
             )
             return prompt, rubric.parse_absolute
 
-        return _turns(ratings, questions, make, (study.scale_min, study.scale_max), sample, config.sample_seed(sample))
+        return _turns(ratings, questions, make, scale, sample, seed, system=system)
 
 
 class PersonalizedBuilder:
@@ -601,7 +740,7 @@ class PersonaBuilder:
         spec = persona.method(options.method)
         scale = (study.scale_min, study.scale_max)
         text = item_text(study, item)
-        demographics = study.raters.get(pk=target_rater_id).demographics or {}
+        demographics = rater_demographics(study.raters.get(pk=target_rater_id).demographics)
 
         def make(question: Question) -> tuple[str, Callable]:
             kw: dict[str, Any] = {"item_text": text, "question": question.text, "scale": scale, "noun": options.noun}
@@ -626,8 +765,47 @@ class PersonaBuilder:
         return _turns(ratings, questions, make, scale, sample, config.sample_seed(sample))
 
 
+def panel_details(votes: list[roleplay.RoleVote], weighted: bool, note: str = "") -> dict[str, Any]:
+    """What the rating's history keeps of a panel answer: each role's vote or score and confidence."""
+    details: dict[str, Any] = {
+        "panel": [
+            {"role": v.role.name, "kind": v.role.kind, "choice": v.choice, "score": v.score, "status": v.status,
+             "confidence": v.confidence}
+            for v in votes
+        ],
+        "weighted": weighted,
+    }
+    if note:
+        details["logprobs_note"] = note
+    return details
+
+
+def _panel_votes(
+    text: str, roles: list[roleplay.Role], scale: tuple[int, int] | None, logprobs: list[dict[str, Any]] | None
+) -> tuple[list[roleplay.RoleVote], list[dict[str, Any]] | None, str]:
+    """(the roles' votes, with confidences when usable; the log-probabilities to weigh by or None; a note).
+
+    Tokens that do not spell the answer (a server that post-processed the text) cannot be placed on
+    the roles' blocks: the panel then counts every vote as 1 and says so, rather than guessing.
+    """
+    votes = roleplay.parse_panel(text, roles, scale=scale)
+    if logprobs is None:
+        return votes, None, ""
+    if not logprobs:
+        return votes, None, "the backend returned no log-probabilities: one vote per role"
+    try:
+        return roleplay.with_confidences(votes, logprobs, text=text), logprobs, ""
+    except ValueError as exc:
+        return votes, None, f"log-probabilities not used ({exc}): one vote per role"
+
+
 class RoleplayBuilder:
-    """DRPE pointwise: every kept role scores the item in one batched prompt; the score is their mean."""
+    """DRPE: every kept role answers in one batched prompt. Pointwise (Likert studies): the score is
+    the roles' mean; pairwise (pairwise studies): the roles vote A or B and ``aggregate_votes`` picks
+    (eq. 4), weighted by each role's confidence from log-probabilities when ``use_logprobs`` is on and
+    the backend returns them (eq. 3), else a plain majority. Votes and confidences go to the rating's
+    history (``details``) and, readable, to its rationale.
+    """
 
     def conversations(
         self,
@@ -643,35 +821,65 @@ class RoleplayBuilder:
     ) -> list[Conversation]:
         options = kind_options("roleplay", config.options)
         assert isinstance(options, RoleplayOptions)
-        if options.mode != "pointwise":
-            raise KindError("pairwise role-player panels need a pairwise study; Likert studies use mode=pointwise")
+        mode = panel_mode(study, config, options)
         scale = (study.scale_min, study.scale_max)
         roles = panel_roles(run, item.pk)
         context = str(item.fields.get(options.context_field, "")) if options.context_field else ""
+        if mode == "pairwise" and not options.context_field:
+            context = shared_text(study, item)
+        seed = config.sample_seed(sample)
 
-        def parse(text: str) -> ParsedScore:
-            votes = roleplay.parse_panel(text, roles, scale=scale)
-            result = roleplay.aggregate_scores(votes)
-            lines = "\n".join(
-                f"{v.role.name}: {v.score:g}" if v.score is not None else f"{v.role.name}: {v.status}" for v in votes
+        def confidence(v: roleplay.RoleVote) -> str:
+            return f" (confidence {v.confidence:.3f})" if v.confidence is not None else ""
+
+        def vote_parse(text: str, logprobs: list[dict[str, Any]] | None = None) -> ParsedScore:
+            votes, usable, note = _panel_votes(text, roles, None, logprobs)
+            result = roleplay.aggregate_votes(votes, usable, text=text)
+            weighted = result.weighted
+            lines = [f"{v.role.name}: {v.choice or v.status}{confidence(v)}" for v in votes]
+            lines.append(
+                f"panel: A {result.score_a:.3f} vs B {result.score_b:.3f} -> {result.choice or 'no vote'}"
+                f" ({'weighted by log-probability confidence' if weighted else 'one vote per role'})"
             )
+            if note:
+                lines.append(note)
+            details = {**panel_details(votes, weighted, note), "score_a": result.score_a, "score_b": result.score_b,
+                       "choice": result.choice}
+            parsed = choice_score(study, ParsedChoice(result.choice, OK if result.choice else UNPARSEABLE, ""))
+            return ParsedScore(parsed.score, parsed.status, "\n".join(lines) + parsed.rationale, details)
+
+        def score_parse(text: str, logprobs: list[dict[str, Any]] | None = None) -> ParsedScore:
+            votes, usable, note = _panel_votes(text, roles, scale, logprobs)
+            result = roleplay.aggregate_scores(votes, usable, text=text)
+            weighted = result.weighted
+            lines = "\n".join(
+                f"{v.role.name}: {v.score:g}{confidence(v)}" if v.score is not None else f"{v.role.name}: {v.status}"
+                for v in votes
+            )
+            details = panel_details(votes, weighted, note)
             if result.score is None:
-                return ParsedScore(None, "unparseable", lines)
-            return ParsedScore(result.score, "ok", lines)
+                return ParsedScore(None, "unparseable", lines, details)
+            return ParsedScore(result.score, "ok", lines, details)
+
+        parse = vote_parse if mode == "pairwise" else score_parse
 
         def make(question: Question) -> tuple[str, Callable]:
+            if mode == "pairwise":
+                item_a, item_b = pair_texts(study, item)
+                texts: dict[str, Any] = {"item_a": item_a, "item_b": item_b}
+            else:
+                texts = {"item": item_text(study, item), "scale": scale}
             prompt = roleplay.panel_prompt(
                 roles,
                 question=question.text,
-                item=item_text(study, item),
-                scale=scale,
                 context=context,
                 noun=options.noun,
                 noun_plural=options.noun_plural,
+                **texts,
             )
             return prompt, parse
 
-        return _turns(ratings, questions, make, scale, sample, config.sample_seed(sample))
+        return _turns(ratings, questions, make, scale, sample, seed, with_logprobs=options.use_logprobs)
 
 
 def persona_vote(scores: list[float | None]) -> float | None:

@@ -45,11 +45,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 # Bump when a change can turn the same text into a different result; stored with every LLM rating
 # so old ratings can be re-parsed or told apart.
 # 2: a dash right before a number is its sign, not a separator ("[RESULT] -1" was read as 1).
-PARSER_VERSION = "2"
+# 3: a pairwise answer that is only the choice ("A", "**B**", "Story B.") is read as that choice.
+PARSER_VERSION = "3"
 
 OK = "ok"
 UNPARSEABLE = "unparseable"
@@ -61,6 +63,9 @@ class ParsedScore:
     score: float | None
     status: str  # "ok" | "unparseable" | "refused"
     rationale: str
+    # Structured account of how the score came about, kept with the attempt in the rating's history
+    # (e.g. a role-player panel's votes and confidences). None for a plain parse.
+    details: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -366,6 +371,10 @@ _PAIR_LABELED = re.compile(
     r"\s*+[:=\-]\s*+[*_]*+\s*+[(\[]?\s*+(?:response\s+|output\s+)?" + _CHOICE_TOKEN,
     _FLAGS,
 )
+# The whole answer is the choice, as a pairwise study's "(Answer A or B.)" asks; nothing else may follow.
+_PAIR_ALONE = re.compile(
+    r"\A[\s*_\[(\"']*+(?:(?:story|response|output|candidate|option)\s+)?(?P<choice>a|b)[\s*_\])\"'.!]*+\Z", _FLAGS
+)
 _PAIR_PROSE = re.compile(
     r"\b(?:response|output|answer)\s+(?P<choice>a|b)\b\s+is\s+(?:clearly\s+|slightly\s+|much\s+)?"
     r"(?:better|superior|preferred|stronger)\b",
@@ -399,7 +408,7 @@ def parse_pairwise(text: str) -> ParsedChoice:
         if match is None:
             return ParsedChoice(None, UNPARSEABLE, rationale)
         return ParsedChoice(_choice_of(match.group("choice")), OK, rationale)
-    for pattern in (_PAIR_BRACKET, _PAIR_LABELED, _PAIR_PROSE):
+    for pattern in (_PAIR_BRACKET, _PAIR_LABELED, _PAIR_PROSE, _PAIR_ALONE):
         match = pattern.search(full)
         if match:
             return ParsedChoice(_choice_of(match.group("choice")), OK, full)

@@ -18,11 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from annotations.models import Item, Question, Study
+from annotations.models import PAIRWISE_SCORES, Item, Question, Study
 from annotations.rendering import llm_prompt
 from annotations.studies import PROTOCOL_FILE
 from llmjudge.config import JudgeConfig
-from llmjudge.parsing import PARSER_VERSION, ParsedScore, parse_score
+from llmjudge.parsing import OK, PARSER_VERSION, UNPARSEABLE, ParsedChoice, ParsedScore, parse_pairwise, parse_score
 
 # Bump when the same study and judge would send different text.
 PROMPTS_VERSION = "1"
@@ -40,6 +40,10 @@ class Turn:
     answer: str | None = None  # set when the turn was answered earlier (chat history on resume)
     prior_attempts: int = 0
     prior_history: list[dict[str, Any]] = field(default_factory=list)
+    # Set by judges that weigh an answer by its tokens' log-probabilities (DRPE panels): the backend
+    # is asked for them, and this parser gets them with the text (None when the backend has none).
+    parse_logprobs: Callable[[str, list[dict[str, Any]] | None], ParsedScore] | None = None
+    choices: tuple[str, ...] = ()  # a pairwise study's choices; only the offline fake backend reads them
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,7 @@ class Conversation:
     chat: bool
     sample: int
     seed: int | None
+    system: str = ""  # a system message sent before the turns (chat endpoint only), e.g. Prometheus'
 
 
 class PromptBuilder(Protocol):
@@ -124,6 +129,37 @@ def chat_turn_texts(prompts: list[str]) -> list[str]:
     return turns
 
 
+def choice_score(study: Study, parsed: ParsedChoice) -> ParsedScore:
+    """An A/B(/tie) answer as the study stores choices (``Study.pairwise_score``).
+
+    A tie on a forced-choice study (scale 1-2) is no choice: the rating is unparseable and says why,
+    rather than being counted as A or B.
+    """
+    if parsed.status != OK:
+        return ParsedScore(None, parsed.status, parsed.rationale)
+    score = study.pairwise_score(parsed.choice)
+    if score is None:
+        return ParsedScore(None, UNPARSEABLE, f"{parsed.rationale}\n[{parsed.choice}: not a choice this study offers]")
+    return ParsedScore(float(score), OK, parsed.rationale)
+
+
+
+def study_choices(study: Study) -> tuple[str, ...]:
+    """The choices a pairwise study offers ("A", "B" and, on scale 1-3, "tie"); () for other studies."""
+    if not study.is_pairwise:
+        return ()
+    return tuple(c for c, score in PAIRWISE_SCORES.items() if study.scale_min <= score <= study.scale_max)
+
+
+def study_parser(study: Study) -> Callable[[str], ParsedScore]:
+    """The plain judge's parser: a score on the study's scale, or on a pairwise study an A/B choice."""
+    if study.is_pairwise:
+        return lambda text: choice_score(study, parse_pairwise(text))
+    return functools.partial(
+        parse_score, scale_min=study.scale_min, scale_max=study.scale_max, adversarial=is_adversarial(study)
+    )
+
+
 class PlainBuilder:
     """The paper's protocol: one query per question, or (chat mode) one conversation per item/sample."""
 
@@ -141,9 +177,7 @@ class PlainBuilder:
     ) -> list[Conversation]:
         prompts = judge_prompts(study=study, config=config, item=item, questions=questions)
         scale = (study.scale_min, study.scale_max)
-        parse = functools.partial(
-            parse_score, scale_min=study.scale_min, scale_max=study.scale_max, adversarial=is_adversarial(study)
-        )
+        parse = study_parser(study)
         chat = config.mode == "chat"
         texts = chat_turn_texts(prompts) if chat else prompts
         turns = []
@@ -159,6 +193,7 @@ class PlainBuilder:
                     user_text=text,
                     parse=parse,
                     scale=scale,
+                    choices=study_choices(study),
                     # An earlier error has no answer: that turn is left out of the conversation.
                     answer=(rating.raw if rating.status != "error" else None) if done else None,
                     prior_attempts=rating.attempts,

@@ -8,7 +8,7 @@ from django.db.models import Count, QuerySet, Sum
 from django.utils import timezone
 
 from annotations.models import Study
-from llmjudge.models import JudgeRun, LLMRating
+from llmjudge.models import JudgeCall, JudgeRun, LLMRating
 from llmjudge.pricing import estimate_cost
 
 
@@ -23,7 +23,10 @@ class RunProgress:
     unparseable: int
     refused: int
     failed: int  # ended in error after its retries
-    calls: int  # HTTP calls made, retries and refusal re-asks included
+    steps_total: int  # preparation calls known so far (persona characters, panel roles): JudgeCall rows
+    steps_done: int  # ... no longer pending
+    steps_failed: int  # ... ended in error
+    calls: int  # HTTP calls made (ratings and preparation), retries and refusal re-asks included
     tokens_prompt: int
     tokens_completion: int
     cost_usd: float
@@ -37,18 +40,30 @@ class RunProgress:
 
 
 def run_progress(*, run: JudgeRun) -> RunProgress:
-    """Counted from the ratings themselves, so progress can never drift from what is stored."""
+    """Counted from the ratings and preparation calls themselves, so progress never drifts from what is stored.
+
+    Preparation calls count as they become known: a persona run's first proposals and a panel's role
+    calls exist from the start, verifications appear once proposals are parsed (and further rounds
+    when characters are lacking), so ``steps_total`` may grow while the run goes on.
+    """
     by_status = dict(run.ratings.order_by().values("status").annotate(n=Count("id")).values_list("status", "n"))
-    sums = run.ratings.aggregate(calls=Sum("attempts"), tp=Sum("tokens_prompt"), tc=Sum("tokens_completion"))
+    steps = dict(JudgeCall.objects.filter(run=run).order_by().values("status").annotate(n=Count("id"))
+                 .values_list("status", "n"))
+    aggregate = {"calls": Sum("attempts"), "tp": Sum("tokens_prompt"), "tc": Sum("tokens_completion")}
+    sums = run.ratings.aggregate(**aggregate)
+    step_sums = JudgeCall.objects.filter(run=run).aggregate(**aggregate)
     total = sum(by_status.values())
     pending = by_status.get(LLMRating.Status.PENDING, 0)
-    tokens_p, tokens_c = sums["tp"] or 0, sums["tc"] or 0
+    steps_total = sum(steps.values())
+    steps_done = steps_total - steps.get(JudgeCall.Status.PENDING, 0)
+    tokens_p = (sums["tp"] or 0) + (step_sums["tp"] or 0)
+    tokens_c = (sums["tc"] or 0) + (step_sums["tc"] or 0)
     params = run.params or {}
     elapsed = 0.0
     if run.started_at:
         end = run.finished_at or timezone.now()
         elapsed = max((end - run.started_at).total_seconds(), 0.0)
-    calls = sums["calls"] or 0
+    calls = (sums["calls"] or 0) + (step_sums["calls"] or 0)
     return RunProgress(
         run_id=run.pk,
         status=run.status,
@@ -59,6 +74,9 @@ def run_progress(*, run: JudgeRun) -> RunProgress:
         unparseable=by_status.get(LLMRating.Status.UNPARSEABLE, 0),
         refused=by_status.get(LLMRating.Status.REFUSED, 0),
         failed=by_status.get(LLMRating.Status.ERROR, 0),
+        steps_total=steps_total,
+        steps_done=steps_done,
+        steps_failed=steps.get(JudgeCall.Status.ERROR, 0),
         calls=calls,
         tokens_prompt=tokens_p,
         tokens_completion=tokens_c,
@@ -72,7 +90,8 @@ def run_progress(*, run: JudgeRun) -> RunProgress:
         ),
         elapsed_seconds=round(elapsed, 2),
         calls_per_second=round(calls / elapsed, 2) if elapsed > 0 else 0.0,
-        percent=round(100.0 * (total - pending) / total, 1) if total else 100.0,
+        percent=round(100.0 * (total - pending + steps_done) / (total + steps_total), 1)
+        if total + steps_total else 100.0,
         error=run.error,
     )
 

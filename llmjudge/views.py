@@ -1,6 +1,9 @@
 """Researcher pages for judge runs: list and start, live progress, pause/resume/cancel, prompt preview."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -12,8 +15,8 @@ from annotations.rendering import rater_page
 from annotations.selectors import studies_for_researcher
 from llmjudge import judging
 from llmjudge.config import JudgeConfig
-from llmjudge.forms import ExperimentForm, RunStartForm, runnable_judges
-from llmjudge.models import Judge, JudgeRun
+from llmjudge.forms import AblationForm, ExperimentForm, RunStartForm, runnable_judges
+from llmjudge.models import Experiment, Judge, JudgeRun
 from llmjudge.prompts import chat_turn_texts, judge_prompts
 from llmjudge.selectors import run_progress, runs_for_study
 
@@ -49,6 +52,7 @@ def study_runs(request: HttpRequest, slug: str) -> HttpResponse:
             "runs": runs,
             "run_form": RunStartForm(user=request.user),
             "experiment_form": ExperimentForm(user=request.user),
+            "ablation_form": AblationForm(user=request.user),
         },
     )
 
@@ -71,27 +75,54 @@ def run_start(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("llmjudge:run_detail", run_id=run.pk)
 
 
-@login_required
-@require_POST
-def experiment_start(request: HttpRequest, slug: str) -> HttpResponse:
-    study = _get_study_for_researcher(request, slug)
-    form = ExperimentForm(request.POST, user=request.user)
+def _launch_experiment(
+    request: HttpRequest, study: Study, form: forms.Form, invalid: str, launch: Callable[[], Experiment]
+) -> HttpResponse:
+    """Validate the form, launch the experiment's runs, say what started; back to the study's runs."""
     if not form.is_valid():
-        messages.error(request, "Choose at least one judge, one temperature and one variant.")
+        messages.error(request, invalid)
         return redirect("llmjudge:study_runs", slug=study.slug)
     try:
-        experiment = judging.experiment_launch(
-            study=study,
-            judges=form.cleaned_data["judges"],
-            temperatures=form.cleaned_data["temperatures"],
-            variants=form.cleaned_data["variants"],
-            owner=request.user,
-        )
+        experiment = launch()
     except judging.RunError as exc:
         messages.error(request, str(exc))
         return redirect("llmjudge:study_runs", slug=study.slug)
     messages.success(request, f"Launched {experiment.runs.count()} runs: {experiment.name}")
     return redirect("llmjudge:study_runs", slug=study.slug)
+
+
+@login_required
+@require_POST
+def experiment_start(request: HttpRequest, slug: str) -> HttpResponse:
+    study = _get_study_for_researcher(request, slug)
+    form = ExperimentForm(request.POST, user=request.user)
+    return _launch_experiment(
+        request, study, form, "Choose at least one judge, one temperature and one variant.",
+        lambda: judging.experiment_launch(
+            study=study,
+            judges=form.cleaned_data["judges"],
+            temperatures=form.cleaned_data["temperatures"],
+            variants=form.cleaned_data["variants"],
+            owner=request.user,
+        ),
+    )
+
+
+@login_required
+@require_POST
+def ablation_start(request: HttpRequest, slug: str) -> HttpResponse:
+    study = _get_study_for_researcher(request, slug)
+    form = AblationForm(request.POST, user=request.user)
+    return _launch_experiment(
+        request, study, form, "Choose a persona judge and at least one method.",
+        lambda: judging.persona_ablation_launch(
+            study=study,
+            judge=form.cleaned_data["judge"],
+            methods=form.cleaned_data["methods"],
+            kind_options=form.split_options(),
+            owner=request.user,
+        ),
+    )
 
 
 @login_required

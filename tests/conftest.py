@@ -56,3 +56,14 @@ def rater(story_study):
 def _fast_password_hashing(settings):
     # PBKDF2's deliberate slowness costs half a second per user; tests need no protection.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _forget_full_items():
+    # The claim scan's per-process memory of full items (annotations.services) is keyed by study id, and
+    # a rolled-back test database may hand the same ids to the next test's study.
+    from annotations import services
+
+    services._full_items.clear()
+    yield
+    services._full_items.clear()

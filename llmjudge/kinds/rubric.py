@@ -111,6 +111,20 @@ class Rubric:
 
 
 @dataclass(frozen=True)
+class Criteria:
+    """A rubric's criteria alone: all that relative grading shows, so all a pairwise question needs."""
+
+    criteria: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.criteria, str) or not self.criteria.strip():
+            raise ValueError("rubric criteria must be a non-empty text")
+
+    def relative_text(self) -> str:
+        return f"[{self.criteria}]"
+
+
+@dataclass(frozen=True)
 class ItemMapping:
     """How an item's fields become Prometheus' instruction, response and reference answer.
 
@@ -187,7 +201,7 @@ def relative_prompt(
     instruction: str,
     response_a: str,
     response_b: str,
-    rubric: Rubric,
+    rubric: Rubric | Criteria,
     reference_answer: str | None,
     version: str = DEFAULT_RELATIVE_VERSION,
 ) -> str:

@@ -187,3 +187,72 @@ def test_an_llm_pool_may_not_take_the_name_of_a_live_judge(story_study, tmp_path
     with pytest.raises(CommandError, match="name of a live judge"):
         call_command("import_ratings", "story", str(write(tmp_path, "r.csv", RATINGS_HEADER + "s1,human,cohesiveness,gpt4,0,3,\n")))
     assert (Item.objects.count(), LLMRating.objects.count(), JudgeRun.objects.count()) == (0, 0, 0)
+
+
+# --- demographics -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def imported_raters(story_study, tmp_path):
+    """Raters t1 and t2 as the ratings import creates them, and t3 who gave demographics in the rater form."""
+    from annotations.services import demographics_save
+
+    call_command("import_ratings", "story", str(write(tmp_path, "r.csv", (
+        "item,group,question,pool,rater,score\ns1,human,relevance,human,t1,4\ns1,human,relevance,human,t2,2\n"))))
+    formed = Rater.objects.create(study=story_study, external_id="t3")
+    demographics_save(rater=formed, answers={"age_band": "25-34", "gender": "woman"})
+    return story_study
+
+
+def demographics(name: str) -> dict:
+    return Rater.objects.get(external_id=name).demographics
+
+
+def test_demographics_import_sets_each_raters_fields_and_leaves_out_empty_values(imported_raters, tmp_path, capsys):
+    path = write(tmp_path, "d.csv", "rater;age_band;education;region\nt1;35-44;master;\n t2 ; 18-24 ;; europe\n")
+    call_command("import_demographics", "story", str(path))
+    assert demographics("t1") == {"age_band": "35-44", "education": "master"}
+    assert demographics("t2") == {"age_band": "18-24", "region": "europe"}
+    assert demographics("t3") == {"age_band": "25-34", "gender": "woman"}  # not in the file: untouched
+    assert "set the demographics of 2 rater(s) in story (0 already had exactly these)" in capsys.readouterr().out
+
+
+def test_importing_the_same_demographics_file_twice_changes_nothing_the_second_time(imported_raters, tmp_path, capsys):
+    lines = [{"rater": "t1", "age": 41, "occupation": "nurse"}, {"rater": "t3", "age_band": "25-34", "gender": "woman"}]
+    first = write(tmp_path, "d.jsonl", json.dumps(lines[0]) + "\n")
+    call_command("import_demographics", "story", str(first))
+    call_command("import_demographics", "story", str(first))
+    assert demographics("t1") == {"age": "41", "occupation": "nurse"}  # JSON numbers are kept as text
+    assert capsys.readouterr().out.splitlines()[-1].endswith("(1 already had exactly these)")
+    # Equal to what the rater form stored: not an overwrite, so no --replace needed.
+    call_command("import_demographics", "story", str(write(tmp_path, "e.jsonl", json.dumps(lines[1]) + "\n")))
+
+
+def test_demographics_from_the_rater_form_are_replaced_only_with_replace_and_then_whole(imported_raters, tmp_path):
+    path = write(tmp_path, "d.csv", "rater,age_band,education\nt1,45-54,bachelor\nt3,55-64,doctorate\n")
+    before = snapshot(), demographics("t1"), demographics("t3")
+    with pytest.raises(CommandError, match=r"line 3: rater 't3' already has demographics \(given in the rater form: "
+                                           r"age_band, gender\); replace them with --replace; nothing was imported"):
+        call_command("import_demographics", "story", str(path))
+    assert (snapshot(), demographics("t1"), demographics("t3")) == before
+    call_command("import_demographics", "story", str(path), "--replace")
+    assert demographics("t3") == {"age_band": "55-64", "education": "doctorate"}  # gender is gone: replaced whole
+    again = write(tmp_path, "again.csv", "rater,age_band\nt1,18-24\n")
+    with pytest.raises(CommandError, match="already has demographics \\(imported earlier: age_band, education\\)"):
+        call_command("import_demographics", "story", str(again))
+
+
+def test_demographics_upload_in_the_admin_with_and_without_replace(imported_raters, client, django_user_model):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    client.force_login(django_user_model.objects.create_superuser(username="staff", password="pw-staff-123"))
+    url = reverse("admin:annotations_study_import_demographics", args=[imported_raters.pk])
+    data = b"rater,gender\nt2,man\nt3,non-binary\n"
+    refused = client.post(url, {"file": SimpleUploadedFile("d.csv", data)})
+    assert b"already has demographics" in refused.content and demographics("t2") == {}
+    done = client.post(url, {"file": SimpleUploadedFile("d.csv", data), "replace": "on"}, follow=True)
+    assert b"Set the demographics of 2 rater(s)" in done.content
+    assert (demographics("t2"), demographics("t3")) == ({"gender": "man"}, {"gender": "non-binary"})
+    change = client.get(reverse("admin:annotations_study_change", args=[imported_raters.pk]))
+    assert url.encode() in change.content

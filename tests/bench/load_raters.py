@@ -3,6 +3,10 @@
     .venv/bin/python tests/bench/load_raters.py --raters 128 --seconds 60          # full size
     .venv/bin/python tests/bench/load_raters.py --raters 64 --seconds 30 --think 2  # raters who read
 
+The full-size run also measures latency the way raters meet it (--latency-raters 64 --latency-think 2:
+64 more raters who each read for 0-4 s before every submit, after the throughput phase): with no
+reading time at all, p95 is only queueing (128 clients / throughput), not the server's response time.
+
 The script creates (drops first) the PostgreSQL database --database, migrates it, creates the story
 study with --items items (default 1000; 3 raters per item, blocked order, so raters compete for the same seats) and
 invites --raters raters through the services. It starts gunicorn on the real `evalhub.wsgi` (gthread:
@@ -313,6 +317,10 @@ def main() -> int:
     parser.add_argument("--items", type=int, default=1000)
     parser.add_argument("--workers", type=int, default=3)
     parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--latency-raters", type=int, default=64,
+                        help="raters of the second phase, who read before submitting (0: no second phase)")
+    parser.add_argument("--latency-think", type=float, default=2.0,
+                        help="their mean seconds of reading before each submit")
     parser.add_argument("--database", default="evalhub_load")
     parser.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432")
     args = parser.parse_args()
@@ -330,21 +338,36 @@ def main() -> int:
 
     django.setup()
     call_command("migrate", verbosity=0)
+    from annotations import services
+    from annotations.models import Study
+
     tokens = seed_study(raters=args.raters, items=args.items)
+    readers = [r.token for r in services.invitations_create(study=Study.objects.get(slug="load"),
+                                                             count=args.latency_raters)] if args.latency_raters else []
     server = start_gunicorn(database_url=database_url, port=(port := free_port()), workers=args.workers,
                             threads=args.threads)
+    base_url = f"http://127.0.0.1:{port}"
     try:
-        figures = run_load(base_url=f"http://127.0.0.1:{port}", tokens=tokens, seconds=args.seconds,
-                           think=args.think, bare_seconds=args.bare_seconds)
+        figures = run_load(base_url=base_url, tokens=tokens, seconds=args.seconds, think=args.think,
+                           bare_seconds=args.bare_seconds)
+        reading = run_load(base_url=base_url, tokens=readers, seconds=args.seconds, think=args.latency_think,
+                           bare_seconds=0) if readers else None
     finally:
         log = stop_gunicorn(server)
-    results = figures.pop("_results")
-    figures["database"] = check_database(tokens=tokens, results=results)
+    phases = [(tokens, figures.pop("_results"))]
+    figures["database"] = check_database(tokens=tokens, results=phases[0][1])
+    if reading is not None:
+        phases.append((readers, reading.pop("_results")))
+        reading["database"] = check_database(tokens=readers, results=phases[1][1])
+        figures["readers"] = {key: reading[key] for key in ("raters", "seconds", "think_s", "submit", "page_get",
+                                                             "confirmed_submits", "in_doubt", "refused", "database")}
     figures["server"] = f"gunicorn gthread {args.workers} workers x {args.threads} threads, {os.cpu_count()} cores"
     print(json.dumps(figures, indent=2, default=str))
-    errors = [s for s in (*results.submits.statuses, *results.pages.statuses) if s >= 500]
-    db = figures["database"]
-    ok = not errors and not db["lost"] and not db["duplicates"] and db["unconfirmed"] <= len(results.in_doubt)
+    ok = True
+    for phase_tokens, results in phases:
+        errors = [s for s in (*results.submits.statuses, *results.pages.statuses) if s >= 500]
+        db = check_database(tokens=phase_tokens, results=results)
+        ok = ok and not errors and not db["lost"] and not db["duplicates"] and db["unconfirmed"] <= len(results.in_doubt)
     if "Traceback" in log:
         print(log[-3000:], file=sys.stderr)
         ok = False

@@ -219,3 +219,20 @@ def test_meta_evaluation_page_shows_another_raters_answer(story, page, live_serv
     page.locator("textarea[name=comment]").fill("Mostly, but the ending jumps.")
     _next(page)
     assert page.locator("#completion-code").is_visible()
+
+
+def test_a_pairwise_rater_sees_both_stories_side_by_side_and_chooses_b_by_keyboard(page, live_server, researcher):
+    from annotations.studies import study_create_from_template
+
+    study = open_study(study_create_from_template(slug="pairs", template="story-pairwise", owner=researcher))
+    Item.objects.create(study=study, external_id="p1", group="pairs",
+                        fields={"prompt": "A lighthouse keeper retires.", "response_a": "Marta lit the lamp once more.",
+                                "response_b": "The light was a light."})
+    page.goto(_invite("pairs", live_server))
+
+    a, b = page.locator(".pair .candidate").nth(0).bounding_box(), page.locator(".pair .candidate").nth(1).bounding_box()
+    assert a["x"] + a["width"] <= b["x"] and abs(a["y"] - b["y"]) < 1  # side by side, A on the left
+    assert page.locator(".pair .candidate h2").all_text_contents() == ["Story A", "Story B"]  # shown in capitals by CSS
+    page.keyboard.press("2")
+    _next(page)
+    assert list(HumanRating.objects.filter(item__study=study).values_list("score", flat=True)) == [2.0]

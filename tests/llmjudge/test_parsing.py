@@ -342,7 +342,7 @@ def test_table_is_large_enough_to_cover_real_outputs():
 
 
 def test_parser_version_and_patterns_are_exported():
-    assert PARSER_VERSION == "2"
+    assert PARSER_VERSION == "3"
     assert all(hasattr(p, "search") for p in REFUSAL_PATTERNS)
 
 
@@ -389,6 +389,11 @@ PAIRWISE_ROWS = [
     pytest.param("I'm sorry, but I can't compare these responses.", None, "refused", SAME, id="refusal"),
     pytest.param("", None, "unparseable", "", id="empty"),
     pytest.param("A or B? Hard to say.", None, "unparseable", SAME, id="undecided"),
+    pytest.param("A", "A", "ok", SAME, id="bare-a"),
+    pytest.param(" **B**\n", "B", "ok", "**B**", id="bare-bold-b"),
+    pytest.param("Story B.", "B", "ok", SAME, id="bare-story-b"),
+    pytest.param("A, because it is shorter.", None, "unparseable", SAME, id="letter-with-more-is-not-bare"),
+    pytest.param("Story A or story B", None, "unparseable", SAME, id="both-named"),
 ]
 
 

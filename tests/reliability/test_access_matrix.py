@@ -121,6 +121,9 @@ MATRIX: dict[str, Row] = {
     "llm/studies/<slug:slug>/experiments/": Row(
         "POST", lambda w: f"/llm/studies/{_study(w)}/experiments/", RESEARCHER_POST,
         data=lambda w: {"judges": [w.judge.pk], "temperatures": ["1.0"], "variants": ["original"]}),
+    "llm/studies/<slug:slug>/ablations/": Row(
+        "POST", lambda w: f"/llm/studies/{_study(w)}/ablations/", RESEARCHER_POST,
+        data=lambda w: {"judge": w.judge.pk, "methods": ["plain"]}),
     "llm/studies/<slug:slug>/preview/": Row("GET", lambda w: f"/llm/studies/{_study(w)}/preview/", RESEARCHER_GET),
     "llm/runs/<int:run_id>/": Row("GET", lambda w: f"/llm/runs/{w.run.pk}/", RESEARCHER_GET),
     "llm/runs/<int:run_id>/progress.json": Row("GET", lambda w: f"/llm/runs/{w.run.pk}/progress.json",

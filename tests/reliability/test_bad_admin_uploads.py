@@ -12,7 +12,8 @@ from tests.reliability.snapshots import database_snapshot
 from tests.reliability.test_bad_imports import BAD
 
 UPLOADED = ["latin-1", "utf-16-with-bom", "pipe-delimited", "unterminated-quote-mid-file", "duplicate-id-far-apart",
-            "score-two-dots", "long-human-rater-id", "jsonl-escaped-nul", "json-array-of-objects", "whitespace-only"]
+            "score-two-dots", "long-human-rater-id", "jsonl-escaped-nul", "json-array-of-objects", "whitespace-only",
+            "demographics-column-with-a-space"]
 
 
 @pytest.fixture

@@ -19,13 +19,14 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotations import importing
-from annotations.importing import ImportFileError, items_import, ratings_import
-from annotations.models import HumanRating, Item, Study
+from annotations.importing import ImportFileError, demographics_import, items_import, ratings_import
+from annotations.models import HumanRating, Item, Rater, Study
 from llmjudge.models import LLMRating
 from tests.reliability.snapshots import database_snapshot
 
 ITEMS = "id,group,story,prompt\n"
 RATINGS = "item,group,question,pool,rater,score,rationale\n"
+DEMOGRAPHICS = "rater,age_band,gender\n"
 
 
 def item_json(**values: object) -> str:
@@ -37,6 +38,10 @@ def rating_json(**values: object) -> str:
                        "score": 3, **values})
 
 
+def demographics_json(**values: object) -> str:
+    return json.dumps({"rater": "seed-rater", "age_band": "25-34", "gender": "woman", **values})
+
+
 def big_items_with_bad_byte(rows: int, bad_row: int) -> bytes:
     lines = [f"i{n},human,Story number {n} goes on for a while.,p\n".encode() for n in range(rows)]
     lines[bad_row] = b"bad,human,caf\xe9,p\n"
@@ -46,7 +51,7 @@ def big_items_with_bad_byte(rows: int, bad_row: int) -> bytes:
 @dataclass(frozen=True)
 class Bad:
     id: str
-    kind: str  # "items" or "ratings"
+    kind: str  # "items", "ratings" or "demographics"
     name: str  # the file name (its suffix decides CSV or JSONL)
     data: str | bytes
     line: int | None
@@ -156,12 +161,31 @@ BAD = [
     Bad("header-only-with-trailing-blank-lines", "items", "x.csv", ITEMS + "\n\n\n", None, "the file has a header but no rows"),
     Bad("header-and-rows-of-only-commas", "ratings", "x.csv", RATINGS + ",,,,,,\n,,,,,,\n", None, "the file has a header but no rows"),
     Bad("jsonl-blank-lines-only", "items", "x.jsonl", "\n\n\n", None, "the file is empty"),
+    # --- demographics (rater = the external id of the ratings import; the raters must exist)
+    Bad("demographics-unknown-rater", "demographics", "x.csv", DEMOGRAPHICS + "seed-rater,25-34,woman\nnobody,35-44,man\n", 3, "unknown rater 'nobody' in study story"),
+    Bad("demographics-duplicate-rater", "demographics", "x.csv", DEMOGRAPHICS + "seed-rater,25-34,woman\nseed-rater,35-44,man\n", 3, "duplicate rater 'seed-rater' in the file"),
+    Bad("demographics-duplicate-rater-after-strip", "demographics", "x.jsonl", demographics_json() + "\n" + demographics_json(rater=" seed-rater ") + "\n", 2, "duplicate rater 'seed-rater'"),
+    Bad("demographics-empty-rater", "demographics", "x.csv", DEMOGRAPHICS + " ,25-34,woman\n", 2, "empty rater"),
+    Bad("demographics-latin-1", "demographics", "x.csv", (DEMOGRAPHICS + "seed-rater,25-34,fran\xe7aise\n").encode("latin-1"), 2, "not valid UTF-8"),
+    Bad("demographics-utf-16", "demographics", "x.csv", (DEMOGRAPHICS + "seed-rater,25-34,woman\n").encode("utf-16"), 1, "the file is UTF-16"),
+    Bad("demographics-no-rater-column", "demographics", "x.csv", "participant,age_band\nseed-rater,25-34\n", 2, "missing column rater"),
+    Bad("demographics-only-a-rater-column", "demographics", "x.csv", "rater\nseed-rater\n", 2, "no demographic columns besides rater"),
+    Bad("demographics-a-ratings-file-by-mistake", "demographics", "x.csv", RATINGS + "existing,human,cohesiveness,human,seed-rater,4,\n", 2, "this looks like an items or ratings file"),
+    Bad("demographics-column-with-a-space", "demographics", "x.csv", "rater,age band,gender\nseed-rater,25-34,woman\n", 2, "column name(s) 'age band' must be lowercase"),
+    Bad("demographics-capitalised-column", "demographics", "x.csv", "rater,Gender\nseed-rater,woman\n", 2, "column name(s) 'Gender' must be lowercase"),
+    Bad("demographics-jsonl-extra-key", "demographics", "x.jsonl", demographics_json(rater="formed") + "\n" + demographics_json(religion="none") + "\n", 2, "unknown column(s) religion"),
+    Bad("demographics-jsonl-missing-key", "demographics", "x.jsonl", demographics_json() + "\n" + '{"rater": "formed", "age_band": "18-24"}\n', 2, "missing column(s) gender"),
+    Bad("demographics-row-without-values", "demographics", "x.csv", DEMOGRAPHICS + "seed-rater,,  \n", 2, "rater 'seed-rater' has no demographic value"),
+    Bad("demographics-value-too-long", "demographics", "x.csv", DEMOGRAPHICS + "seed-rater," + "9" * 201 + ",woman\n", 2, "field 'age_band' longer than 200 characters"),
+    Bad("demographics-jsonl-nested-value", "demographics", "x.jsonl", demographics_json(gender={"self": "x"}) + "\n", 1, "field 'gender' must be a string or number, not an object"),
+    Bad("demographics-overwrites-the-rater-form", "demographics", "x.csv", DEMOGRAPHICS + "seed-rater,25-34,woman\nformed,45-54,man\n", 3, "rater 'formed' already has demographics (given in the rater form: age_band, gender); replace them with --replace"),
+    Bad("demographics-header-only", "demographics", "x.csv", DEMOGRAPHICS, None, "the file has a header but no rows"),
 ]
 # fmt: on
 
 
 def importer(kind: str) -> Callable[..., object]:
-    return items_import if kind == "items" else ratings_import
+    return {"items": items_import, "ratings": ratings_import, "demographics": demographics_import}[kind]
 
 
 def write(tmp_path: Path, name: str, data: str | bytes) -> Path:
@@ -178,6 +202,8 @@ def study_with_data(story_study, tmp_path) -> Study:
         "existing,human,cohesiveness,human,seed-rater,4,\n"
         "existing,human,cohesiveness,davinci,0,3,Seeded.\n"
     )))
+    # A rater who gave demographics in the rater form (an invited Prolific participant).
+    Rater.objects.create(study=story_study, external_id="formed", demographics={"age_band": "25-34", "gender": "woman"})
     return story_study
 
 

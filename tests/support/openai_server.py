@@ -25,6 +25,7 @@ import itertools
 import json
 import math
 import random
+import re
 import threading
 import time
 from collections import Counter, deque
@@ -53,6 +54,11 @@ def default_answer(prompt_text: str, request_json: dict[str, Any]) -> str:
     return f"I would rate it {expected_score(prompt_text)} out of 5. The sentences fit together."
 
 
+def default_logprob(text: str, offset: int, token: str) -> float:
+    """Every answer token's log-probability by default: a confident model (p ~ 0.95)."""
+    return -0.05
+
+
 @dataclass
 class Behaviour:
     """What the server does; replace ``server.behaviour`` at runtime to change it.
@@ -74,6 +80,8 @@ class Behaviour:
     retry_after: float = 1.0
     seed: int = 0
     answer: Callable[[str, dict[str, Any]], str] = default_answer
+    # (answer text, token offset, token) -> that token's log-probability, when a client asks for them.
+    logprob: Callable[[str, int, str], float] = default_logprob
 
     def __post_init__(self) -> None:
         rates = (self.rate_429, self.rate_500, self.rate_timeout, self.rate_garbage)
@@ -293,16 +301,28 @@ def _latency(latency: float | tuple[float, float], rng: random.Random) -> float:
     return float(latency)
 
 
-def _chat_logprobs(text: str, top: int) -> dict[str, Any]:
+_TOKENS = re.compile(r"\s*\S+|\s+")
+
+
+def answer_tokens(text: str) -> list[tuple[int, str]]:
+    """(offset, token) pieces that spell ``text`` exactly, leading whitespace attached to the word as
+    BPE tokenizers do (" rate"), so concatenating the tokens gives the answer back, as with OpenAI."""
+    return [(m.start(), m.group()) for m in _TOKENS.finditer(text)]
+
+
+def _chat_logprobs(text: str, top: int, logprob: Callable[[str, int, str], float]) -> dict[str, Any]:
     entries = []
-    for token in text.split(" "):
-        alternatives = [{"token": token, "logprob": -0.05, "bytes": list(token.encode())}]
-        if token.isdigit():
+    for offset, token in answer_tokens(text):
+        value = float(logprob(text, offset, token))
+        alternatives = [{"token": token, "logprob": value, "bytes": list(token.encode())}]
+        word = token.strip()
+        if word.isdigit():
             # Other scale points as less likely alternatives, for probability-weighted scoring.
+            lead = token[: len(token) - len(word)]
             alternatives += [
-                {"token": str(d), "logprob": -3.0 - abs(d - int(token)), "bytes": [48 + d]}
+                {"token": f"{lead}{d}", "logprob": -3.0 - abs(d - int(word)), "bytes": list(f"{lead}{d}".encode())}
                 for d in range(1, 6)
-                if str(d) != token
+                if str(d) != word
             ]
         entries.append({**alternatives[0], "top_logprobs": alternatives[: max(top, 0)]})
     return {"content": entries, "refusal": None}
@@ -454,7 +474,7 @@ class OpenAIServer:
                 text = " ".join(text.split()[: int(max_tokens)])
                 finish_reason = "length"
             completion_tokens += _count_tokens(text)
-            choices.append(self._choice(chat, index, text, finish_reason, request_json))
+            choices.append(self._choice(chat, index, text, finish_reason, request_json, behaviour.logprob))
         prompt_tokens = sum(
             _count_tokens(_content_text(m.get("content")))
             for m in request_json.get("messages") or []
@@ -475,11 +495,18 @@ class OpenAIServer:
         }
 
     @staticmethod
-    def _choice(chat: bool, index: int, text: str, finish_reason: str, request_json: dict[str, Any]) -> dict[str, Any]:
+    def _choice(
+        chat: bool,
+        index: int,
+        text: str,
+        finish_reason: str,
+        request_json: dict[str, Any],
+        logprob: Callable[[str, int, str], float],
+    ) -> dict[str, Any]:
         if chat:
             logprobs = None
             if request_json.get("logprobs"):
-                logprobs = _chat_logprobs(text, int(request_json.get("top_logprobs") or 0))
+                logprobs = _chat_logprobs(text, int(request_json.get("top_logprobs") or 0), logprob)
             return {
                 "index": index,
                 "message": {"role": "assistant", "content": text, "refusal": None},

@@ -86,8 +86,20 @@ def test_chat_logprobs_are_returned_when_asked(server):
     response = _chat(_client(server), logprobs=True, top_logprobs=3)
 
     content = response.choices[0].logprobs.content
-    assert [t.token for t in content][:4] == ["I", "would", "rate", "it"]
+    # As from OpenAI: word pieces with their leading space, which spell the answer exactly.
+    assert [t.token for t in content][:4] == ["I", " would", " rate", " it"]
+    assert "".join(t.token for t in content) == response.choices[0].message.content
+    assert all(t.logprob == -0.05 for t in content)
     assert len(content[4].top_logprobs) == 3
+    assert content[4].top_logprobs[1].token.startswith(" ") and content[4].top_logprobs[1].logprob < -3
+
+
+def test_chat_logprobs_follow_the_behaviours_logprob_function(server):
+    server.behaviour = Behaviour(answer=lambda prompt, body: "Vote: Story 2", logprob=lambda text, offset, token: -offset / 10)
+
+    content = _chat(_client(server), logprobs=True).choices[0].logprobs.content
+
+    assert [(t.token, t.logprob) for t in content] == [("Vote:", 0.0), (" Story", -0.5), (" 2", -1.1)]
 
 
 def test_models_endpoint_lists_the_server_model(server):

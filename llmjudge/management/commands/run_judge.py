@@ -54,6 +54,8 @@ class Command(BaseCommand):
         parser.add_argument("--retry-errors", action="store_true", help="with --resume: ask errors again too")
         parser.add_argument("--temperature", type=float, help="override the judge's temperature for this run")
         parser.add_argument("--variant", help="override the judge's variant for this run")
+        parser.add_argument("--ablation", action="store_true",
+                            help="persona judge: one run per CINEMETRIC method on the same split (tables 1-2)")
 
     def handle(self, *args: Any, **o: Any) -> None:
         study = Study.objects.filter(slug=o["study"]).first()
@@ -71,9 +73,16 @@ class Command(BaseCommand):
                     raise CommandError(f"no run {o['resume']} of judge {judge.name!r} on {study.slug!r}")
                 todo = judging.judge_run_resume(run=run, retry_errors=o["retry_errors"], enqueue=not inline)
                 self.stdout.write(f"resumed run {run.pk}: {todo} rating(s) to ask")
+                runs = [run]
+            elif o["ablation"]:
+                experiment = judging.persona_ablation_launch(study=study, judge=judge, enqueue=not inline)
+                runs = list(experiment.runs.order_by("id"))
+                self.stdout.write(f"started experiment {experiment.pk}: " + ", ".join(
+                    f"run {r.pk} ({r.params['kind_options']['method']})" for r in runs))
             else:
                 run = judging.judge_run_start(study=study, judge=judge, overrides=overrides, enqueue=not inline)
                 self.stdout.write(f"started run {run.pk}: {run.calls_total} rating(s) to ask")
+                runs = [run]
         except judging.RunError as exc:
             raise CommandError(str(exc)) from None
         if not (o["wait"] or inline):
@@ -82,22 +91,25 @@ class Command(BaseCommand):
         started = time.monotonic()
         if inline:
             self.stdout.write("no worker consumes the `llm` queue: working in this process")
-            judging.judge_run_execute_inline(run=run, on_progress=lambda: self._progress(run, started))
-        else:
-            while True:
-                run.refresh_from_db()
-                if run.status in _FINAL:
-                    break
-                self._progress(run, started)
-                time.sleep(1.0)
-        run.refresh_from_db()
-        for line in summary_lines(run_progress(run=run)):
-            self.stdout.write(line)
+        for run in runs:
+            if inline:
+                judging.judge_run_execute_inline(run=run, on_progress=lambda run=run: self._progress(run, started))
+            else:
+                while True:
+                    run.refresh_from_db()
+                    if run.status in _FINAL:
+                        break
+                    self._progress(run, started)
+                    time.sleep(1.0)
+            run.refresh_from_db()
+            for line in summary_lines(run_progress(run=run)):
+                self.stdout.write(line)
         self.stdout.write(f"wall time {time.monotonic() - started:.1f} s")
 
     def _progress(self, run: JudgeRun, started: float) -> None:
         progress = run_progress(run=run)
         self.stderr.write(
             f"  {progress.done}/{progress.total} ({progress.percent:.0f} %), {progress.failed} failed, "
+            f"preparation {progress.steps_done}/{progress.steps_total}, "
             f"{time.monotonic() - started:.0f} s"
         )

@@ -5,6 +5,7 @@ The HANNA test imports ../shared/data (skipped locally when absent, a failure un
 from __future__ import annotations
 
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 
 from llmjudge import tasks
@@ -91,7 +92,7 @@ def test_a_too_large_profile_from_the_form_is_refused_naming_the_rater(
 
 
 def test_hanna_personalized_and_persona_runs_launch_from_the_browser_and_show_per_rater_metrics(
-    owner_client, researcher, openai_server, sent, django_capture_on_commit_callbacks
+    owner_client, researcher, openai_server, sent, django_capture_on_commit_callbacks, tmp_path
 ):
     from evalhub.datasets import hanna_import
 
@@ -101,10 +102,14 @@ def test_hanna_personalized_and_persona_runs_launch_from_the_browser_and_show_pe
     persona = _server_judge(openai_server, "cinemetric", "persona")
     response = owner_client.post(reverse("llmjudge:run_start", args=[study.slug]), {"judge": persona.pk}, follow=True)
     assert b"needs demographics of every rater" in response.content and not JudgeRun.objects.exists()
-    # ... until they come from elsewhere (here: as an imported demographics file would set them).
-    for n, rater in enumerate(study.raters.all()):
-        rater.demographics = {"age": 25 + 10 * n, "education": "graduate"}
-        rater.save(update_fields=["demographics"])
+    # ... until an imported demographics file gives them some (synthetic values, written here).
+    names = list(study.raters.order_by("id").values_list("external_id", flat=True))
+    demographics = tmp_path / "hanna-demographics.csv"
+    demographics.write_text("rater,education,age\n" + "".join(
+        f"{name},graduate,{25 + 10 * n}\n" for n, name in enumerate(names)), encoding="utf-8")
+    call_command("import_demographics", study.slug, str(demographics))
+    assert [r.demographics for r in study.raters.order_by("id")] == [
+        {"age": str(25 + 10 * n), "education": "graduate"} for n in range(len(names))]
     perse = _server_judge(openai_server, "perse", "personalized")
     p_run = _launch(owner_client, study.slug, perse, sent, django_capture_on_commit_callbacks,
                     profile_size=3, held_out=4)
@@ -115,6 +120,10 @@ def test_hanna_personalized_and_persona_runs_launch_from_the_browser_and_show_pe
     assert p_run.ratings.count() == n_raters * 4 * n_questions
     assert c_run.ratings.count() == n_raters * 2 * n_questions * 3
     assert c_run.calls.filter(step="propose").count() == n_raters * n_questions
+    first = study.raters.order_by("id").first()
+    proposal = c_run.calls.filter(step="propose", key__startswith=f"{first.pk}:").first()
+    # The imported demographics reach the judge, fields sorted (the same prompt on SQLite and PostgreSQL).
+    assert "- age: 25\n- education: graduate" in proposal.prompt
 
     data = owner_client.get(reverse("study_analysis_json", args=[study.slug])).json()
     for run in (p_run, c_run):
@@ -124,3 +133,49 @@ def test_hanna_personalized_and_persona_runs_launch_from_the_browser_and_show_pe
         assert next(p for p in data["pools"] if p["run_id"] == run.pk)["n_raters"] == n_raters
     page = owner_client.get(reverse("study_dashboard", args=[study.slug]))
     assert page.status_code == 200 and b'id="per-rater"' in page.content and b"cinemetric" in page.content
+
+
+def seed_holding_out(study, group: str, k: int) -> int:
+    """A split seed under which some rater's held-out items include one of ``group``.
+
+    The split is seeded by rater and item ids, which differ between databases and test orders; the
+    filter tests need a split whose held-out items span both groups.
+    """
+    from llmjudge.kinds.personalized import split_profile
+
+    items = list(study.items.values_list("id", flat=True))
+    wanted = set(study.items.filter(group=group).values_list("id", flat=True))
+    ratings = {r: items for r in study.raters.values_list("id", flat=True)}
+    return next(seed for seed in range(100)
+                if any(wanted & set(h) for h in split_profile(ratings, k=k, seed=seed).held_out.values()))
+
+
+def test_the_per_rater_section_follows_the_dashboard_filters(
+    owner_client, rated_study, openai_server, sent, django_capture_on_commit_callbacks  # noqa: F811
+):
+    plain = _server_judge(openai_server, "plain", "plain")
+    perse = _server_judge(openai_server, "perse", "personalized")
+    plain_run = _launch(owner_client, "story", plain, sent, django_capture_on_commit_callbacks)
+    run = _launch(owner_client, "story", perse, sent, django_capture_on_commit_callbacks, profile_size=1,
+                  split_seed=seed_holding_out(rated_study, "gpt2", k=1))
+    held_out = {int(r): parts["held_out"] for r, parts in run.params["split"].items()}
+    assert all(len(items) == 2 for items in held_out.values())  # 3 items, k=1
+    human_items = set(rated_study.items.filter(group="human").values_list("id", flat=True))
+    names = dict(rated_study.raters.values_list("id", "external_id"))
+    url = reverse("study_analysis_json", args=["story"])
+
+    data = owner_client.get(url, {"question": "relevance", "group": "human"}).json()
+    [entry] = [e for e in data["personal"] if e["run"] == run.pk]
+    assert entry["question"] == "relevance" and entry["baseline"]["run"] == plain_run.pk
+    assert {r["rater"]: r["n"] for r in entry["raters"]} == {
+        names[rater]: len(set(items) & human_items) for rater, items in held_out.items() if set(items) & human_items}
+    assert entry["average"]["n_items"] < sum(len(items) for items in held_out.values())
+
+    # Only the per-rater run selected: shown without a baseline (the plain run is filtered out).
+    data = owner_client.get(url, {"run": [run.pk]}).json()
+    assert {e["run"] for e in data["personal"]} == {run.pk} and all(e["baseline"] is None for e in data["personal"])
+    data = owner_client.get(url, {"run": [plain_run.pk]}).json()
+    assert data["personal"] == []
+
+    page = owner_client.get(reverse("study_dashboard", args=["story"]), {"question": "likability"}).content.decode()
+    assert "· likability</span></h3>" in page and "· relevance</span></h3>" not in page
