@@ -5,9 +5,11 @@ With Redis (production) the limits hold across all worker processes and machines
 - concurrency: a sorted set of leases scored by their expiry. Taking a slot removes expired leases
   (a worker killed mid-call cannot leak its slots for longer than the lease TTL) and adds one if
   fewer than ``concurrency`` are live; both steps are one Lua script, so two workers cannot take
-  the last slot together. A finished call hands its lease to a call of the same process that is
-  waiting (no Redis round trip; the lease's expiry is pushed forward when it gets old), and
-  returns it to Redis when nobody local waits, so idle workers hold no slots.
+  the last slot together. One script call takes leases for every call of this process that is
+  waiting (at the start of a chunk, 64 leases in one round trip instead of 64). A finished call
+  hands its lease to a call of the same process that is waiting (no Redis round trip; the lease's
+  expiry is pushed forward when it gets old), and returns it to Redis when nobody local waits, so
+  idle workers hold no slots.
 - requests per minute: GCRA (the "generic cell rate algorithm", a token bucket kept as one
   timestamp): each request pushes the theoretical arrival time forward by 60/rpm seconds; a request
   may go when that time is at most one burst ahead of now. One key, one script, no clock drift
@@ -27,16 +29,18 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Protocol
 
+# Takes as many of the leases ARGV[3..] as are free (the first ones), returns how many.
 _ACQUIRE = """
 local now = redis.call('TIME')
 local t = tonumber(now[1]) + tonumber(now[2]) / 1e6
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', t)
-if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
-  redis.call('ZADD', KEYS[1], t + tonumber(ARGV[2]), ARGV[3])
-  redis.call('EXPIRE', KEYS[1], math.ceil(tonumber(ARGV[2])) + 60)
-  return 1
+local n = math.min(tonumber(ARGV[1]) - redis.call('ZCARD', KEYS[1]), #ARGV - 2)
+if n <= 0 then return 0 end
+for i = 1, n do
+  redis.call('ZADD', KEYS[1], t + tonumber(ARGV[2]), ARGV[2 + i])
 end
-return 0
+redis.call('EXPIRE', KEYS[1], math.ceil(tonumber(ARGV[2])) + 60)
+return n
 """
 
 _REFRESH = """
@@ -135,6 +139,7 @@ class RedisLimiter:
         self._idle: asyncio.Queue[tuple[str, float]] = asyncio.Queue()  # held, free for a local call
         self._waiting = 0
         self._held = 0  # leases this process holds, in use or idle
+        self._asking = False  # one coroutine at a time asks Redis for leases, for all that wait
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
@@ -155,17 +160,16 @@ class RedisLimiter:
                 try:
                     lease = self._idle.get_nowait()
                 except asyncio.QueueEmpty:
-                    if self._held < self.concurrency:
-                        fresh = uuid.uuid4().hex
-                        args = [self.concurrency, self.lease_seconds, fresh]
-                        if await self._acquire(keys=[self.leases_key], args=args):
-                            self._held += 1
-                            return fresh, time.time() + self.lease_seconds
-                    # Wait for a local hand-over (a queue wakes one waiter, not all), or ask Redis again
-                    # after a jittered pause. Holding every slot, only a hand-over can help.
+                    if self._held < self.concurrency and not self._asking and await self._acquire_for_waiters():
+                        continue
+                    # Wait for a lease (handed over locally, or taken from Redis by another waiter), or
+                    # ask Redis again after a jittered pause. Holding every slot, only a hand-over helps.
                     pause = 1.0 if self._held >= self.concurrency else random.uniform(_POLL_MIN, _POLL_MAX)
                     try:
-                        lease = await asyncio.wait_for(self._idle.get(), pause)
+                        # asyncio.timeout, not wait_for: no extra task per wait (measured: wait_for
+                        # was most of this limiter's CPU per call at 300 calls per second).
+                        async with asyncio.timeout(pause):
+                            lease = await self._idle.get()
                     except TimeoutError:
                         continue
                 lease_id, expires = lease
@@ -177,6 +181,25 @@ class RedisLimiter:
                 self._held -= 1
         finally:
             self._waiting -= 1
+
+    async def _acquire_for_waiters(self) -> int:
+        """Take free leases from Redis for every waiting call of this process, in one script call."""
+        self._asking = True
+        try:
+            await asyncio.sleep(0)  # let the calls started together register as waiting first
+            want = min(self.concurrency - self._held, self._waiting - self._idle.qsize())
+            if want <= 0:
+                return 0
+            fresh = [uuid.uuid4().hex for _ in range(want)]
+            args = [self.concurrency, self.lease_seconds, *fresh]
+            granted = int(await self._acquire(keys=[self.leases_key], args=args))
+            expires = time.time() + self.lease_seconds
+            self._held += granted
+            for lease_id in fresh[:granted]:
+                self._idle.put_nowait((lease_id, expires))
+            return granted
+        finally:
+            self._asking = False
 
     async def _give_back(self, lease: tuple[str, float]) -> None:
         if self._waiting:

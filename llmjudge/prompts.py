@@ -70,7 +70,8 @@ class PromptBuilder(Protocol):
         run: Any = None,
         target_rater_id: int | None = None,
     ) -> list[Conversation]:
-        """``ratings`` maps question id to this item/sample's LLMRating rows in the chunk (of the
+        """``ratings`` maps question id to the state of this item/sample's rating rows in the chunk
+        (judging.RatingState: pk, status, raw, attempts, history; of the
         ``target_rater_id`` for per-rater kinds); ``run`` gives access to its params and steps."""
         ...
 

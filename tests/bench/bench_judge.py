@@ -5,9 +5,14 @@ Run: .venv/bin/python tests/bench/bench_judge.py [--calls 2560] [--latency 0.2] 
 
 (a) Efficiency: N calls to a server answering after a fixed latency, at concurrency 64, through the
     whole pipeline (pending rows, engine, limiter, conditional UPDATEs). Ideal wall time is
-    calls x latency / concurrency; target >= 0.8 of ideal. For the record of why the engine is
-    asyncio, the same calls are also made bare (no database) by the async client and by the sync
-    client in a 64-thread pool.
+    calls x latency / concurrency; target >= 0.8 of ideal. The run's wall time counts from
+    judge_run_start (creating the pending rows included) to the run being done. Baselines, measured
+    in the same run against the same server: the same number of calls made bare (no database) with
+    the SDK's ``chat.completions.create`` in a 64-thread pool, with ``client.post`` (the backend's
+    call) in a 64-thread pool, and with the async client. CPU milliseconds per call are printed for
+    this process, the server process and (in-process run) this process's PostgreSQL backend: the
+    machine's 2 cores are shared, so the CPU per call is what decides, and it is robust to other
+    load where the wall time is not (the load average is printed with every figure).
 (b) --full: the issue's 4,800-call run (400 items x 4 questions x 3 samples) with 10 % 429, 10 % 500
     and 5 % timeouts: exactly one rating per key, counts per status, wall time.
 
@@ -76,6 +81,49 @@ def bare_threads(url: str, calls: int) -> float:
     return time.perf_counter() - started
 
 
+def bare_threads_post(url: str, calls: int) -> float:
+    """The backend's own call (``client.post`` on the SDK, JSON read by hand), bare, in 64 threads."""
+    import httpx
+
+    client = openai.OpenAI(base_url=f"{url}/v1", api_key="x", max_retries=0)
+
+    def one(i: int) -> None:
+        body = {"model": "m", "messages": [{"role": "user", "content": f"{PROMPT} {i}"}], "max_tokens": 64}
+        client.post("/chat/completions", body=body, cast_to=httpx.Response).json()
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(CONCURRENCY) as pool:
+        list(pool.map(one, range(calls)))
+    return time.perf_counter() - started
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process (Linux /proc), 0 where unreadable."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _session_cpu(session: int) -> float:
+    """CPU of every live process of a session (a Celery worker and its pool processes)."""
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == session:
+                total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def _load() -> str:
+    return f"load {os.getloadavg()[0]:.1f}"
+
+
 def make_study(items: int):
     from annotations.models import Item
     from annotations.studies import study_create_from_template
@@ -106,6 +154,12 @@ def pipeline(url: str, items: int, samples: int, **judge_fields) -> tuple[float,
     print(f"    (creating {run.calls_total} pending rows took {created - started:.2f} s)")
     run.refresh_from_db()
     return elapsed, run
+
+
+def _backend_pid() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return int(cursor.fetchone()[0])
 
 
 class ServerProcess:
@@ -147,7 +201,7 @@ def start_workers(processes: int) -> subprocess.Popen:
     )
 
 
-def through_workers(url: str, items: int, processes: int) -> tuple[float, object]:
+def through_workers(url: str, items: int, processes: int) -> tuple[float, object, float]:
     """The production path: chunks on the `llm` queue, a Celery worker with ``processes`` processes."""
     from llmjudge import judging
     from llmjudge.models import Judge
@@ -160,37 +214,58 @@ def through_workers(url: str, items: int, processes: int) -> tuple[float, object
     worker = start_workers(processes)
     try:
         time.sleep(6)  # let the worker start before the clock does
+        cpu = _session_cpu(worker.pid)
         started = time.perf_counter()
         run = judging.judge_run_start(study=study, judge=judge)  # autocommit: chunks leave at once
         while run.status == "running":
             time.sleep(0.05)
             run.refresh_from_db(fields=["status"])
         elapsed = time.perf_counter() - started
+        cpu = _session_cpu(worker.pid) - cpu
     finally:
         os.killpg(worker.pid, signal.SIGTERM)
         worker.wait(timeout=30)
     run.refresh_from_db()
-    return elapsed, run
+    return elapsed, run, cpu
 
 
 def efficiency(calls: int, latency: float) -> None:
     with ServerProcess("--latency", str(latency)) as server:
         ideal = calls * latency / CONCURRENCY
-        print(f"(a) {calls} calls, latency {latency} s, concurrency {CONCURRENCY}: ideal {ideal:.2f} s")
-        for name, function in (("bare AsyncOpenAI + semaphore", bare_async), ("bare OpenAI + 64 threads", bare_threads)):
+        print(f"(a) {calls} calls, latency {latency} s, concurrency {CONCURRENCY}: ideal {ideal:.2f} s ({_load()})")
+        bare: dict[str, float] = {}
+        for name, function in (
+            ("bare SDK create, 64 threads", bare_threads),
+            ("bare SDK post, 64 threads", bare_threads_post),
+            ("bare AsyncOpenAI create", bare_async),
+        ):
+            cpu, server_cpu = time.process_time(), _cpu_seconds(server.process.pid)
             elapsed = function(server.url, calls)
-            print(f"    {name:32s} {elapsed:6.2f} s  efficiency {ideal / elapsed:.2f}")
+            cpu, server_cpu = time.process_time() - cpu, _cpu_seconds(server.process.pid) - server_cpu
+            bare[name] = elapsed
+            print(f"    {name:32s} {elapsed:6.2f} s  efficiency {ideal / elapsed:.2f}  "
+                  f"cpu/call: client {1000 * cpu / calls:.2f} ms, server {1000 * server_cpu / calls:.2f} ms  ({_load()})")
+        baseline = bare["bare SDK create, 64 threads"]
         # 4 questions x 3 samples per item.
+        backend = _backend_pid() if connection.vendor == "postgresql" else 0
+        cpu, server_cpu, db_cpu = time.process_time(), _cpu_seconds(server.process.pid), _cpu_seconds(backend)
         elapsed, run = pipeline(server.url, items=calls // 12, samples=3)
         n = run.ratings.count()
+        cpu, server_cpu = time.process_time() - cpu, _cpu_seconds(server.process.pid) - server_cpu
+        db_cpu = _cpu_seconds(backend) - db_cpu
         ideal = n * latency / CONCURRENCY
         print(f"    {'pipeline in-process':32s} {elapsed:6.2f} s  efficiency {ideal / elapsed:.2f}"
-              f"  ({n} ratings, run {run.status})")
+              f"  ({n} ratings, run {run.status}; throughput {baseline / elapsed * calls / n:.2f} of bare SDK create, "
+              f"{bare['bare SDK post, 64 threads'] / elapsed * calls / n:.2f} of bare SDK post)")
+        print(f"    {'':32s} cpu/call: client {1000 * cpu / n:.2f} ms, server {1000 * server_cpu / n:.2f} ms, "
+              f"PostgreSQL backend {1000 * db_cpu / n:.2f} ms  ({_load()})")
         if connection.vendor == "postgresql" and settings.REDIS_URL:
             for processes in (1, 2):
-                elapsed, run = through_workers(server.url, calls // 12, processes)
+                elapsed, run, cpu = through_workers(server.url, calls // 12, processes)
                 print(f"    {f'Celery worker -c {processes}':32s} {elapsed:6.2f} s  efficiency {ideal / elapsed:.2f}"
-                      f"  ({run.ratings.count()} ratings, run {run.status})")
+                      f"  ({run.ratings.count()} ratings, run {run.status}; throughput"
+                      f" {baseline / elapsed * calls / n:.2f} of bare SDK create; worker cpu/call {1000 * cpu / n:.2f} ms;"
+                      f" {_load()})")
     print(f"    server: {server.stats}")
 
 

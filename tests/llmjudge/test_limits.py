@@ -92,3 +92,35 @@ def test_a_lease_left_by_a_dead_worker_expires():
         return waited
 
     assert 0.1 <= asyncio.run(go()) < 2
+
+
+def test_one_redis_call_takes_leases_for_every_waiting_call_and_never_more_than_are_free():
+    url, key = _redis_url(), f"test-{uuid.uuid4().hex}"
+
+    async def go():
+        other = RedisLimiter(url=url, judge_key=key, concurrency=10, rpm=None, lease_seconds=30)
+        held = [other.slot() for _ in range(3)]
+        for slot in held:
+            await slot.__aenter__()  # another worker holds 3 of the 10 slots
+        limiter = RedisLimiter(url=url, judge_key=key, concurrency=10, rpm=None, lease_seconds=30)
+        grants = []
+        acquire = limiter._acquire
+
+        async def counted(**kwargs):
+            grants.append(int(await acquire(**kwargs)))
+            return grants[-1]
+
+        limiter._acquire = counted
+        peak = await _max_in_flight([limiter], 20, hold=0.05)
+        live = await limiter.client.zcard(limiter.leases_key)
+        for slot in held:
+            await slot.__aexit__(None, None, None)
+        await other.aclose()
+        return peak, grants, live
+
+    peak, grants, live = asyncio.run(go())
+    assert peak == 7  # the 7 free slots, all used; the other worker's 3 untouched
+    # The first round trip takes all 7 for the 20 waiting calls; later ones (waiters polling for
+    # slots another worker might free) find none, the leases are handed over locally.
+    assert grants[0] == 7 and sum(grants) == 7
+    assert live == 3  # this worker's leases went back to Redis when it closed
