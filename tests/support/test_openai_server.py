@@ -267,8 +267,9 @@ def test_latency_range_stays_within_bounds(server):
 
 def test_64_concurrent_requests_all_succeed_and_overlap(server):
     # A latency long enough that every client thread has started before the first answer, even on a
-    # loaded 2-core machine: the test is about the server holding many requests at once.
-    server.behaviour = Behaviour(latency=1.0)
+    # loaded 2-core machine (1 s was not always: 46 of 64 in flight once, with a full suite running
+    # beside it): the test is about the server holding many requests at once.
+    server.behaviour = Behaviour(latency=3.0)
     client = openai.OpenAI(
         base_url=f"{server.url}/v1",
         api_key="test",
@@ -286,7 +287,7 @@ def test_64_concurrent_requests_all_succeed_and_overlap(server):
     assert all(c.startswith(f"I would rate it {expected_score(p)}") for c, p in zip(contents, prompts, strict=True))
     assert server.stats.by_status[200] == 64
     assert server.stats.max_in_flight >= 48
-    assert elapsed < 64 * 1.0 / 4
+    assert elapsed < 64 * 3.0 / 4
 
 
 def test_raw_http_keep_alive_serves_two_requests_on_one_connection(server):
