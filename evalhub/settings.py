@@ -141,7 +141,7 @@ TRANSFORMERS_ALLOW_DOWNLOAD = env_bool("TRANSFORMERS_ALLOW_DOWNLOAD", False)
 LLM_REFUSAL_RETRIES = env_int("LLM_REFUSAL_RETRIES", 2, minimum=0)  # re-asks of a refusing answer
 LLM_MAX_ATTEMPTS = env_int("LLM_MAX_ATTEMPTS", 6, minimum=1)  # calls per rating on transient errors
 LLM_TIMEOUT = env_int("LLM_TIMEOUT", 60, minimum=1)  # seconds per call
-LLM_CHUNK_SIZE = env_int("LLM_CHUNK_SIZE", 1000, minimum=1)  # ratings per Celery task (bigger: less tail per chunk)
+LLM_CHUNK_SIZE = env_int("LLM_CHUNK_SIZE", 5000, minimum=1)  # ratings per Celery task (bigger: less tail per chunk)
 LLM_BACKOFF_BASE = 0.5  # seconds; doubled per transient failure, full jitter, capped below
 LLM_BACKOFF_CAP = 30.0
 
