@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
 
@@ -272,3 +273,16 @@ def test_rater_pages_show_the_texts_the_judge_prompt_is_made_of(client, invited)
         if question.context:
             context = question.context.format_map(item.fields).strip()
             assert context in prompt and context in second and context not in first
+
+
+def test_without_the_browsers_measure_the_time_on_the_page_is_counted_from_when_it_was_shown(client, invited):
+    html = client.get(url_of(invited)).content.decode()
+    claim = ItemClaim.objects.get(assignment__rater=invited, completed_at__isnull=True)
+    # The page was shown 7 s ago (moved back in the database rather than waited for).
+    ItemClaim.objects.filter(pk=claim.pk).update(touched_at=claim.touched_at - timedelta(seconds=7))
+    data = {"page": page_key(html), "q_grammaticality": "3", "q_cohesiveness": "4", "q_likability": "2"}
+    assert client.post(url_of(invited), data).status_code == 302  # no elapsed_ms: a browser without the script
+    spent = set(HumanRating.objects.filter(rater=invited).values_list("time_spent_ms", flat=True))
+    assert len(spent) == 1 and 7000 <= spent.pop() < 60000
+    claim.refresh_from_db()
+    assert 7000 <= claim.time_spent_ms < 60000
