@@ -78,23 +78,26 @@ def rate(request: HttpRequest, token: str) -> HttpResponse:
         if posted is not None:
             form = _form_for(assignment, posted, data)
             if form.is_valid():
-                try:
-                    _apply(request, assignment, posted, form)
-                except StaleSubmission:
-                    pass
-                return redirect(here)
+                return _submit(request, assignment, posted, form, here)
+            # Invalid answers: shown again below with their errors, if the page is still the current one.
     step = services.assignment_next_step(assignment=assignment)
     if data is not None and data.get("page") != step.key:
         # Stale page (back button, reload of a POST, double click): change nothing, show the current page.
         return redirect(here)
     form = _form_for(assignment, step, data)
     if data is not None and form is not None and form.is_valid():
-        try:
-            _apply(request, assignment, step, form)
-        except StaleSubmission:
-            pass
-        return redirect(here)
+        return _submit(request, assignment, step, form, here)
     return render(request, f"annotations/{step.kind}.html", _context(assignment, step, form), status=200)
+
+
+def _submit(request: HttpRequest, assignment: Assignment, step: Step, form: forms.Form, here: str) -> HttpResponse:
+    """Apply a valid page and go back to the rater's URL (post/redirect/get); a page that is no longer
+    current changes nothing."""
+    try:
+        _apply(request, assignment, step, form)
+    except StaleSubmission:
+        pass
+    return redirect(here)
 
 
 def _questions_of(assignment: Assignment, step: Step) -> list:

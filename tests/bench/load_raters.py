@@ -354,20 +354,21 @@ def main() -> int:
                            bare_seconds=0) if readers else None
     finally:
         log = stop_gunicorn(server)
-    phases = [(tokens, figures.pop("_results"))]
-    figures["database"] = check_database(tokens=tokens, results=phases[0][1])
+    phases = [figures]
+    figures["database"] = check_database(tokens=tokens, results=figures["_results"])
     if reading is not None:
-        phases.append((readers, reading.pop("_results")))
-        reading["database"] = check_database(tokens=readers, results=phases[1][1])
+        phases.append(reading)
+        reading["database"] = check_database(tokens=readers, results=reading["_results"])
         figures["readers"] = {key: reading[key] for key in ("raters", "seconds", "think_s", "submit", "page_get",
                                                              "confirmed_submits", "in_doubt", "refused", "database")}
+    results = [phase.pop("_results") for phase in phases]
     figures["server"] = f"gunicorn gthread {args.workers} workers x {args.threads} threads, {os.cpu_count()} cores"
     print(json.dumps(figures, indent=2, default=str))
     ok = True
-    for phase_tokens, results in phases:
-        errors = [s for s in (*results.submits.statuses, *results.pages.statuses) if s >= 500]
-        db = check_database(tokens=phase_tokens, results=results)
-        ok = ok and not errors and not db["lost"] and not db["duplicates"] and db["unconfirmed"] <= len(results.in_doubt)
+    for phase, result in zip(phases, results, strict=True):
+        errors = [s for s in (*result.submits.statuses, *result.pages.statuses) if s >= 500]
+        db = phase["database"]
+        ok = ok and not errors and not db["lost"] and not db["duplicates"] and db["unconfirmed"] <= len(result.in_doubt)
     if "Traceback" in log:
         print(log[-3000:], file=sys.stderr)
         ok = False
