@@ -178,7 +178,7 @@ def _current_step(assignment: Assignment, *, touch: bool = True) -> Step:
         if touch:
             ItemClaim.objects.filter(pk=claim.pk).update(touched_at=now)
         return _item_step(assignment, claim)
-    done = assignment.claims.filter(completed_at__isnull=False).count()
+    done = assignment.position  # the finished claims, counted under this lock (`_count_completed`)
     check = _due_check(assignment, done)
     if check is not None:
         return check
@@ -255,37 +255,47 @@ def _claim_next(assignment: Assignment, now: datetime) -> ItemClaim | None:
     for start in range(0, len(candidates), CLAIM_WINDOW):
         window = candidates[start : start + CLAIM_WINDOW]
         rows = {
-            item_id: (kind, held, done)
-            for item_id, kind, held, done in Item.objects.filter(id__in=window, study=study)
+            item_id: (kind, claimed, held, done)
+            for item_id, kind, claimed, held, done in Item.objects.filter(id__in=window, study=study)
             .annotate(
+                claimed=Count("claims"),
                 held=Count("claims", filter=finished | Q(claims__touched_at__gte=cutoff)),
                 done=Count("claims", filter=finished),
             )
-            .values_list("id", "kind", "held", "done")
+            .values_list("id", "kind", "claimed", "held", "done")
             .order_by()
         }
         for item_id in window:
             if item_id not in rows:  # deleted since the order was made
                 continue
-            kind, held, done = rows[item_id]
-            if kind == Item.Kind.GOLD:
-                seat = None  # every rater rates the gold items; they take no seat
+            kind, claimed, held, done = rows[item_id]
+            if kind == Item.Kind.GOLD:  # every rater rates the gold items; they take no seat
+                claim = _try_claim(assignment, item_id, None, now)
             elif held >= seats:
                 if done >= seats:
                     full[item_id] = done
                 continue
             else:
-                seat = _free_seat(item_id, seats, cutoff)
-                if seat is None:
-                    continue
-            try:
-                with transaction.atomic():
-                    return ItemClaim.objects.create(
-                        assignment=assignment, item_id=item_id, seat=seat, claimed_at=now, touched_at=now
-                    )
-            except IntegrityError:  # another rater took that seat a moment ago: try the next item
-                continue
+                # No idle claims: seats 0..claimed-1 are usually the ones taken, so try the next one
+                # before reading the item's claims (a seat freed from an idle claim leaves a gap).
+                claim = _try_claim(assignment, item_id, claimed, now) if claimed == held else None
+                if claim is None:
+                    seat = _free_seat(item_id, seats, cutoff)
+                    claim = _try_claim(assignment, item_id, seat, now) if seat is not None else None
+            if claim is not None:
+                return claim
     return None
+
+
+def _try_claim(assignment: Assignment, item_id: int, seat: int | None, now: datetime) -> ItemClaim | None:
+    """Take `seat` of the item, or None if another rater took it a moment ago (the seat is unique)."""
+    try:
+        with transaction.atomic():
+            return ItemClaim.objects.create(
+                assignment=assignment, item_id=item_id, seat=seat, claimed_at=now, touched_at=now
+            )
+    except IntegrityError:
+        return None
 
 
 def _free_seat(item_id: int, seats: int, cutoff: datetime) -> int | None:

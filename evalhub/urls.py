@@ -21,4 +21,4 @@ urlpatterns = [
 ]
 
 if settings.BENCH_VIEWS:
-    urlpatterns.append(path("_bench/bare", views.bench_bare))
+    urlpatterns += [path("_bench/bare", views.bench_bare), path("_bench/lookup/<str:token>", views.bench_lookup)]

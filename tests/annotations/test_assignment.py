@@ -122,6 +122,22 @@ def test_a_seat_cannot_be_taken_twice_even_by_a_racing_insert(study):
         ItemClaim.objects.create(assignment=second, item=claim.item, seat=claim.seat, claimed_at=now, touched_at=now)
 
 
+def test_a_seat_left_free_below_the_taken_ones_is_found(study):
+    """Seats 0 and 2 taken, seat 1 free (as after an idle claim was released): the next rater gets seat 1,
+    although a try at seat `claimed` (2) comes first and fails on the unique seat."""
+    study.ordering = Study.Ordering.FIXED
+    study.save()
+    first, second, third = _start(study), _start(study), _start(study)
+    claims = [assignment_next_step(assignment=a).claim for a in (first, second, third)]
+    assert [(c.item_id, c.seat) for c in claims] == [(claims[0].item_id, seat) for seat in (0, 1, 2)]
+    item = claims[0].item
+    ItemClaim.objects.filter(assignment=second).delete()  # seat 1 of the first item is free again
+    late = _start(study)
+    claim = assignment_next_step(assignment=late).claim
+    assert (claim.item, claim.seat) == (item, 1)
+    assert sorted(ItemClaim.objects.filter(item=item).values_list("seat", flat=True)) == [0, 1, 2]
+
+
 def test_an_abandoned_item_is_released_after_the_timeout(study, settings):
     settings.RATER_CLAIM_TIMEOUT_MINUTES = 30
     study.raters_per_item = 1

@@ -12,7 +12,9 @@ study with --items items (default 1000; 3 raters per item, blocked order, so rat
 invites --raters raters through the services. It starts gunicorn on the real `evalhub.wsgi` (gthread:
 --workers processes x --threads threads, DEBUG=false, EVALHUB_BENCH_VIEWS=1), then:
 
-1. the ceiling: C clients GET /_bench/bare (full middleware stack, no database) for D seconds;
+1. the ceiling: C clients GET /_bench/bare (full middleware stack, no database) for D seconds, then
+   /_bench/lookup/<token> for D seconds (the same plus the one query every rater page starts with: what
+   a single ORM query costs against that ceiling);
 2. the raters: C clients, one per invitation link, each looping GET its page, parse the form (CSRF
    token, hidden `page` key, radio names), POST an answer to every radio group, follow the redirect.
 
@@ -100,6 +102,8 @@ class RaterResults:
 async def _rater(client: httpx.AsyncClient, token: str, deadline: float, think: float, out: RaterResults,
                  rng: random.Random) -> None:
     url = f"/r/{token}/"
+    if think:  # raters who read also arrive at different moments, not all in the same millisecond
+        await asyncio.sleep(rng.uniform(0, 2 * think))
     response = await _get(client, url, out)
     while response is not None and time.monotonic() < deadline:
         html = response.text
@@ -155,11 +159,11 @@ async def _get(client: httpx.AsyncClient, url: str, out: RaterResults) -> httpx.
     return response if response.status_code == 200 else None
 
 
-async def _bare(client: httpx.AsyncClient, deadline: float, out: Phase) -> None:
+async def _bare(client: httpx.AsyncClient, url: str, deadline: float, out: Phase) -> None:
     while time.monotonic() < deadline:
         started = time.perf_counter()
         try:
-            response = await client.get("/_bench/bare")
+            response = await client.get(url)
         except httpx.HTTPError:
             out.add(time.perf_counter() - started, 599)
             continue
@@ -172,10 +176,11 @@ def _clients(base_url: str, count: int) -> list[httpx.AsyncClient]:
             for _ in range(count)]
 
 
-async def _run_bare(base_url: str, concurrency: int, seconds: float) -> Phase:
-    clients, out = _clients(base_url, concurrency), Phase()
+async def _run_bare(base_url: str, urls: list[str], seconds: float) -> Phase:
+    """One client per URL, each requesting its URL in a loop for `seconds`."""
+    clients, out = _clients(base_url, len(urls)), Phase()
     deadline = time.monotonic() + seconds
-    await asyncio.gather(*(_bare(c, deadline, out) for c in clients))
+    await asyncio.gather(*(_bare(c, url, deadline, out) for c, url in zip(clients, urls, strict=True)))
     await asyncio.gather(*(c.aclose() for c in clients))
     return out
 
@@ -193,7 +198,9 @@ def run_load(*, base_url: str, tokens: list[str], seconds: float, think: float =
              seed: int = 0) -> dict[str, object]:
     """Both phases against a running server; returns the figures (and the raw results under "_results")."""
     bare_seconds = seconds if bare_seconds is None else bare_seconds
-    bare = asyncio.run(_run_bare(base_url, len(tokens), bare_seconds)) if bare_seconds > 0 else Phase()
+    bare = asyncio.run(_run_bare(base_url, ["/_bench/bare"] * len(tokens), bare_seconds)) if bare_seconds > 0 else Phase()
+    lookup = asyncio.run(_run_bare(base_url, [f"/_bench/lookup/{t}" for t in tokens], bare_seconds)) \
+        if bare_seconds > 0 else Phase()
     started = time.monotonic()
     results = asyncio.run(_run_raters(base_url, tokens, seconds, think, seed))
     elapsed = time.monotonic() - started
@@ -203,6 +210,8 @@ def run_load(*, base_url: str, tokens: list[str], seconds: float, think: float =
         "seconds": round(elapsed, 1),
         "think_s": think,
         "bare": bare.summary(bare_seconds) if bare_seconds > 0 else None,
+        "lookup": lookup.summary(bare_seconds) if bare_seconds > 0 else None,
+        "lookup_vs_bare": round(len(lookup.latencies) / bare_seconds / bare_rate, 3) if bare_seconds > 0 else None,
         "submit": results.submits.summary(elapsed),
         "page_get": results.pages.summary(elapsed),
         "confirmed_submits": results.confirmed_submits,

@@ -51,10 +51,15 @@ def test_every_confirmed_rating_is_stored_once_and_nothing_else_is(server):
                         "unconfirmed": 0}
 
 
-def test_the_bench_view_answers_only_when_enabled(server):
+def test_the_bench_views_answer_only_when_enabled(server):
     base_url = server
-    assert httpx.get(f"{base_url}/_bench/bare").text == "ok"  # the server runs with EVALHUB_BENCH_VIEWS=1
+    token = seed_study(raters=1, items=1)[0]
+    # the server runs with EVALHUB_BENCH_VIEWS=1
+    assert httpx.get(f"{base_url}/_bench/bare").text == "ok"
+    assert httpx.get(f"{base_url}/_bench/lookup/{token}").text == "ok"
+    assert httpx.get(f"{base_url}/_bench/lookup/nosuchtoken").text == "no"
 
 
-def test_the_bench_view_is_not_served_by_default(db):
+def test_the_bench_views_are_not_served_by_default(db):
     assert Client().get("/_bench/bare").status_code == 404
+    assert Client().get("/_bench/lookup/abc").status_code == 404
