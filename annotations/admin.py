@@ -163,6 +163,7 @@ class RaterAdmin(admin.ModelAdmin):
 class AssignmentAdmin(admin.ModelAdmin):
     list_display = ("rater", "position", "completion_code", "started_at", "completed_at")
     list_filter = ("rater__study",)
+    readonly_fields = ("position",)  # the rater's finished items, counted by the submit service
     search_fields = ("rater__external_id", "completion_code")
 
 

@@ -173,12 +173,15 @@ def _current_step(assignment: Assignment, *, touch: bool = True) -> Step:
     if study.ask_demographics and not rater.demographics:
         return Step(kind="demographics", key="demographics")
     now = timezone.now()
-    claim = assignment.claims.select_related("item").filter(completed_at__isnull=True).first()
+    claims = assignment.claims.select_related("item").filter(completed_at__isnull=True)
+    if not touch:  # a submit: lock the claim, so another rater's `_free_seat` cannot release it meanwhile
+        claims = claims.select_for_update(of=("self",))
+    claim = claims.first()
     if claim is not None:
         if touch:
             ItemClaim.objects.filter(pk=claim.pk).update(touched_at=now)
         return _item_step(assignment, claim)
-    done = assignment.position  # the finished claims, counted under this lock (`_count_completed`)
+    done = assignment.claims.filter(completed_at__isnull=False).count()
     check = _due_check(assignment, done)
     if check is not None:
         return check
@@ -309,13 +312,30 @@ def _free_seat(item_id: int, seats: int, cutoff: datetime) -> int | None:
         .values_list("pk", "seat", "completed_at", "touched_at", "assignment__rater_id")
         .order_by()
     )
-    idle = {pk: rater_id for pk, _, completed, touched, rater_id in claims if completed is None and touched < cutoff}
+    idle = {pk for pk, _, completed, touched, _ in claims if completed is None and touched < cutoff}
+    released = _release_idle(item_id, idle, cutoff) if idle else set()
+    used = {seat for pk, seat, *_ in claims if pk not in released}
+    return next((s for s in range(seats) if s not in used), None)
+
+
+def _release_idle(item_id: int, candidates: set[int], cutoff: datetime) -> set[int]:
+    """Delete those of the item's `candidates` claims that are still idle, with their answers; return them.
+
+    The candidates were read without a lock: their rater may have come back since and submitted (which
+    locks the claim: see `_current_step`) or reopened the page. So they are locked and checked again, and
+    only claims still unfinished and untouched since `cutoff` lose their seat.
+    """
+    idle = dict(
+        ItemClaim.objects.select_for_update(of=("self",))
+        .filter(pk__in=candidates, item_id=item_id, completed_at__isnull=True, touched_at__lt=cutoff)
+        .values_list("pk", "assignment__rater_id")
+        .order_by()
+    )
     if idle:
         HumanRating.objects.filter(item_id=item_id, rater_id__in=idle.values()).delete()
         MetaAnswer.objects.filter(item_id=item_id, rater_id__in=idle.values()).delete()
         ItemClaim.objects.filter(pk__in=idle).delete()
-    used = {seat for pk, seat, *_ in claims if pk not in idle}
-    return next((s for s in range(seats) if s not in used), None)
+    return set(idle)
 
 
 def _others_hold_work(assignment: Assignment, now: datetime) -> bool:

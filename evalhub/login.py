@@ -4,6 +4,9 @@ The limit counts failed attempts per (client IP, username) in the Django cache (
 so all web workers share it; in-process when embedded). After LOGIN_RATE_LIMIT failures within
 LOGIN_RATE_LIMIT_WINDOW_SECONDS, further POSTs for that pair get a 429 page without the password
 being checked, until the window (counted from the first failure) ends. A success clears the count.
+A second, larger count per client IP alone (LOGIN_RATE_LIMIT_PER_ADDRESS) stops one address trying a
+few passwords on many names (password spraying); a success does not clear it, or one valid account
+would reset it.
 """
 from __future__ import annotations
 
@@ -20,11 +23,22 @@ from django.shortcuts import render
 View = Callable[..., HttpResponse]
 
 
-def _key(request: HttpRequest) -> str:
+def _keys(request: HttpRequest) -> tuple[str, str]:
+    """The cache keys of the (address, name) count and of the address's count."""
     # REMOTE_ADDR is the peer; behind a proxy it is the proxy, and the limit is then per username.
     ip = request.META.get("REMOTE_ADDR", "")
     username = request.POST.get("username", "").strip().lower()
-    return "login-failures:" + hashlib.sha256(f"{ip}\0{username}".encode()).hexdigest()
+    pair = "login-failures:" + hashlib.sha256(f"{ip}\0{username}".encode()).hexdigest()
+    return pair, "login-failures-address:" + hashlib.sha256(ip.encode()).hexdigest()
+
+
+def _count_failure(key: str) -> None:
+    # add() starts the window at the first failure; incr() keeps its expiry.
+    cache.add(key, 0, timeout=settings.LOGIN_RATE_LIMIT_WINDOW_SECONDS)
+    try:
+        cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, timeout=settings.LOGIN_RATE_LIMIT_WINDOW_SECONDS)
 
 
 def rate_limited_login(view: View) -> View:
@@ -34,8 +48,10 @@ def rate_limited_login(view: View) -> View:
     def wrapped(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
         if request.method != "POST":
             return view(request, *args, **kwargs)
-        key = _key(request)
-        if cache.get(key, 0) >= settings.LOGIN_RATE_LIMIT:
+        key, address = _keys(request)
+        counts = cache.get_many([key, address])
+        if (counts.get(key, 0) >= settings.LOGIN_RATE_LIMIT
+                or counts.get(address, 0) >= settings.LOGIN_RATE_LIMIT_PER_ADDRESS):
             minutes = max(1, settings.LOGIN_RATE_LIMIT_WINDOW_SECONDS // 60)
             response = render(request, "registration/login_limited.html", {"minutes": minutes}, status=429)
             response["Retry-After"] = str(settings.LOGIN_RATE_LIMIT_WINDOW_SECONDS)
@@ -44,12 +60,8 @@ def rate_limited_login(view: View) -> View:
         if response.status_code == 302 and request.user.is_authenticated:
             cache.delete(key)
         elif response.status_code == 200:
-            # add() starts the window at the first failure; incr() keeps its expiry.
-            cache.add(key, 0, timeout=settings.LOGIN_RATE_LIMIT_WINDOW_SECONDS)
-            try:
-                cache.incr(key)
-            except ValueError:  # expired between add and incr
-                cache.set(key, 1, timeout=settings.LOGIN_RATE_LIMIT_WINDOW_SECONDS)
+            _count_failure(key)
+            _count_failure(address)
         return response
 
     return wrapped

@@ -157,6 +157,9 @@ LOGOUT_REDIRECT_URL = "/"
 # Failed log-ins allowed per (client IP, username) within the window; then 429 (evalhub/login.py).
 LOGIN_RATE_LIMIT = env_int("LOGIN_RATE_LIMIT", 5, minimum=1)
 LOGIN_RATE_LIMIT_WINDOW_SECONDS = env_int("LOGIN_RATE_LIMIT_WINDOW_SECONDS", 900, minimum=1)
+# Failures from one address across all names in the window (password spraying). Behind a proxy every
+# visitor has the proxy's address: raise it there.
+LOGIN_RATE_LIMIT_PER_ADDRESS = env_int("LOGIN_RATE_LIMIT_PER_ADDRESS", 50, minimum=1)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -6,13 +6,16 @@ writers, so there the same tests would prove nothing and are skipped.
 from __future__ import annotations
 
 import threading
+import time
+from datetime import timedelta
 
 import pytest
-from django.db import connection, connections
+from django.db import connection, connections, transaction
 from django.test import Client
+from django.utils import timezone
 
-from annotations.models import HumanRating, ItemClaim, Rater
-from annotations.services import assignment_next_step, assignment_start
+from annotations.models import HumanRating, ItemClaim, Rater, Study
+from annotations.services import assignment_next_step, assignment_start, rating_submit
 from tests.annotations.raterkit import add_story_items, open_study, page_key, url_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -67,3 +70,38 @@ def test_two_raters_racing_for_the_last_seat_one_wins(story_study):
                       lambda: assignment_next_step(assignment=second).kind)
     assert sorted(steps) == ["item", "wait"]
     assert ItemClaim.objects.count() == 1
+
+
+def test_a_rater_finishing_an_idle_item_keeps_it_while_another_rater_frees_idle_seats(story_study, settings):
+    """Rater A left an item idle past the timeout, then comes back and submits its last page just as rater
+    B, claiming, reads A's claim as idle. B must wait for A's submit and leave the finished claim and its
+    answers alone (before the fix B deleted both: A's earlier page and then the claim itself)."""
+    settings.RATER_CLAIM_TIMEOUT_MINUTES = 30
+    open_study(story_study, raters_per_item=1, ordering=Study.Ordering.FIXED)
+    add_story_items(story_study)
+    a = assignment_start(rater=Rater.objects.create(study=story_study))
+    claim = assignment_next_step(assignment=a).claim
+    rating_submit(assignment=a, item=claim.item_id, scores={"grammaticality": 4, "cohesiveness": 4, "likability": 4})
+    ItemClaim.objects.filter(pk=claim.pk).update(touched_at=timezone.now() - timedelta(minutes=31))
+    b = assignment_start(rater=Rater.objects.create(study=story_study))
+    submitted = threading.Event()
+
+    def a_submits_and_commits_late() -> None:
+        try:
+            with transaction.atomic():
+                rating_submit(assignment=a, item=claim.item_id, scores={"relevance": 5})
+                submitted.set()  # written, locked, not yet committed
+                time.sleep(1.5)
+        finally:
+            submitted.set()
+            connections.close_all()
+
+    thread = threading.Thread(target=a_submits_and_commits_late)
+    thread.start()
+    assert submitted.wait(10)
+    b_step = assignment_next_step(assignment=b)
+    thread.join()
+    finished = ItemClaim.objects.get(pk=claim.pk)
+    assert finished.completed_at is not None
+    assert HumanRating.objects.filter(rater=a.rater, item_id=claim.item_id).count() == 4
+    assert b_step.kind == "item" and b_step.claim.item_id != claim.item_id

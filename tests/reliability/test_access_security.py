@@ -10,6 +10,7 @@ import math
 import time
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.management import call_command
 from django.test import Client
@@ -309,6 +310,25 @@ def test_a_successful_login_clears_the_count_and_the_window_ends(world, settings
     assert client.post("/accounts/login/", {"username": "owner", "password": "pw-owner-123"}).status_code == 302
 
 
+@pytest.mark.parametrize("url", ["/accounts/login/", "/admin/login/"])
+def test_one_address_trying_many_names_is_stopped_and_a_success_does_not_reset_it(world, settings, url):
+    settings.LOGIN_RATE_LIMIT, settings.LOGIN_RATE_LIMIT_PER_ADDRESS = 3, 4
+    get_user_model().objects.create_user("keeper", password="pw-keeper-123", is_staff=True)  # both pages
+    right = {"username": "keeper", "password": "pw-keeper-123"}
+    client = Client()
+    for name in ("a", "b", "c"):  # one failure per name: the per-name limit never trips
+        assert _fail(client, url, name).status_code == 200
+    # a valid account logging in from that address does not clear the address's count
+    assert client.post(url, right).status_code == 302
+    client = Client()
+    assert _fail(client, url, "d").status_code == 200  # the 4th failure from the address
+    limited = client.post(url, right)
+    assert limited.status_code == 429 and "_auth_user_id" not in client.session
+    assert _fail(client, url, "e").status_code == 429
+    # other addresses are not affected
+    assert client.post(url, right, REMOTE_ADDR="10.0.0.9").status_code == 302
+
+
 def test_researchers_who_are_not_staff_log_in_on_their_own_page_and_reach_their_dashboard(world):
     client = Client()
     response = client.get(f"/studies/{world.study.slug}/")
@@ -328,6 +348,7 @@ def test_researchers_who_are_not_staff_log_in_on_their_own_page_and_reach_their_
     ({"LOGIN_RATE_LIMIT": "five"}, "LOGIN_RATE_LIMIT='five' is not an integer"),
     ({"LOGIN_RATE_LIMIT": "0"}, "LOGIN_RATE_LIMIT=0 must be at least 1"),
     ({"LOGIN_RATE_LIMIT_WINDOW_SECONDS": "-1"}, "LOGIN_RATE_LIMIT_WINDOW_SECONDS=-1 must be at least 1"),
+    ({"LOGIN_RATE_LIMIT_PER_ADDRESS": "0"}, "LOGIN_RATE_LIMIT_PER_ADDRESS=0 must be at least 1"),
 ])
 def test_bad_rate_limit_settings_stop_start_up(tmp_path, env, message):
     result = run_settings(tmp_path, **env)
