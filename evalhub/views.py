@@ -4,6 +4,7 @@ from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from annotations.models import Rater
 from annotations.selectors import studies_for_researcher
 
 
@@ -20,7 +21,5 @@ def bench_bare(request: HttpRequest) -> HttpResponse:
 def bench_lookup(request: HttpRequest, token: str) -> HttpResponse:
     """The load benchmark's second reference: the bare view plus the one query every rater page starts
     with (the rater, study and assignment by the link's token), to show what a single ORM query costs."""
-    from annotations.models import Rater
-
     rater = Rater.objects.select_related("study", "assignment").filter(token=token).first()
     return HttpResponse("ok" if rater else "no", content_type="text/plain")
