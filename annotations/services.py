@@ -424,8 +424,9 @@ def rating_submit(
 
 
 def _count_completed(assignment: Assignment) -> None:
-    """One more finished item. Callers hold the assignment's lock, so `position` (refreshed by `_lock`)
-    counts the finished claims exactly."""
+    """One more finished item, for the progress bar. Callers hold the assignment's lock, so submits never
+    miscount; an admin deleting a finished claim or its item does not lower it, which is why the rater's
+    next step counts the claims themselves (`_current_step`)."""
     assignment.position += 1
     Assignment.objects.filter(pk=assignment.pk).update(position=F("position") + 1)
 
