@@ -8,21 +8,18 @@ comparable across machines.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 import time
+import types
 from pathlib import Path
 
 import numpy as np
 
-# Loaded by path: evalhub/__init__.py may start a Celery app, which this script doesn't need.
-_spec = importlib.util.spec_from_file_location(
-    "evalhub_stats", Path(__file__).resolve().parents[2] / "evalhub" / "stats.py"
-)
-assert _spec is not None and _spec.loader is not None
-stats = importlib.util.module_from_spec(_spec)
-sys.modules["evalhub_stats"] = stats
-_spec.loader.exec_module(stats)
+# Reached through a bare namespace package: evalhub/__init__.py starts a Celery app, which this script
+# doesn't need.
+sys.modules["evalhub"] = _package = types.ModuleType("evalhub")
+_package.__path__ = [str(Path(__file__).resolve().parents[2] / "evalhub")]
+from evalhub import stats  # noqa: E402
 
 N_ITEMS, N_RATERS = 200_000, 5
 HALF_POINTS = [1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0]

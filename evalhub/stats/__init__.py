@@ -1,0 +1,66 @@
+"""Agreement and comparison statistics for EvalHub, free of Django.
+
+Every function takes plain numpy data. A *matrix* is a float array with rows = items,
+columns = raters and NaN = missing rating. Statistics that can be undefined return a value
+of None together with a human-readable reason instead of raising or returning a misleading
+0 or 1. Invalid input (not 2-D, infinite values, unknown level) raises ValueError.
+
+One module per family of statistic; this package re-exports the public names, so callers write
+``from evalhub import stats`` and ``stats.krippendorff_alpha(...)``:
+
+- ``results``: the typed results (``Stat``, ``AlphaCI``, ``TauResult``, ...);
+- ``alpha``: Krippendorff's alpha and its bootstrap CI;
+- ``agreement``: full agreement, majority choice, nominal agreement, ICC;
+- ``correlation``: Kendall's tau (pairs and between raters), Pearson, Spearman, the tau bands;
+- ``comparison``: Welch's t-test;
+- ``descriptives``: item means and a matrix's summary.
+"""
+
+from __future__ import annotations
+
+from evalhub.stats.agreement import agreement_pct, full_agreement_pct, icc1, icc1_and_icc1k, icc1k, majority_choice
+from evalhub.stats.alpha import alpha_all_levels, alpha_bootstrap_ci, alpha_with_ci, krippendorff_alpha
+from evalhub.stats.comparison import welch
+from evalhub.stats.correlation import kendall_tau, mean_pairwise_kendall, pearson, spearman, tau_band
+from evalhub.stats.descriptives import describe, item_means
+from evalhub.stats.results import (
+    LEVELS,
+    AlphaCI,
+    CorrResult,
+    Describe,
+    Level,
+    PairwiseTau,
+    Stat,
+    TauResult,
+    WelchResult,
+)
+
+__all__ = [
+    "LEVELS",
+    "AlphaCI",
+    "CorrResult",
+    "Describe",
+    "Level",
+    "PairwiseTau",
+    "Stat",
+    "TauResult",
+    "WelchResult",
+    "agreement_pct",
+    "alpha_all_levels",
+    "alpha_bootstrap_ci",
+    "alpha_with_ci",
+    "describe",
+    "full_agreement_pct",
+    "icc1",
+    "icc1_and_icc1k",
+    "icc1k",
+    "item_means",
+    "kendall_tau",
+    "krippendorff_alpha",
+    "majority_choice",
+    "mean_pairwise_kendall",
+    "pearson",
+    "spearman",
+    "tau_band",
+    "welch",
+]

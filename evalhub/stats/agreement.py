@@ -1,0 +1,143 @@
+"""Agreement summaries: full agreement, the majority choice, nominal agreement, and the ICC family."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from evalhub.stats.inputs import _as_matrix, _paired
+from evalhub.stats.results import Stat
+
+
+def full_agreement_pct(matrix: npt.ArrayLike) -> Stat:
+    """Percentage (0-100) of items on which all raters gave the identical score.
+
+    Formula: 100 * #{items with >= 2 ratings, max == min} / #{items with >= 2 ratings}.
+    Missing data: NaN ratings are ignored; items with fewer than two ratings are left out
+    of numerator and denominator.
+    Undefined (None, with reason): no item has two or more ratings.
+    """
+    m = _as_matrix(matrix)
+    pairable = m[(~np.isnan(m)).sum(axis=1) >= 2]
+    if pairable.shape[0] == 0:
+        return Stat(None, "no item has 2 or more ratings")
+    high, low = _row_extremes(pairable)
+    return Stat(100.0 * float((high == low).mean()))
+
+
+def majority_choice(matrix: npt.ArrayLike) -> np.ndarray:
+    """Each item's (row's) most frequent value, for nominal data such as pairwise A/B choices.
+
+    Formula: argmax_v #{ratings == v} per row.
+    Missing data: NaN ratings are ignored.
+    Undefined: NaN for an item with no rating, or whose most frequent values are tied (a 1-1 split
+    has no majority; no value is favoured to break it).
+    """
+    m = _as_matrix(matrix)
+    out = np.full(m.shape[0], np.nan)
+    values = np.unique(m[~np.isnan(m)])
+    if values.size == 0:
+        return out
+    counts = np.stack([(m == v).sum(axis=1) for v in values], axis=1)
+    best = counts.max(axis=1)
+    unique_best = (counts == best[:, None]).sum(axis=1) == 1
+    chosen = values[counts.argmax(axis=1)]
+    keep = (best > 0) & unique_best
+    out[keep] = chosen[keep]
+    return out
+
+
+def agreement_pct(x: npt.ArrayLike, y: npt.ArrayLike) -> Stat:
+    """Percentage (0-100) of paired positions where x and y hold the same value (nominal agreement).
+
+    Formula: 100 * #{i : x_i == y_i} / #{i : both defined}.
+    Missing data: a position where either value is NaN is left out.
+    Undefined (None, with reason): no position has both values.
+    """
+    a, b = _paired(x, y)
+    if a.size == 0:
+        return Stat(None, "no item has a value in both")
+    return Stat(100.0 * float((a == b).mean()))
+
+
+def _row_extremes(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Largest and smallest non-NaN value of each row (rows hold at least one value).
+
+    fmax/fmin skip NaN. Column by column rather than ``reduce(axis=1)``: a reduction over rows of
+    three or five values costs about ten times more than a few whole-column passes.
+    """
+    if m.shape[1] > 64:
+        return np.fmax.reduce(m, axis=1), np.fmin.reduce(m, axis=1)
+    high = m[:, 0].copy()
+    low = high.copy()
+    for j in range(1, m.shape[1]):
+        np.fmax(high, m[:, j], out=high)
+        np.fmin(low, m[:, j], out=low)
+    return high, low
+
+
+def _one_way_anova(matrix: npt.ArrayLike) -> tuple[float, float, int] | str:
+    """(MSB, MSW, k) over complete items, or the reason it is undefined."""
+    m = _as_matrix(matrix)
+    m = m[:, ~np.isnan(m).all(axis=0)]
+    complete = m[~np.isnan(m).any(axis=1)]
+    n, k = complete.shape
+    if n < 2:
+        return f"fewer than 2 complete items ({n} item(s) rated by all {k} raters)"
+    if k < 2:
+        return "fewer than 2 raters"
+    if np.ptp(complete) == 0:
+        return "no variation: all ratings identical"
+    row_means = complete.mean(axis=1)
+    msw = float(((complete - row_means[:, None]) ** 2).sum() / (n * (k - 1)))
+    # Identical item means must give MSB == 0 exactly, not a rounding residue.
+    if np.ptp(row_means) == 0:
+        return 0.0, msw, k
+    msb = float(k * ((row_means - complete.mean()) ** 2).sum() / (n - 1))
+    return msb, msw, k
+
+
+def icc1(matrix: npt.ArrayLike) -> Stat:
+    """ICC(1): one-way random effects, single rater (Shrout & Fleiss 1979).
+
+    Formula: (MSB - MSW) / (MSB + (k - 1) MSW), with MSB = k sum_i (mean_i - mean)^2 / (n - 1)
+    and MSW = sum_ij (x_ij - mean_i)^2 / (n (k - 1)) over n items and k raters.
+    Missing data: the design must be balanced, so columns with no rating at all are
+    dropped, then every item with a missing rating (listwise deletion).
+    Undefined (None, with reason): fewer than 2 raters or 2 complete items, or all
+    ratings identical (0 / 0). Identical item means but varying ratings give -1/(k-1).
+    """
+    anova = _one_way_anova(matrix)
+    if isinstance(anova, str):
+        return Stat(None, anova)
+    msb, msw, k = anova
+    return Stat((msb - msw) / (msb + (k - 1) * msw))
+
+
+def icc1k(matrix: npt.ArrayLike) -> Stat:
+    """ICC(1,k): one-way random effects, mean of k raters (Shrout & Fleiss 1979).
+
+    Formula: (MSB - MSW) / MSB, MSB and MSW as in ``icc1``.
+    Missing data: as in ``icc1`` (all-missing columns dropped, then incomplete items).
+    Undefined (None, with reason): fewer than 2 raters or 2 complete items, all ratings
+    identical, or no between-item variance (MSB = 0).
+    """
+    anova = _one_way_anova(matrix)
+    if isinstance(anova, str):
+        return Stat(None, anova)
+    msb, msw, _ = anova
+    if msb == 0:
+        return Stat(None, "no between-item variance (MSB = 0): all item means equal")
+    return Stat((msb - msw) / msb)
+
+
+def icc1_and_icc1k(matrix: npt.ArrayLike) -> tuple[Stat, Stat]:
+    """``icc1`` and ``icc1k`` from one one-way ANOVA (same formulas, rules and undefined cases)."""
+    anova = _one_way_anova(matrix)
+    if isinstance(anova, str):
+        return Stat(None, anova), Stat(None, anova)
+    msb, msw, k = anova
+    single = Stat((msb - msw) / (msb + (k - 1) * msw))
+    if msb == 0:
+        return single, Stat(None, "no between-item variance (MSB = 0): all item means equal")
+    return single, Stat((msb - msw) / msb)
