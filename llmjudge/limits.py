@@ -26,7 +26,7 @@ import random
 import time
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Protocol
 
 # Takes as many of the leases ARGV[3..] as are free (the first ones), returns how many.
@@ -73,7 +73,7 @@ _POLL_MIN, _POLL_MAX = 0.02, 0.1
 
 
 class Limiter(Protocol):
-    def slot(self) -> AsyncIterator[None]: ...
+    def slot(self) -> AbstractAsyncContextManager[None]: ...
 
     async def aclose(self) -> None: ...
 

@@ -72,6 +72,7 @@ def _coincidences(matrix: npt.ArrayLike, value_domain: Sequence[float] | None) -
     counts = np.bincount(rows * n_values + value_index, minlength=n_pairable * n_values).reshape(n_pairable, n_values)
 
     max_count = int(counts.max())
+    patterns: np.ndarray
     if (max_count + 1) ** n_values < 2**62:
         # Encode each count vector as one integer: np.unique on a 1-D array is ~100x
         # faster than np.unique(axis=0) on rows.
@@ -132,7 +133,7 @@ def _alpha_from_weights(co: _Coincidences, weights: np.ndarray, level: Level) ->
 def _check_level(level: str) -> Level:
     if level not in LEVELS:
         raise ValueError(f"unknown level {level!r}; expected one of {', '.join(LEVELS)}")
-    return level  # type: ignore[return-value]
+    return level
 
 
 def krippendorff_alpha(matrix: npt.ArrayLike, *, level: str, value_domain: Sequence[float] | None = None) -> Stat:
@@ -171,7 +172,7 @@ def alpha_all_levels(matrix: npt.ArrayLike, *, value_domain: Sequence[float] | N
     if isinstance(co, str):
         return {level: Stat(None, co) for level in LEVELS}
     weights = co.freq[None, :].astype(float)
-    result = {}
+    result: dict[str, Stat] = {}
     for level in LEVELS:
         value = _alpha_from_weights(co, weights, level)[0]
         result[level] = Stat(float(value)) if math.isfinite(value) else Stat(None, _NO_EXPECTED_DISAGREEMENT)
@@ -259,7 +260,7 @@ def alpha_with_ci(
     if isinstance(co, str):
         return {level: Stat(None, co) for level in LEVELS}, AlphaCI(None, None, confidence, n_boot, 0, co)
     weights = co.freq[None, :].astype(float)
-    alphas = {}
+    alphas: dict[str, Stat] = {}
     for level in LEVELS:
         value = _alpha_from_weights(co, weights, level)[0]
         alphas[level] = Stat(float(value)) if math.isfinite(value) else Stat(None, _NO_EXPECTED_DISAGREEMENT)
