@@ -36,6 +36,14 @@ class _Unavailable(Exception):
         self.status, self.title, self.message = status, title, message
 
 
+def _not_open(study: Study) -> _Unavailable:
+    if study.status == Study.Status.CLOSED:
+        return _Unavailable(
+            403, "Study closed", "This study has closed and takes no more ratings. Thank you for your interest."
+        )
+    return _Unavailable(403, "Study not open", "This study is not open yet. Please try again later.")
+
+
 def _get_assignment_for_rater(token: str) -> Assignment:
     """The only way rater views reach an assignment: by the rater's own unguessable token."""
     if not _TOKEN.fullmatch(token):
@@ -49,7 +57,7 @@ def _get_assignment_for_rater(token: str) -> Assignment:
     if assignment is None:
         existing = Assignment.objects.filter(rater=rater, completed_at__isnull=False).first()
         if existing is None:  # a finished rater may still see their completion code after the study closes
-            raise _Unavailable(403, "Study not open", "This study is not open at the moment. Please try later.")
+            raise _not_open(rater.study)
         assignment = existing
     assignment.rater = rater
     return assignment
@@ -185,7 +193,7 @@ def open_link(request: HttpRequest, token: str) -> HttpResponse:
     if study is None:
         raise Http404("No such study link.")
     if study.status != Study.Status.OPEN:
-        return _unavailable(request, _Unavailable(403, "Study not open", "This study is not open at the moment."))
+        return _unavailable(request, _not_open(study))
     external_id = request.GET.get("PROLIFIC_PID", "").strip()
     if any("\x00" in request.GET.get(name, "") for name in ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")):
         return _unavailable(request, _Unavailable(400, "Invalid link", "This link is damaged: ask for a new one."))

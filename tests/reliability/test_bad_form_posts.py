@@ -202,7 +202,7 @@ CASES = [
     # -- revoked link, completion, closed study
     Case("revoked-link", _replay("form"), 410, "This invitation link has been withdrawn", prepare=_revoke_after_loading),
     Case("after-completion", _replay("form"), 302, prepare=_complete_after_an_item),
-    Case("study-closed", _replay("form"), 403, "This study is not open at the moment", prepare=_close_after_loading),
+    Case("study-closed", _replay("form"), 403, "This study has closed and takes no more ratings", prepare=_close_after_loading),
     # -- attention checks
     Case("check-answer-off-scale", lambda w: _post(w, answer="9"), 200, VALID_CHOICE.format(9),
          prepare=_to_attention_check),

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 
 from annotations.management.commands.import_items import study_or_error
+from annotations.models import Study
 from annotations.services import invitations_create
 
 
@@ -25,5 +26,12 @@ class Command(BaseCommand):
         base = (options["base_url"] or settings.PUBLIC_BASE_URL).rstrip("/")
         if not base.startswith(("http://", "https://")):
             raise CommandError(f"--base-url {base!r} must start with http:// or https://")
+        if study.status != Study.Status.OPEN:
+            # The links are still printed (a researcher may prepare them before opening), but they answer
+            # "not open" until the study opens.
+            self.stderr.write(
+                f"warning: study {study.slug} is {study.status}: these links will not work until you run "
+                f"`python manage.py open_study {study.slug}`"
+            )
         for rater in invitations_create(study=study, count=options["count"]):
             self.stdout.write(base + reverse("annotations:rate", args=[rater.token]))
