@@ -49,11 +49,29 @@ def protocol_templates() -> dict[str, dict[str, Any]]:
     return {entry["slug"]: entry for entry in entries}
 
 
-def _placeholders(template: str) -> set[str]:
+def _placeholders(template: str, where: str = "llm_template") -> set[str]:
+    """The ``{name}`` placeholders of a template, refusing anything but plain names.
+
+    A format spec (``{question:>20000000}``), a conversion (``{story!r}``), attribute or index access
+    (``{story.__class__}``, ``{story[0]}``) or a positional ``{}`` would let a 130-byte spec build
+    megabytes for every rater page and every stored prompt, or reach into Python objects: refused.
+    """
     try:
-        return {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+        parsed = list(string.Formatter().parse(template))
     except ValueError as exc:
-        raise StudySpecError(f"llm_template is not a valid template: {exc}") from None
+        raise StudySpecError(f"{where} is not a valid template: {exc}") from None
+    names = set()
+    for _, name, spec, conversion in parsed:
+        if name is None:
+            continue
+        if spec or conversion or not name.isidentifier():
+            shown = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+            raise StudySpecError(
+                f"{where}: placeholder {shown[:60]!r} is not a plain {{name}} (format specs, conversions, "
+                "attribute and index access are not allowed)"
+            )
+        names.add(name)
+    return names
 
 
 def _validate(spec: dict[str, Any]) -> None:
@@ -89,7 +107,7 @@ def _validate(spec: dict[str, Any]) -> None:
         if question["key"] in keys:
             raise StudySpecError(f"question key {question['key']!r} appears twice")
         keys.add(question["key"])
-        unknown = _placeholders(question.get("context", "")) - set(fields)
+        unknown = _placeholders(question.get("context", ""), f"question {question['key']!r}: context") - set(fields)
         if unknown:
             raise StudySpecError(f"question {question['key']!r}: context uses unknown fields {sorted(unknown)}")
         reveals = question.get("reveals", "")

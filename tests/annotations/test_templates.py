@@ -103,6 +103,15 @@ BAD_SPECS = [
     ({"questions": [{"key": "a", "text": "x", "context": "{ghost}"}]}, "unknown fields ['ghost']"),
     ({"ordering": "sideways"}, "ordering must be one of"),
     ({"llm_template": "{story {question}"}, "not a valid template"),
+    # Plain {name} placeholders only: a format spec would build megabytes from a 130-byte spec.
+    ({"llm_template": "{story}\n{question:>20000000}"}, "placeholder '{question:>20000000}' is not a plain {name}"),
+    ({"llm_template": "{story!r}\n{question}"}, "placeholder '{story!r}' is not a plain {name}"),
+    ({"llm_template": "{story.__class__}\n{question}"}, "placeholder '{story.__class__}' is not a plain {name}"),
+    ({"llm_template": "{story[0]}\n{question}"}, "placeholder '{story[0]}' is not a plain {name}"),
+    ({"llm_template": "{}\n{question}"}, "placeholder '{}' is not a plain {name}"),
+    ({"llm_template": "{0}\n{question}"}, "placeholder '{0}' is not a plain {name}"),
+    ({"questions": [{"key": "a", "text": "x", "context": "{story:>999999}"}]},
+     "question 'a': context: placeholder '{story:>999999}' is not a plain {name}"),
 ]
 
 
