@@ -1,16 +1,21 @@
 """Logging in: the researchers' login page and a rate limit shared with the admin's login.
 
-The limit counts failed attempts per (client IP, username) in the Django cache (Redis in production,
+The limit counts failed attempts per (client address, username) in the Django cache (Redis in production,
 so all web workers share it; in-process when embedded). After LOGIN_RATE_LIMIT failures within
 LOGIN_RATE_LIMIT_WINDOW_SECONDS, further POSTs for that pair get a 429 page without the password
 being checked, until the window (counted from the first failure) ends. A success clears the count.
 A second, larger count per client IP alone (LOGIN_RATE_LIMIT_PER_ADDRESS) stops one address trying a
 few passwords on many names (password spraying); a success does not clear it, or one valid account
 would reset it.
+
+The username is counted as Django logs in with it: NFKC-normalised (``ｒｅｓB`` logs in as ``resB``), and
+case-folded, so look-alike spellings of one name share its count. The client address is the one
+``annotations.client_address`` reads (TRUSTED_PROXIES for a reverse proxy).
 """
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from collections.abc import Callable
 from functools import wraps
 
@@ -20,14 +25,16 @@ from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from annotations.client_address import client_address
+
 View = Callable[..., HttpResponse]
 
 
 def _keys(request: HttpRequest) -> tuple[str, str]:
     """The cache keys of the (address, name) count and of the address's count."""
-    # REMOTE_ADDR is the peer; behind a proxy it is the proxy, and the limit is then per username.
-    ip = request.META.get("REMOTE_ADDR", "")
-    username = request.POST.get("username", "").strip().lower()
+    ip = client_address(request)
+    # As Django's UsernameField normalises it before authenticating, then case-folded.
+    username = unicodedata.normalize("NFKC", request.POST.get("username", "")).strip().casefold()
     pair = "login-failures:" + hashlib.sha256(f"{ip}\0{username}".encode()).hexdigest()
     return pair, "login-failures-address:" + hashlib.sha256(ip.encode()).hexdigest()
 

@@ -6,6 +6,7 @@ and Redis; set DEBUG=false for production, which then requires SECRET_KEY and AL
 """
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -160,6 +161,14 @@ LOGIN_RATE_LIMIT_WINDOW_SECONDS = env_int("LOGIN_RATE_LIMIT_WINDOW_SECONDS", 900
 # Failures from one address across all names in the window (password spraying). Behind a proxy every
 # visitor has the proxy's address: raise it there.
 LOGIN_RATE_LIMIT_PER_ADDRESS = env_int("LOGIN_RATE_LIMIT_PER_ADDRESS", 50, minimum=1)
+# Reverse proxies whose X-Forwarded-For is believed (IPs or CIDR networks, comma-separated), so that
+# per-address limits count the client, not the proxy (annotations/client_address.py). Empty: ignored.
+TRUSTED_PROXIES = env_list("TRUSTED_PROXIES", [])
+for _proxy in TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(f"TRUSTED_PROXIES: {_proxy!r} is not an IP address or network") from None
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
