@@ -209,10 +209,23 @@ LOGGING = {
         "json": {"()": "evalhub.logging.JSONFormatter"},
         "text": {"format": "%(levelname)s %(name)s %(message)s"},
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "stream": "ext://sys.stdout", "formatter": LOG_FORMAT}},
+    # Rater and open-link tokens never reach a log line (evalhub/access_log.py).
+    "filters": {"mask_tokens": {"()": "evalhub.access_log.TokenMaskingFilter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stdout",
+            "formatter": LOG_FORMAT,
+            "filters": ["mask_tokens"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     # httpx logs every request at INFO: thousands of lines per judge run.
-    "loggers": {name: {"level": "WARNING"} for name in ("httpx", "httpx2", "httpcore")},
+    "loggers": {
+        **{name: {"level": "WARNING"} for name in ("httpx", "httpx2", "httpcore")},
+        # Django's default handler for its loggers (console in DEBUG) would print paths unmasked: ours only.
+        "django": {"handlers": ["console"], "level": "INFO", "propagate": False},
+    },
 }
 
 # Production hardening (python manage.py check --deploy is clean with DEBUG=false).
