@@ -74,7 +74,7 @@ def _launch(page, live_url: str, judge: str, fields: dict[str, object]) -> int: 
     form.locator("button[type=submit]").click()
     page.wait_for_url(re.compile(r"/llm/runs/\d+/$"))
     run_id = int(re.search(r"/llm/runs/(\d+)/$", page.url).group(1))
-    page.wait_for_function("document.getElementById('f-status').textContent === 'done'", timeout=45_000)
+    page.wait_for_function("() => document.getElementById('f-status').textContent === 'done'", timeout=45_000)
     assert float(page.get_attribute("#bar", "aria-valuenow")) == 100
     assert page.text_content("#f-done") == page.text_content("#f-total")
     return run_id
