@@ -97,6 +97,10 @@ class ConsentForm(_PageForm):
     )
 
 
+class StartForm(_PageForm):
+    """An open-link rater's Start button: the page key alone."""
+
+
 _PREFER_NOT = ("prefer-not", "Prefer not to say")
 _CHOOSE = ("", "Choose…")  # no preselected answer: a rater who just clicks Continue must not become "18-24"
 

@@ -44,7 +44,7 @@ class StaleSubmission(Exception):
 class Step:
     """Where a rater is. `key` is echoed by the page's form; a POST applies only if it still matches."""
 
-    kind: str  # consent | demographics | item | check | wait | done
+    kind: str  # consent | demographics | item | check | wait | full | done
     key: str
     claim: ItemClaim | None = None
     part: int = 0  # which page of the item's questions (the story study has two)
@@ -191,6 +191,10 @@ def _current_step(assignment: Assignment, *, touch: bool = True) -> Step:
             return _item_step(assignment, claim, fresh=True)
         if _others_hold_work(assignment, now):
             return Step(kind="wait", key="wait")
+        if done == 0:
+            # Every seat is taken and this rater rated nothing: no completion code (a crowd platform would pay
+            # for it). Not completed either, so a seat that frees later is still theirs to take.
+            return Step(kind="full", key="full")
     _complete(assignment, now)
     return Step(kind="done", key="done")
 

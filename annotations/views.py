@@ -18,9 +18,19 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotations import services
+from annotations.client_address import client_address
 from annotations.display import display_fields, pair_split
-from annotations.forms import AttentionForm, ConsentForm, DemographicsForm, InviteForm, LikertForm, MetaForm
+from annotations.forms import (
+    AttentionForm,
+    ConsentForm,
+    DemographicsForm,
+    InviteForm,
+    LikertForm,
+    MetaForm,
+    StartForm,
+)
 from annotations.models import Assignment, Question, Rater, Study
+from annotations.open_link_limit import new_open_rater_allowed
 from annotations.rendering import rater_page
 from annotations.selectors import assignment_progress, studies_for_researcher, study_rater_stats
 from annotations.services import StaleSubmission, Step
@@ -44,8 +54,18 @@ def _not_open(study: Study) -> _Unavailable:
     return _Unavailable(403, "Study not open", "This study is not open yet. Please try again later.")
 
 
-def _get_assignment_for_rater(token: str) -> Assignment:
-    """The only way rater views reach an assignment: by the rater's own unguessable token."""
+class _NotStarted(Exception):
+    def __init__(self, rater: Rater) -> None:
+        super().__init__("not started")
+        self.rater = rater
+
+
+def _get_assignment_for_rater(token: str, *, start: bool = False) -> Assignment:
+    """The only way rater views reach an assignment: by the rater's own unguessable token.
+
+    An open-link rater's assignment (and so their first seat) is made only when they press Start
+    (`start`): a visit alone claims nothing, so made-up participant ids cannot hold a study's seats.
+    """
     if not _TOKEN.fullmatch(token):
         raise Http404("No such invitation.")
     rater = Rater.objects.select_related("study", "assignment").filter(token=token).first()
@@ -53,6 +73,9 @@ def _get_assignment_for_rater(token: str) -> Assignment:
         raise Http404("No such invitation.")
     if rater.revoked_at:
         raise _Unavailable(410, "Link withdrawn", "This invitation link has been withdrawn by the researchers.")
+    if rater.study.status == Study.Status.OPEN and rater.source == Rater.Source.OPEN and not start:
+        if not hasattr(rater, "assignment"):
+            raise _NotStarted(rater)
     assignment = services.assignment_start(rater=rater) if rater.study.status == Study.Status.OPEN else None
     if assignment is None:
         existing = Assignment.objects.filter(rater=rater, completed_at__isnull=False).first()
@@ -70,10 +93,14 @@ def _unavailable(request: HttpRequest, exc: _Unavailable) -> HttpResponse:
 
 
 def rate(request: HttpRequest, token: str) -> HttpResponse:
+    start = request.method == "POST" and request.POST.get("page") == "start"
     try:
-        assignment = _get_assignment_for_rater(token)
+        assignment = _get_assignment_for_rater(token, start=start)
     except _Unavailable as exc:
         return _unavailable(request, exc)
+    except _NotStarted as exc:
+        form = StartForm(initial={"page": "start"})
+        return render(request, "annotations/start.html", {"study": exc.rater.study, "form": form})
     study = assignment.rater.study
     # The questions are read by the step, the form and the page: once.
     prefetch_related_objects([study], Prefetch("questions", queryset=Question.objects.order_by("order", "id")))
@@ -199,6 +226,11 @@ def open_link(request: HttpRequest, token: str) -> HttpResponse:
         return _unavailable(request, _Unavailable(400, "Invalid link", "This link is damaged: ask for a new one."))
     if not external_id and request.method != "POST":
         return render(request, "annotations/open_start.html", {"study": study})
+    returning = bool(external_id) and Rater.objects.filter(study=study, external_id=external_id[:200]).exists()
+    if not returning and not new_open_rater_allowed(address=client_address(request)):
+        return _unavailable(request, _Unavailable(
+            429, "Too many new participants",
+            "Too many new participants have joined from your network in the last hour. Please try again later."))
     rater = services.open_link_join(
         study=study,
         external_id=external_id,

@@ -193,6 +193,9 @@ STORAGES = {
 IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 200 * 1024 * 1024, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
+# Open links: new raters one client address may create per window (made-up participant ids).
+OPEN_LINK_RATERS_PER_ADDRESS = env_int("OPEN_LINK_RATERS_PER_ADDRESS", 20, minimum=1)
+OPEN_LINK_WINDOW_SECONDS = env_int("OPEN_LINK_WINDOW_SECONDS", 3600, minimum=1)
 # Raters: an unfinished item idle this long may be handed to another rater (docs/raters.md).
 RATER_CLAIM_TIMEOUT_MINUTES = env_int("RATER_CLAIM_TIMEOUT_MINUTES", 60, minimum=1)
 # Where the invitation links printed by `manage.py invite` point.

@@ -176,7 +176,11 @@ def test_a_rater_waits_while_the_remaining_items_are_held_by_others(study):
     assert assignment_next_step(assignment=holder).kind == "item"
     assert assignment_next_step(assignment=waiter).kind == "wait"
     _finish_current(holder)
-    assert assignment_next_step(assignment=waiter).kind == "done"
+    # The study is now full and the waiter rated nothing: an honest "full" page, no completion code
+    # (issue 18: a crowd platform would pay for a code given for 0 items).
+    assert assignment_next_step(assignment=waiter).kind == "full"
+    waiter.refresh_from_db()
+    assert waiter.completion_code == "" and waiter.completed_at is None
 
 
 def test_items_per_rater_limits_a_raters_work(study):

@@ -1,0 +1,26 @@
+"""How many new raters one address may create through open links in a window.
+
+Anyone holding a study's open link can make up participant ids; each one becomes a rater. The count is
+per client address (annotations.client_address) in the Django cache (Redis in production, shared by all
+workers). A returning participant (a known id) is never counted or refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.conf import settings
+from django.core.cache import cache
+
+
+def new_open_rater_allowed(*, address: str) -> bool:
+    """Count one new open-link rater for ``address``; False once OPEN_LINK_RATERS_PER_ADDRESS are used up."""
+    key = "open-link-raters:" + hashlib.sha256(address.encode()).hexdigest()
+    window = settings.OPEN_LINK_WINDOW_SECONDS
+    cache.add(key, 0, timeout=window)  # add() starts the window at the first new rater; incr() keeps it
+    try:
+        count = cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, timeout=window)
+        count = 1
+    return count <= settings.OPEN_LINK_RATERS_PER_ADDRESS
