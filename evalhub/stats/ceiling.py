@@ -199,9 +199,7 @@ def human_ceiling(
         notes.append("no rater shares an item with another rater and the judge: the ceiling is undefined")
     if human_alpha is not None:
         if human_alpha.value is None:
-            notes.append(
-                f"the raters' alpha is undefined ({human_alpha.reason}): comparisons with them mean little"
-            )
+            notes.append(f"the raters' alpha is undefined ({human_alpha.reason}): comparisons with them mean little")
         elif human_alpha.value < LOW_HUMAN_ALPHA:
             notes.append(
                 f"the raters agree little with each other (alpha {human_alpha.value:.2f} < {LOW_HUMAN_ALPHA}): "

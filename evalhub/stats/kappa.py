@@ -184,8 +184,15 @@ def cohen_kappa(
     a, b = _paired(x, y)
     n_unpaired = int(np.asarray(x, dtype=float).shape[0] - a.size)
     return _cohen(
-        a, b, weights=weights, categories=categories, n_boot=n_boot, seed=seed, confidence=confidence,
-        n_tied=0, n_unpaired=n_unpaired,
+        a,
+        b,
+        weights=weights,
+        categories=categories,
+        n_boot=n_boot,
+        seed=seed,
+        confidence=confidence,
+        n_tied=0,
+        n_unpaired=n_unpaired,
     )
 
 
@@ -213,8 +220,15 @@ def kappa_vs_majority(
     """
     pairs = majority_pairs(humans, pool)
     return _cohen(
-        pairs.reference, pairs.predicted, weights=weights, categories=categories, n_boot=n_boot, seed=seed,
-        confidence=confidence, n_tied=pairs.n_tied, n_unpaired=pairs.n_unpaired,
+        pairs.reference,
+        pairs.predicted,
+        weights=weights,
+        categories=categories,
+        n_boot=n_boot,
+        seed=seed,
+        confidence=confidence,
+        n_tied=pairs.n_tied,
+        n_unpaired=pairs.n_unpaired,
     )
 
 
@@ -244,9 +258,7 @@ def kappa_per_rater(
     )
 
 
-def _fleiss_from_weights(
-    weights: np.ndarray, patterns: np.ndarray, agreement: np.ndarray, n_items: int
-) -> np.ndarray:
+def _fleiss_from_weights(weights: np.ndarray, patterns: np.ndarray, agreement: np.ndarray, n_items: int) -> np.ndarray:
     """Fleiss' kappa for each row of pattern frequencies (B, P); NaN where P_e = 1 (one category)."""
     p_bar = weights @ agreement / n_items
     category_totals = weights @ patterns

@@ -51,7 +51,7 @@ def load_alttest(name: str) -> AltTestData:
     categories = CATEGORIES.get(name)
 
     def code(label: object) -> float:
-        return float(categories.index(label)) if categories is not None else float(label)  # type: ignore[arg-type]
+        return float(categories.index(label)) if categories is not None else float(label)
 
     humans = {a: {i: code(v) for i, v in labels.items()} for a, labels in humans_raw.items()}
     llms = {m: {i: code(v) for i, v in labels.items()} for m, labels in llms_raw.items()}

@@ -58,12 +58,15 @@ def check_against_loops(data: AltTestData, scoring: str) -> int:
             assert rater.n_items == n
             assert rater.human == pytest.approx(human, abs=1e-9)
             assert rater.judge == pytest.approx(judge, abs=1e-9)
-            assert rater.human_ci.low <= rater.human <= rater.human_ci.high  # type: ignore[operator]
-            assert rater.judge_ci.low <= rater.judge <= rater.judge_ci.high  # type: ignore[operator]
+            assert rater.human_ci.low <= rater.human <= rater.human_ci.high
+            assert rater.judge_ci.low <= rater.judge <= rater.judge_ci.high
             better += judge > human
             checked += 1
         assert (result.judge_better, result.n_compared) == (better, len(data.annotators))
-        assert result.summary == f"the judge agrees with your raters better than {better} of {len(data.annotators)} of them do"
+        assert (
+            result.summary
+            == f"the judge agrees with your raters better than {better} of {len(data.annotators)} of them do"
+        )
     return checked
 
 
@@ -126,10 +129,15 @@ def test_no_comparable_rater_gives_no_summary_and_a_note() -> None:
 def test_low_or_undefined_human_alpha_adds_a_note_and_a_high_one_does_not() -> None:
     humans, judge = [[1, 1, 2], [2, 2, 2], [1, 2, 1]], [1, 2, 1]
     low = stats.human_ceiling(humans, judge, scoring="accuracy", human_alpha=stats.Stat(0.5))
-    assert low.notes == ("the raters agree little with each other (alpha 0.50 < 0.667): comparisons with them mean little",)
+    assert low.notes == (
+        "the raters agree little with each other (alpha 0.50 < 0.667): comparisons with them mean little",
+    )
     undefined = stats.human_ceiling(humans, judge, scoring="accuracy", human_alpha=stats.Stat(None, "no variation"))
     assert "undefined (no variation)" in undefined.notes[0]
-    assert stats.human_ceiling(humans, judge, scoring="accuracy", human_alpha=stats.Stat(stats.LOW_HUMAN_ALPHA)).notes == ()
+    assert (
+        stats.human_ceiling(humans, judge, scoring="accuracy", human_alpha=stats.Stat(stats.LOW_HUMAN_ALPHA)).notes
+        == ()
+    )
     assert stats.human_ceiling(humans, judge, scoring="accuracy").notes == ()
 
 
@@ -145,7 +153,16 @@ def test_ceiling_bootstrap_is_seeded_and_near_a_brute_force_resampling() -> None
     column = matrix[:, rater.rater]
     rows = np.flatnonzero(~np.isnan(column) & ((~np.isnan(matrix)).sum(axis=1) >= 2))
     scores = np.array(
-        [np.mean([matrix[i, k] == column[i] for k in range(matrix.shape[1]) if k != rater.rater and not np.isnan(matrix[i, k])]) for i in rows]
+        [
+            np.mean(
+                [
+                    matrix[i, k] == column[i]
+                    for k in range(matrix.shape[1])
+                    if k != rater.rater and not np.isnan(matrix[i, k])
+                ]
+            )
+            for i in rows
+        ]
     )
     rng = np.random.default_rng(99)
     means = scores[rng.integers(0, scores.size, size=(2000, scores.size))].mean(axis=1)
@@ -163,7 +180,7 @@ def test_the_index_bootstrap_path_is_used_for_distinct_scores_and_stays_seeded()
     assert result == stats.human_ceiling(humans, judge, scoring="neg_rmse", n_boot=500, seed=1)
     for rater in result.raters:
         assert rater.judge_ci.n_valid == 500
-        assert rater.judge_ci.low <= rater.judge <= rater.judge_ci.high  # type: ignore[operator]
+        assert rater.judge_ci.low <= rater.judge <= rater.judge_ci.high
 
 
 def test_bad_ceiling_input_raises_a_one_line_error() -> None:

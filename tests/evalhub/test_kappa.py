@@ -138,7 +138,7 @@ def test_kappa_bootstrap_matches_resampling_items_with_sklearn_within_monte_carl
         brute.append(sklearn_kappa(matrix[index, 0].tolist(), llm[index].tolist(), "quadratic"))
     low, high = np.percentile(brute, [2.5, 97.5])
     assert result.ci.low is not None and result.ci.high is not None
-    assert result.ci.low < result.value < result.ci.high  # type: ignore[operator]
+    assert result.ci.low < result.value < result.ci.high
     # Percentiles of 600 replicates move by about 0.01 here; a wrong resampling unit would move them more.
     assert result.ci.low == pytest.approx(low, abs=0.03)
     assert result.ci.high == pytest.approx(high, abs=0.03)
@@ -176,7 +176,9 @@ def test_kappa_vs_majority_equals_sklearn_and_counts_ties_on_summeval(weights: s
         result = stats.kappa_vs_majority(
             data.matrix(), data.llm_vector(llm), weights=weights, categories=[1, 2, 3, 4, 5], n_boot=50
         )
-        expected = sklearn_kappa([majority[i] for i in kept], [data.llms[llm][i] for i in kept], weights, [1, 2, 3, 4, 5])  # type: ignore[misc]
+        expected = sklearn_kappa(
+            [majority[i] for i in kept], [data.llms[llm][i] for i in kept], weights, [1, 2, 3, 4, 5]
+        )
         assert result.value == pytest.approx(expected, abs=1e-9)
         assert (result.n_items, result.n_tied, result.n_unpaired) == (len(kept), ties, 0)
 
@@ -189,7 +191,7 @@ def test_kappa_per_rater_and_vs_majority_equal_sklearn_on_cebab_aspects() -> Non
     for llm, labels in data.llms.items():
         vector = data.llm_vector(llm)
         result = stats.kappa_vs_majority(matrix, vector, n_boot=50)
-        expected = sklearn_kappa([majority[i] for i in kept], [labels[i] for i in kept], "unweighted")  # type: ignore[misc]
+        expected = sklearn_kappa([majority[i] for i in kept], [labels[i] for i in kept], "unweighted")
         assert result.value == pytest.approx(expected, abs=1e-9)
         assert result.n_tied == len(data.instances) - len(kept)
         for annotator, rater in zip(data.annotators, stats.kappa_per_rater(matrix, vector, n_boot=50), strict=True):
@@ -233,7 +235,7 @@ def test_fleiss_kappa_equals_statsmodels_on_balanced_real_data(name: str) -> Non
     assert result.value == pytest.approx(sm_fleiss_kappa(table), abs=1e-9)
     assert result.value == pytest.approx(fleiss_by_loops(data), abs=1e-9)
     assert result.n_items == len(data.instances) and result.n_unpaired == 0
-    assert result.ci.low < result.value < result.ci.high  # type: ignore[operator]
+    assert result.ci.low < result.value < result.ci.high
 
 
 def test_fleiss_kappa_with_unequal_raters_per_item_follows_the_documented_rule_on_mtbench() -> None:
@@ -284,7 +286,9 @@ def test_pool_label_rounded_mean_sends_halves_up_whatever_their_parity() -> None
     assert np.isnan(labels[3])
     assert np.round(2.5) == 2  # what numpy would have done to the first item
     half_points = stats.pool_label(
-        [[2, 2.5, NAN], [1, 1, 1.5], [6, 6, NAN], [0, 0, 0]], reduction="rounded_mean", scale=[1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5]
+        [[2, 2.5, NAN], [1, 1, 1.5], [6, 6, NAN], [0, 0, 0]],
+        reduction="rounded_mean",
+        scale=[1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5],
     )
     # 2.25 is halfway between 2 and 2.5 (up); 7/6 is nearer 1; outside the scale goes to its ends.
     np.testing.assert_array_equal(half_points, [2.5, 1, 5, 1])
