@@ -108,10 +108,18 @@ def _item_scores(m: np.ndarray, judge: np.ndarray, scoring: str) -> tuple[np.nda
 
 
 def _paired_mean_ci(
-    h: np.ndarray, j: np.ndarray, n_boot: int, rng: np.random.Generator, confidence: float
+    pairs: np.ndarray,
+    freq: np.ndarray,
+    h: np.ndarray,
+    j: np.ndarray,
+    n_boot: int,
+    rng: np.random.Generator,
+    confidence: float,
 ) -> tuple[BootstrapCI, BootstrapCI]:
-    """Percentile CIs of mean(h) and mean(j), resampling the items (pairs) together."""
-    pairs, freq = np.unique(np.stack([h, j], axis=1), axis=0, return_counts=True)
+    """Percentile CIs of mean(h) and mean(j), resampling the items (pairs) together.
+
+    ``pairs`` (P, 2) are the distinct (h, j) pairs and ``freq`` how many items have each.
+    """
     n = h.size
     means_h, means_j = [], []
     if pairs.shape[0] < n:
@@ -130,6 +138,18 @@ def _paired_mean_ci(
         _percentile_ci(np.concatenate(means_h), n_boot, confidence, "the rater's score"),
         _percentile_ci(np.concatenate(means_j), n_boot, confidence, "the judge's score"),
     )
+
+
+def _distinct_pairs(rater: np.ndarray, h: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Distinct (rater, h, j) triples of the usable cells: (rater, h, j, count) arrays sorted by rater.
+
+    Built from 1-D uniques over all cells at once: np.unique(axis=0), or one per rater, sorts much more.
+    """
+    h_values, h_code = np.unique(h, return_inverse=True)
+    j_values, j_code = np.unique(j, return_inverse=True)
+    key = (rater.astype(np.int64) * h_values.size + h_code) * j_values.size + j_code
+    _, first, freq = np.unique(key, return_index=True, return_counts=True)
+    return rater[first], h[first], j[first], freq
 
 
 def human_ceiling(
@@ -176,18 +196,25 @@ def human_ceiling(
     if y.shape[0] != m.shape[0]:
         raise ValueError(f"judge has {y.shape[0]} labels for {m.shape[0]} items")
     human_s, judge_s, usable = _item_scores(m, y, scoring)
+    # Cells grouped by rater (column-major), so that each rater's cells are one slice.
+    rater_of_cell, item_of_cell = np.nonzero(usable.T)
+    h_cells, j_cells = human_s[item_of_cell, rater_of_cell], judge_s[item_of_cell, rater_of_cell]
+    bounds = np.searchsorted(rater_of_cell, np.arange(m.shape[1] + 1))
+    pair_rater, pair_h, pair_j, pair_freq = _distinct_pairs(rater_of_cell, h_cells, j_cells)
+    pair_bounds = np.searchsorted(pair_rater, np.arange(m.shape[1] + 1))
     rng = np.random.default_rng(seed)
     raters = []
     for j in range(m.shape[1]):
-        cells = usable[:, j]
-        n = int(cells.sum())
+        n = int(bounds[j + 1] - bounds[j])
         if n == 0:
             reason = "no item this rater labelled has another rating and a judge label"
             ci = BootstrapCI(None, None, confidence, n_boot, 0, reason)
             raters.append(RaterCeiling(j, 0, None, None, ci, ci, reason))
             continue
-        h, g = human_s[cells, j], judge_s[cells, j]
-        human_ci, judge_ci = _paired_mean_ci(h, g, n_boot, rng, confidence)
+        h, g = h_cells[bounds[j] : bounds[j + 1]], j_cells[bounds[j] : bounds[j + 1]]
+        own = slice(pair_bounds[j], pair_bounds[j + 1])
+        pairs = np.stack([pair_h[own], pair_j[own]], axis=1)
+        human_ci, judge_ci = _paired_mean_ci(pairs, pair_freq[own], h, g, n_boot, rng, confidence)
         raters.append(RaterCeiling(j, n, float(h.mean()), float(g.mean()), human_ci, judge_ci))
     scores = [(r.human, r.judge) for r in raters if r.human is not None and r.judge is not None]
     better = sum(1 for human, judged in scores if judged > human)

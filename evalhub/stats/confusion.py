@@ -42,8 +42,13 @@ class MajorityPairs:
     n_unpaired: int
 
 
-def majority_pairs(humans: npt.ArrayLike, pool: npt.ArrayLike) -> MajorityPairs:
+def majority_pairs(
+    humans: npt.ArrayLike, pool: npt.ArrayLike, *, majority: npt.ArrayLike | None = None
+) -> MajorityPairs:
     """Pair each item's pool label with its human majority label (``majority_choice``).
+
+    ``majority`` may pass ``majority_choice(humans)`` already computed, so that the kappas, the
+    confusion matrix and the pools of one question share it (it is the costly step on large studies).
 
     Missing data: an item with at least one human rating whose most frequent values are tied has no
     majority; it is left out and counted in ``n_tied`` (as the pairwise majority agreement does).
@@ -54,12 +59,17 @@ def majority_pairs(humans: npt.ArrayLike, pool: npt.ArrayLike) -> MajorityPairs:
     p = _as_vector(pool, "pool")
     if p.shape[0] != m.shape[0]:
         raise ValueError(f"pool has {p.shape[0]} labels for {m.shape[0]} items")
-    majority = majority_choice(m)
+    if majority is None:
+        reference = majority_choice(m)
+    else:
+        reference = _as_vector(majority, "majority")
+        if reference.shape[0] != m.shape[0]:
+            raise ValueError(f"majority has {reference.shape[0]} labels for {m.shape[0]} items")
     rated = (~np.isnan(m)).any(axis=1)
-    tied = rated & np.isnan(majority)
-    keep = ~np.isnan(majority) & ~np.isnan(p)
+    tied = rated & np.isnan(reference)
+    keep = ~np.isnan(reference) & ~np.isnan(p)
     return MajorityPairs(
-        reference=majority[keep],
+        reference=reference[keep],
         predicted=p[keep],
         n_tied=int(tied.sum()),
         n_unpaired=int((~keep & ~tied).sum()),
@@ -116,7 +126,11 @@ def confusion_matrix(
 
 
 def confusion_vs_majority(
-    humans: npt.ArrayLike, pool: npt.ArrayLike, *, categories: Sequence[float] | None = None
+    humans: npt.ArrayLike,
+    pool: npt.ArrayLike,
+    *,
+    categories: Sequence[float] | None = None,
+    majority: npt.ArrayLike | None = None,
 ) -> Confusion:
     """Confusion matrix of a pool's label (rows: human majority label, columns: pool label).
 
@@ -124,9 +138,9 @@ def confusion_vs_majority(
     ``stats.pool_label`` for a pool with several samples per item). Same formula as
     ``confusion_matrix`` with reference = ``majority_choice(humans)``; items with a tied human
     majority are left out and counted in ``n_tied``, items without a rating or pool label in
-    ``n_unpaired`` (see ``majority_pairs``). Never undefined.
+    ``n_unpaired`` (see ``majority_pairs``, which also describes ``majority``). Never undefined.
     """
-    pairs = majority_pairs(humans, pool)
+    pairs = majority_pairs(humans, pool, majority=majority)
     return _confusion(pairs.reference, pairs.predicted, categories, n_tied=pairs.n_tied, n_unpaired=pairs.n_unpaired)
 
 

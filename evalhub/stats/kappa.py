@@ -205,20 +205,22 @@ def kappa_vs_majority(
     n_boot: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
+    majority: npt.ArrayLike | None = None,
 ) -> KappaResult:
     """Cohen's kappa of a pool's label against the human majority label of each item.
 
     ``humans`` is the items x raters matrix, ``pool`` the pool's label per item (``pool_label``
     reduces several samples to one). The reference is ``majority_choice(humans)``; the formula,
     weights, categories and CI are those of ``cohen_kappa`` over the kept items (the bootstrap
-    resamples the kept items only).
+    resamples the kept items only). ``majority`` may pass ``majority_choice(humans)`` already
+    computed, to share it between calls (see ``majority_pairs``).
 
     Missing data: items whose human majority is tied are left out and counted in ``n_tied``; items
     without a human rating or without a pool label are left out and counted in ``n_unpaired``.
 
     Undefined (None, with reason): as ``cohen_kappa`` (no kept item; one single shared category).
     """
-    pairs = majority_pairs(humans, pool)
+    pairs = majority_pairs(humans, pool, majority=majority)
     return _cohen(
         pairs.reference,
         pairs.predicted,
@@ -316,8 +318,15 @@ def fleiss_kappa(
     cats = category_list(categories, values)
     k = cats.size
     counts = np.bincount(rows * k + category_index(values, cats), minlength=n_items * k).reshape(n_items, k)
-    patterns, freq = np.unique(counts, axis=0, return_counts=True)
-    patterns = patterns.astype(float)
+    max_count = int(counts.max())
+    if (max_count + 1) ** k < 2**62:
+        # One integer per count vector: np.unique on a 1-D array is far faster than np.unique(axis=0).
+        powers = (max_count + 1) ** np.arange(k, dtype=np.int64)
+        _, first, freq = np.unique(counts @ powers, return_index=True, return_counts=True)
+        patterns = counts[first].astype(float)
+    else:
+        unique_rows, freq = np.unique(counts, axis=0, return_counts=True)
+        patterns = unique_rows.astype(float)
     n_i = patterns.sum(axis=1)
     agreement = ((patterns**2).sum(axis=1) - n_i) / (n_i * (n_i - 1))
     value = float(_fleiss_from_weights(freq[None, :].astype(float), patterns, agreement, n_items)[0])

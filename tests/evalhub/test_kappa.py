@@ -340,3 +340,14 @@ def test_bh_adjust_keeps_undefined_p_values_in_place_and_matches_statsmodels() -
     assert stats.bh_adjust([]) == [] and stats.bh_adjust([None]) == [None]
     with pytest.raises(ValueError, match="between 0 and 1"):
         stats.bh_adjust([0.2, 1.5])
+
+
+def test_a_precomputed_majority_gives_the_same_kappa_and_confusion_and_is_checked() -> None:
+    data = load_alttest("cebab_aspects")
+    matrix, pool = data.matrix(), data.llm_vector("gemini_pro")
+    majority = stats.majority_choice(matrix)
+    shared = stats.kappa_vs_majority(matrix, pool, majority=majority, n_boot=100)
+    assert shared == stats.kappa_vs_majority(matrix, pool, n_boot=100)
+    assert stats.confusion_vs_majority(matrix, pool, majority=majority) == stats.confusion_vs_majority(matrix, pool)
+    with pytest.raises(ValueError, match="majority has 2 labels for 1008 items"):
+        stats.kappa_vs_majority(matrix, pool, majority=[1, 2])
