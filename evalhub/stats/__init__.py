@@ -13,16 +13,34 @@ One module per family of statistic; this package re-exports the public names, so
 - ``agreement``: full agreement, majority choice, nominal agreement, ICC;
 - ``correlation``: Kendall's tau (pairs and between raters), Pearson, Spearman, the tau bands;
 - ``comparison``: Welch's t-test;
-- ``descriptives``: item means and a matrix's summary.
+- ``descriptives``: item means and a matrix's summary;
+- ``kappa``: Cohen's kappa (unweighted, linear, quadratic; per rater, against the human majority), Fleiss'
+  kappa, their bootstrap CIs, and one label per item for a pool with several samples;
+- ``confusion``: the confusion matrix of a pool's label against the human majority label;
+- ``ceiling``: the human ceiling (each rater's agreement with the others, the judge's on the same items);
+- ``fdr``: Benjamini-Hochberg adjusted p-values.
 """
 
 from __future__ import annotations
 
 from evalhub.stats.agreement import agreement_pct, full_agreement_pct, icc1, icc1_and_icc1k, icc1k, majority_choice
 from evalhub.stats.alpha import alpha_all_levels, alpha_bootstrap_ci, alpha_with_ci, krippendorff_alpha
+from evalhub.stats.ceiling import LOW_HUMAN_ALPHA, SCORINGS, HumanCeiling, RaterCeiling, human_ceiling
 from evalhub.stats.comparison import welch
+from evalhub.stats.confusion import Confusion, confusion_matrix, confusion_vs_majority
 from evalhub.stats.correlation import kendall_tau, mean_pairwise_kendall, pearson, spearman, tau_band
 from evalhub.stats.descriptives import describe, item_means
+from evalhub.stats.fdr import bh_adjust
+from evalhub.stats.kappa import (
+    WEIGHTS,
+    BootstrapCI,
+    KappaResult,
+    cohen_kappa,
+    fleiss_kappa,
+    kappa_per_rater,
+    kappa_vs_majority,
+    pool_label,
+)
 from evalhub.stats.results import (
     LEVELS,
     AlphaCI,
@@ -63,4 +81,21 @@ __all__ = [
     "spearman",
     "tau_band",
     "welch",
+    "Confusion",
+    "confusion_matrix",
+    "confusion_vs_majority",
+    "WEIGHTS",
+    "BootstrapCI",
+    "KappaResult",
+    "cohen_kappa",
+    "fleiss_kappa",
+    "kappa_per_rater",
+    "kappa_vs_majority",
+    "pool_label",
+    "LOW_HUMAN_ALPHA",
+    "SCORINGS",
+    "HumanCeiling",
+    "RaterCeiling",
+    "human_ceiling",
+    "bh_adjust",
 ]

@@ -1,0 +1,377 @@
+"""Cohen's kappa (unweighted, linear, quadratic) and Fleiss' kappa, with percentile bootstrap CIs over items.
+
+Both kappas are computed from counts that depend only on a few integers per item: the (label, label)
+cell of a pair for Cohen's, the vector of category counts for Fleiss'. Resampling items with
+replacement is then a multinomial draw of those cells' or patterns' frequencies, as in
+``alpha_bootstrap_ci``: a 1000-replicate CI costs milliseconds whatever the number of items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from evalhub.stats.agreement import majority_choice
+from evalhub.stats.confusion import category_index, category_list, majority_pairs
+from evalhub.stats.inputs import _as_matrix, _as_vector, _paired
+
+Weights = Literal["unweighted", "linear", "quadratic"]
+WEIGHTS: tuple[Weights, ...] = ("unweighted", "linear", "quadratic")
+PoolReduction = Literal["majority", "rounded_mean"]
+
+# Replicates are drawn in chunks so that the (replicates x cells) matrices stay a few tens of MB.
+_BOOTSTRAP_CELLS_PER_CHUNK = 4_000_000
+_NO_EXPECTED_DISAGREEMENT = "no expected disagreement: both label vectors use one and the same category"
+
+
+@dataclass(frozen=True)
+class BootstrapCI:
+    """Percentile bootstrap interval over items (same fields and rules as ``AlphaCI``)."""
+
+    low: float | None
+    high: float | None
+    confidence: float
+    n_boot: int
+    n_valid: int  # replicates whose statistic was defined; the interval uses only these
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class KappaResult:
+    """A kappa that may be undefined (``value`` None exactly when ``reason`` says why), with its CI.
+
+    ``n_items`` items entered the kappa; ``n_tied`` (human majority tied) and ``n_unpaired`` (a label
+    missing, or fewer than 2 ratings for Fleiss) were left out.
+    """
+
+    value: float | None
+    n_items: int
+    ci: BootstrapCI
+    reason: str | None = None
+    n_tied: int = 0
+    n_unpaired: int = 0
+
+
+def _check_bootstrap(n_boot: int, confidence: float) -> None:
+    if n_boot < 1:
+        raise ValueError("n_boot must be at least 1")
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be between 0 and 1")
+
+
+def _percentile_ci(replicates: np.ndarray, n_boot: int, confidence: float, what: str) -> BootstrapCI:
+    """The percentile interval of the defined (non-NaN) replicates, as ``alpha_bootstrap_ci`` takes it."""
+    valid = replicates[~np.isnan(replicates)]
+    if valid.size == 0:
+        return BootstrapCI(None, None, confidence, n_boot, 0, f"{what} undefined in every replicate")
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(valid, [tail, 100 - tail])
+    return BootstrapCI(float(low), float(high), confidence, n_boot, int(valid.size))
+
+
+def _multinomial_replicates(freq: np.ndarray, n_boot: int, seed: int) -> list[np.ndarray]:
+    """Chunks of bootstrap frequency draws (rows of ``Multinomial(sum freq, freq / sum freq)``).
+
+    The same distribution as resampling the items with replacement and counting them per cell/pattern.
+    """
+    rng = np.random.default_rng(seed)
+    total = int(freq.sum())
+    probabilities = freq / total
+    chunk = max(1, _BOOTSTRAP_CELLS_PER_CHUNK // max(len(freq), 1))
+    return [
+        rng.multinomial(total, probabilities, size=min(chunk, n_boot - start)).astype(float)
+        for start in range(0, n_boot, chunk)
+    ]
+
+
+def _weight_matrix(k: int, weights: str) -> np.ndarray:
+    """Disagreement weights by position in the category list (as scikit-learn's ``cohen_kappa_score``)."""
+    i = np.arange(k, dtype=float)
+    if weights == "unweighted":
+        return 1.0 - np.eye(k)
+    if weights == "linear":
+        return np.abs(i[:, None] - i[None, :])
+    if weights == "quadratic":
+        return (i[:, None] - i[None, :]) ** 2
+    raise ValueError(f"unknown weights {weights!r}; expected one of {', '.join(WEIGHTS)}")
+
+
+def _cohen_from_counts(counts: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Kappa for each (B, K, K) count matrix; NaN where the expected weighted disagreement is 0."""
+    rows = counts.sum(axis=2)
+    cols = counts.sum(axis=1)
+    n = rows.sum(axis=1)
+    expected = rows[:, :, None] * cols[:, None, :] / n[:, None, None]
+    observed_d = (w * counts).sum(axis=(1, 2))
+    expected_d = (w * expected).sum(axis=(1, 2))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = 1.0 - observed_d / expected_d
+    # exact zero test as in scikit-learn: expected_d is a sum of non-negative terms.
+    return np.where(expected_d > 0, kappa, np.nan)
+
+
+def _cohen(
+    a: np.ndarray,
+    b: np.ndarray,
+    *,
+    weights: str,
+    categories: Sequence[float] | None,
+    n_boot: int,
+    seed: int,
+    confidence: float,
+    n_tied: int,
+    n_unpaired: int,
+) -> KappaResult:
+    w = _weight_matrix(1, weights)  # validates the name before anything else
+    _check_bootstrap(n_boot, confidence)
+    if a.size == 0:
+        reason = "no item has both labels"
+        ci = BootstrapCI(None, None, confidence, n_boot, 0, reason)
+        return KappaResult(None, 0, ci, reason, n_tied, n_unpaired)
+    cats = category_list(categories, a, b)
+    k = cats.size
+    w = _weight_matrix(k, weights)
+    cells = category_index(a, cats) * k + category_index(b, cats)
+    freq = np.bincount(cells, minlength=k * k).astype(float)
+    value = float(_cohen_from_counts(freq.reshape(1, k, k), w)[0])
+    if np.isnan(value):
+        ci = BootstrapCI(None, None, confidence, n_boot, 0, _NO_EXPECTED_DISAGREEMENT)
+        return KappaResult(None, int(a.size), ci, _NO_EXPECTED_DISAGREEMENT, n_tied, n_unpaired)
+    used = np.flatnonzero(freq)
+    replicates = []
+    for draws in _multinomial_replicates(freq[used], n_boot, seed):
+        counts = np.zeros((draws.shape[0], k * k))
+        counts[:, used] = draws
+        replicates.append(_cohen_from_counts(counts.reshape(-1, k, k), w))
+    ci = _percentile_ci(np.concatenate(replicates), n_boot, confidence, "kappa")
+    return KappaResult(value, int(a.size), ci, None, n_tied, n_unpaired)
+
+
+def cohen_kappa(
+    x: npt.ArrayLike,
+    y: npt.ArrayLike,
+    *,
+    weights: str = "unweighted",
+    categories: Sequence[float] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> KappaResult:
+    """Cohen's kappa of two label vectors of the same items, unweighted or weighted, with a bootstrap CI.
+
+    Formula: with O the K x K confusion counts over the category list, E_rc = O_r. O_.c / n and
+    disagreement weights w_rc = [r != c] (unweighted), |r - c| (linear) or (r - c)^2 (quadratic),
+    r and c being *positions* in the category list: kappa = 1 - sum(w O) / sum(w E). Equal to
+    scikit-learn's ``cohen_kappa_score(x, y, labels=categories, weights=...)`` (the tests check it).
+    Pass the whole scale as ``categories`` for weighted kappa, so that an unused middle point still
+    counts in the distances; it defaults to the sorted union of the observed labels (scikit-learn's
+    default). A label outside a given list raises ValueError.
+
+    Missing data: an item where either label is NaN is left out (counted in ``n_unpaired``).
+
+    CI: percentile bootstrap over the paired items, seeded; a replicate is a multinomial draw of the
+    cell counts (same distribution as resampling items). Replicates where kappa is undefined are left
+    out and counted in ``n_boot - n_valid``.
+
+    Undefined (None, with reason): no item has both labels, or sum(w E) = 0: both vectors use one and
+    the same category only (scikit-learn returns NaN there, with a warning). Two vectors that are each
+    constant on *different* categories give 0, as in scikit-learn.
+    """
+    a, b = _paired(x, y)
+    n_unpaired = int(np.asarray(x, dtype=float).shape[0] - a.size)
+    return _cohen(
+        a,
+        b,
+        weights=weights,
+        categories=categories,
+        n_boot=n_boot,
+        seed=seed,
+        confidence=confidence,
+        n_tied=0,
+        n_unpaired=n_unpaired,
+    )
+
+
+def kappa_vs_majority(
+    humans: npt.ArrayLike,
+    pool: npt.ArrayLike,
+    *,
+    weights: str = "unweighted",
+    categories: Sequence[float] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    majority: npt.ArrayLike | None = None,
+) -> KappaResult:
+    """Cohen's kappa of a pool's label against the human majority label of each item.
+
+    ``humans`` is the items x raters matrix, ``pool`` the pool's label per item (``pool_label``
+    reduces several samples to one). The reference is ``majority_choice(humans)``; the formula,
+    weights, categories and CI are those of ``cohen_kappa`` over the kept items (the bootstrap
+    resamples the kept items only). ``majority`` may pass ``majority_choice(humans)`` already
+    computed, to share it between calls (see ``majority_pairs``).
+
+    Missing data: items whose human majority is tied are left out and counted in ``n_tied``; items
+    without a human rating or without a pool label are left out and counted in ``n_unpaired``.
+
+    Undefined (None, with reason): as ``cohen_kappa`` (no kept item; one single shared category).
+    """
+    pairs = majority_pairs(humans, pool, majority=majority)
+    return _cohen(
+        pairs.reference,
+        pairs.predicted,
+        weights=weights,
+        categories=categories,
+        n_boot=n_boot,
+        seed=seed,
+        confidence=confidence,
+        n_tied=pairs.n_tied,
+        n_unpaired=pairs.n_unpaired,
+    )
+
+
+def kappa_per_rater(
+    humans: npt.ArrayLike,
+    pool: npt.ArrayLike,
+    *,
+    weights: str = "unweighted",
+    categories: Sequence[float] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[KappaResult, ...]:
+    """Cohen's kappa of a pool's label against each human rater (one result per column of ``humans``).
+
+    Each result is ``cohen_kappa(humans[:, j], pool, ...)`` over the items both labelled (same formula,
+    missing-data rule, CI and undefined cases); every rater's bootstrap uses the same ``seed``.
+    Pass ``categories`` so that all raters' kappas use one category list.
+    """
+    m = _as_matrix(humans)
+    p = _as_vector(pool, "pool")
+    if p.shape[0] != m.shape[0]:
+        raise ValueError(f"pool has {p.shape[0]} labels for {m.shape[0]} items")
+    return tuple(
+        cohen_kappa(m[:, j], p, weights=weights, categories=categories, n_boot=n_boot, seed=seed, confidence=confidence)
+        for j in range(m.shape[1])
+    )
+
+
+def _fleiss_from_weights(weights: np.ndarray, patterns: np.ndarray, agreement: np.ndarray, n_items: int) -> np.ndarray:
+    """Fleiss' kappa for each row of pattern frequencies (B, P); NaN where P_e = 1 (one category)."""
+    p_bar = weights @ agreement / n_items
+    category_totals = weights @ patterns
+    p_cat = category_totals / category_totals.sum(axis=1, keepdims=True)
+    p_e = (p_cat**2).sum(axis=1)
+    # Exact test on the counts, not on the float P_e: undefined when one category holds every rating.
+    one_category = (category_totals > 0).sum(axis=1) == 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = (p_bar - p_e) / (1.0 - p_e)
+    return np.where(one_category, np.nan, kappa)
+
+
+def fleiss_kappa(
+    matrix: npt.ArrayLike,
+    *,
+    categories: Sequence[float] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> KappaResult:
+    """Fleiss' kappa among the raters of a matrix (items x raters, NaN = missing), with a bootstrap CI.
+
+    Formula: with n_ic the number of item i's ratings in category c and n_i = sum_c n_ic,
+    P_i = (sum_c n_ic^2 - n_i) / (n_i (n_i - 1)), P_bar = mean_i P_i,
+    p_c = sum_i n_ic / sum_i n_i, P_e = sum_c p_c^2 and kappa = (P_bar - P_e) / (1 - P_e)
+    (Fleiss 1971). Equal to statsmodels' ``fleiss_kappa(table)`` of the item x category count table
+    when every item has the same number of ratings (the tests check it).
+
+    Missing data: items with fewer than 2 ratings are left out (counted in ``n_unpaired``). Fleiss
+    assumes the same number of raters per item, and statsmodels refuses anything else; here items
+    with different numbers of ratings are all kept, each item's P_i uses its own n_i and p_c pools all
+    ratings. This reduces to Fleiss' formula on balanced data and, unlike keeping only the items with
+    the most common number of ratings, throws no rating away. Which rater gave a rating plays no part.
+    ``categories`` only checks that every rating is one of them (unused categories change nothing).
+
+    CI: percentile bootstrap over the kept items, seeded; a replicate is a multinomial draw of the
+    frequencies of the items' count vectors (same distribution as resampling items). Replicates where
+    kappa is undefined are left out and counted in ``n_boot - n_valid``.
+
+    Undefined (None, with reason): no item has 2 ratings, or all kept ratings are one category
+    (P_e = 1; statsmodels returns NaN).
+    """
+    _check_bootstrap(n_boot, confidence)
+    m = _as_matrix(matrix)
+    rated = ~np.isnan(m)
+    kept = rated.sum(axis=1) >= 2
+    n_items = int(kept.sum())
+    n_unpaired = m.shape[0] - n_items
+    if n_items == 0:
+        reason = "no item has 2 or more ratings"
+        return KappaResult(None, 0, BootstrapCI(None, None, confidence, n_boot, 0, reason), reason, 0, n_unpaired)
+    sub = m[kept]
+    rows, cols = np.nonzero(~np.isnan(sub))
+    values = sub[rows, cols]
+    cats = category_list(categories, values)
+    k = cats.size
+    counts = np.bincount(rows * k + category_index(values, cats), minlength=n_items * k).reshape(n_items, k)
+    max_count = int(counts.max())
+    if (max_count + 1) ** k < 2**62:
+        # One integer per count vector: np.unique on a 1-D array is far faster than np.unique(axis=0).
+        powers = (max_count + 1) ** np.arange(k, dtype=np.int64)
+        _, first, freq = np.unique(counts @ powers, return_index=True, return_counts=True)
+        patterns = counts[first].astype(float)
+    else:
+        unique_rows, freq = np.unique(counts, axis=0, return_counts=True)
+        patterns = unique_rows.astype(float)
+    n_i = patterns.sum(axis=1)
+    agreement = ((patterns**2).sum(axis=1) - n_i) / (n_i * (n_i - 1))
+    value = float(_fleiss_from_weights(freq[None, :].astype(float), patterns, agreement, n_items)[0])
+    if np.isnan(value):
+        reason = "no variation: every rating is one category (P_e = 1)"
+        return KappaResult(None, n_items, BootstrapCI(None, None, confidence, n_boot, 0, reason), reason, 0, n_unpaired)
+    replicates = [
+        _fleiss_from_weights(draws, patterns, agreement, n_items)
+        for draws in _multinomial_replicates(freq.astype(float), n_boot, seed)
+    ]
+    ci = _percentile_ci(np.concatenate(replicates), n_boot, confidence, "Fleiss' kappa")
+    return KappaResult(value, n_items, ci, None, 0, n_unpaired)
+
+
+def pool_label(samples: npt.ArrayLike, *, reduction: str, scale: Sequence[float] | None = None) -> np.ndarray:
+    """One label per item for a pool with several samples per item (items x samples, NaN = missing).
+
+    - ``"majority"`` (nominal data): the most frequent sample label, ``majority_choice``; NaN when the
+      most frequent labels tie (no label is favoured to break it) or the item has no sample.
+    - ``"rounded_mean"`` (Likert): the mean of the samples, rounded to the nearest point of ``scale``
+      (default: the integers). A mean exactly halfway between two points goes to the *higher* point
+      (2.5 -> 3 on a 1-5 scale), whatever its parity: numpy's round-half-to-even would send 2.5 to 2
+      but 3.5 to 4, a bias that depends on where the scale lies. Means outside the scale go to its
+      nearest end. NaN for an item with no sample.
+
+    Kappa and the confusion matrix need one category per item; the alt-test and the human ceiling
+    may use the unrounded mean instead (``np.nanmean``).
+    """
+    m = _as_matrix(samples)
+    if reduction == "majority":
+        return majority_choice(m)
+    if reduction != "rounded_mean":
+        raise ValueError(f"unknown reduction {reduction!r}; expected majority or rounded_mean")
+    out = np.full(m.shape[0], np.nan)
+    rated = (~np.isnan(m)).any(axis=1)
+    means = np.nanmean(m[rated], axis=1)
+    if scale is None:
+        # A tolerance far below any rating step absorbs float residue in sums such as 0.1 + 0.2.
+        out[rated] = np.floor(means + 0.5 + 1e-9)
+        return out
+    points = np.unique(np.asarray(scale, dtype=float))
+    if points.size == 0 or np.isnan(points).any():
+        raise ValueError("scale must list at least one finite point")
+    upper = np.clip(np.searchsorted(points, means), 0, points.size - 1)
+    lower = np.clip(upper - 1, 0, points.size - 1)
+    take_upper = points[upper] - means <= means - points[lower] + 1e-9
+    out[rated] = np.where(take_upper, points[upper], points[lower])
+    return out
