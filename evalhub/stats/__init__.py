@@ -13,13 +13,24 @@ One module per family of statistic; this package re-exports the public names, so
 - ``agreement``: full agreement, majority choice, nominal agreement, ICC;
 - ``correlation``: Kendall's tau (pairs and between raters), Pearson, Spearman, the tau bands;
 - ``comparison``: Welch's t-test;
-- ``descriptives``: item means and a matrix's summary.
+- ``descriptives``: item means and a matrix's summary;
+- ``alt_test``: the alternative annotator test (may an LLM replace the human raters?).
 """
 
 from __future__ import annotations
 
 from evalhub.stats.agreement import agreement_pct, full_agreement_pct, icc1, icc1_and_icc1k, icc1k, majority_choice
 from evalhub.stats.alpha import alpha_all_levels, alpha_bootstrap_ci, alpha_with_ci, krippendorff_alpha
+from evalhub.stats.alt_test import (
+    DEFAULT_EPSILON,
+    EPSILON_GUIDANCE,
+    Q_FDR,
+    AltTestHuman,
+    AltTestResult,
+    EpsilonGuide,
+    alt_test,
+    alt_test_long,
+)
 from evalhub.stats.comparison import welch
 from evalhub.stats.correlation import kendall_tau, mean_pairwise_kendall, pearson, spearman, tau_band
 from evalhub.stats.descriptives import describe, item_means
@@ -36,6 +47,14 @@ from evalhub.stats.results import (
 )
 
 __all__ = [
+    "DEFAULT_EPSILON",
+    "EPSILON_GUIDANCE",
+    "Q_FDR",
+    "AltTestHuman",
+    "AltTestResult",
+    "EpsilonGuide",
+    "alt_test",
+    "alt_test_long",
     "LEVELS",
     "AlphaCI",
     "CorrResult",
