@@ -98,11 +98,11 @@ def alt_test(
     ``{instance: [sample labels]}`` (one label per sample of the LLM). Labels are numbers, NaN = missing.
     """
     index: dict[Hashable, int] = {}
-    raters: list[str] = []
+    raters: list[int] = []
     instances: list[int] = []
     labels: list[float] = []
-    for rater, ratings in humans.items():
-        raters.extend([str(rater)] * len(ratings))
+    for code, (rater, ratings) in enumerate(humans.items()):
+        raters.extend([code] * len(ratings))
         instances.extend(index.setdefault(key, len(index)) for key in ratings)
         labels.extend(_numbers(ratings.values(), f"rater {rater!r}"))
     llm_instances: list[int] = []
@@ -112,7 +112,7 @@ def alt_test(
         llm_instances.extend([index.setdefault(key, len(index))] * len(samples))
         llm_labels.extend(_numbers(samples, f"the LLM's instance {key!r}"))
     return alt_test_long(
-        raters=np.array(raters, dtype=object),
+        raters=np.array(raters, dtype=np.int64),
         instances=np.array(instances, dtype=np.int64),
         labels=np.array(labels, dtype=float),
         llm_instances=np.array(llm_instances, dtype=np.int64),
@@ -121,6 +121,7 @@ def alt_test(
         epsilon=epsilon,
         q_fdr=q_fdr,
         sample_rule=sample_rule,
+        rater_names={code: str(rater) for code, rater in enumerate(humans)},
     )
 
 
@@ -135,11 +136,14 @@ def alt_test_long(
     epsilon: float = DEFAULT_EPSILON,
     q_fdr: float = Q_FDR,
     sample_rule: SampleRule | None = None,
+    rater_names: Mapping[Hashable, str] | None = None,
 ) -> AltTestResult:
     """The alternative annotator test on long-format ratings (one row per human rating / LLM sample).
 
     Human ratings are the parallel arrays ``raters``, ``instances``, ``labels``; the LLM's are
     ``llm_instances``, ``llm_labels``, where several rows of one instance are the LLM's samples.
+    Rater and instance ids are best given as integers (the fast path; ``rater_names`` maps a rater id to
+    the name reported, str(id) by default); other hashable ids work but are slower to index.
 
     Procedure (Calderon, Reichart & Dror 2025, and their reference implementation):
     - The LLM's label of an instance is its samples' majority (``sample_rule="majority"``, the default
@@ -182,14 +186,13 @@ def alt_test_long(
     h_rater, h_inst, h_label = _long("human", raters, instances, labels)
     _, l_inst, l_label = _long("LLM", None, llm_instances, llm_labels)
 
-    # Common integer codes for the instances of both sides, and for the raters.
-    inst_ids, inst_codes = np.unique(np.concatenate([h_inst, l_inst]), return_inverse=True)
+    # Common integer codes for the instances of both sides, and compact codes for the raters.
+    inst_codes, inst_ids = _codes(np.concatenate([h_inst, l_inst]))
     n_inst = inst_ids.size
     h_i, l_i = inst_codes[: h_inst.size], inst_codes[h_inst.size :]
-    rater_ids, h_r = np.unique(h_rater, return_inverse=True)
-    names = [str(r) for r in rater_ids]
-    pair = h_r.astype(np.int64) * n_inst + h_i
-    if np.unique(pair).size != pair.size:
+    h_r, rater_ids = _codes(h_rater)
+    names = [str(r) if rater_names is None else rater_names[r] for r in rater_ids.tolist()]
+    if _counts_of_keys(h_r * n_inst + h_i, len(names) * n_inst).max(initial=0) > 1:
         raise ValueError("a rater rated the same instance twice; give one label per rater and instance")
 
     notes: list[str] = []
@@ -227,7 +230,8 @@ def alt_test_long(
         return _undefined(scoring, epsilon, q_fdr, n_instances, (), notes)
 
     d = w_h.astype(float) - w_llm
-    order = np.argsort(h_r, kind="stable")
+    # Few raters: a stable sort of 16-bit codes is a linear-time radix sort.
+    order = np.argsort(h_r.astype(np.uint16) if len(names) <= 65536 else h_r, kind="stable")
     bounds = np.concatenate([[0], np.cumsum(per_rater)])
     ps = np.empty(tested.size)
     with warnings.catch_warnings():
@@ -288,9 +292,7 @@ def _wins(
     if scoring == "accuracy":
         same_as_llm = h_label == llm
         llm_matches = np.bincount(h_i, weights=same_as_llm, minlength=n_inst)[h_i] - same_as_llm
-        codes = np.unique(h_label, return_inverse=True)[1]
-        _, key_of, key_counts = np.unique(h_i * (codes.max() + 1) + codes, return_inverse=True, return_counts=True)
-        own_matches = key_counts[key_of] - 1
+        own_matches = _pair_counts(h_i, h_label, n_inst) - 1
         return llm_matches >= own_matches, own_matches >= llm_matches
     # sum over all ratings o of i of (x - o)^2 = n_i (x - mean_i)^2 + M2_i, centred for numerical stability.
     n = np.bincount(h_i, minlength=n_inst).astype(float)
@@ -316,8 +318,14 @@ def _llm_labels(l_i: np.ndarray, l_label: np.ndarray, n_inst: int, rule: str) ->
         present = counts > 0
         out[present] = sums[present] / counts[present]
         return out, np.zeros(n_inst, dtype=bool)
-    values, codes = np.unique(l_label, return_inverse=True)
-    keys, key_counts = np.unique(l_i * values.size + codes, return_counts=True)
+    values = np.unique(l_label)
+    keys = l_i * values.size + np.searchsorted(values, l_label)
+    if n_inst * values.size <= 4 * keys.size + 1_000_000:
+        key_counts = np.bincount(keys, minlength=n_inst * values.size)
+        keys = np.flatnonzero(key_counts)
+        key_counts = key_counts[keys]
+    else:
+        keys, key_counts = np.unique(keys, return_counts=True)
     key_inst = keys // values.size
     best = np.zeros(n_inst, dtype=np.int64)
     np.maximum.at(best, key_inst, key_counts)
@@ -328,18 +336,47 @@ def _llm_labels(l_i: np.ndarray, l_label: np.ndarray, n_inst: int, rule: str) ->
     return out, n_best > 1
 
 
+def _codes(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Compact codes 0..k-1 of ids and the k distinct ids in sorted order (``np.unique``'s inverse).
+
+    Non-negative integers of moderate size (database keys) take a lookup table instead of a sort.
+    """
+    if ids.dtype.kind in "iu" and ids.size and ids.min() >= 0 and ids.max() < 4 * ids.size + 1_000_000:
+        seen = np.zeros(int(ids.max()) + 1, dtype=bool)
+        seen[ids] = True
+        return (np.cumsum(seen) - 1)[ids], np.flatnonzero(seen)
+    uniques, codes = np.unique(ids, return_inverse=True)
+    return codes.reshape(-1).astype(np.intp), uniques
+
+
+def _counts_of_keys(keys: np.ndarray, n_keys: int) -> np.ndarray:
+    """For each key (an integer below n_keys), how often it occurs in keys."""
+    if n_keys <= 4 * keys.size + 1_000_000:
+        return np.bincount(keys, minlength=n_keys)[keys]
+    _, key_of, key_counts = np.unique(keys, return_inverse=True, return_counts=True)
+    return key_counts[key_of.reshape(-1)]
+
+
+def _pair_counts(inst: np.ndarray, label: np.ndarray, n_inst: int) -> np.ndarray:
+    """For each rating, how many ratings of its instance carry its label (itself included)."""
+    values = np.unique(label)
+    return _counts_of_keys(inst * values.size + np.searchsorted(values, label), n_inst * values.size)
+
+
 def _long(
     side: str, raters: npt.ArrayLike | None, instances: npt.ArrayLike, labels: npt.ArrayLike
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Checked parallel arrays with NaN labels (missing) dropped."""
     inst = np.asarray(instances)
     lab = np.asarray(labels, dtype=float)
-    rat = np.asarray(raters, dtype=object) if raters is not None else np.empty(inst.shape, dtype=object)
+    rat = np.asarray(raters) if raters is not None else np.zeros(inst.shape, dtype=np.int64)
     if lab.ndim != 1 or inst.shape != lab.shape or rat.shape != lab.shape:
         raise ValueError(f"{side} ratings: raters, instances and labels must be 1-D arrays of one length")
     if np.isinf(lab).any():
         raise ValueError(f"{side} ratings contain infinite labels; use NaN for missing labels")
     present = ~np.isnan(lab)
+    if present.all():
+        return rat, inst, lab
     return rat[present], inst[present], lab[present]
 
 
