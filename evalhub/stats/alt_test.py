@@ -108,7 +108,11 @@ def alt_test(
     llm_instances: list[int] = []
     llm_labels: list[float] = []
     for key, value in llm.items():
-        samples = list(value) if isinstance(value, Sequence | np.ndarray) else [value]
+        samples: list[object]
+        if isinstance(value, str | bytes) or not isinstance(value, Sequence | np.ndarray):
+            samples = [value]  # one label (a string is one invalid label, not a sequence of samples)
+        else:
+            samples = list(value)
         llm_instances.extend([index.setdefault(key, len(index))] * len(samples))
         llm_labels.extend(_numbers(samples, f"the LLM's instance {key!r}"))
     return alt_test_long(
@@ -198,16 +202,16 @@ def alt_test_long(
     notes: list[str] = []
     llm_label, tied = _llm_labels(l_i, l_label, n_inst, rule)
     if tied.any():
-        notes.append(f"{int(tied.sum())} instances left out: the LLM's most frequent samples are tied (no majority)")
+        notes.append(f"{_instances(int(tied.sum()))} left out: the LLM's most frequent samples are tied (no majority)")
     n_humans = np.bincount(h_i, minlength=n_inst)
     has_llm = ~np.isnan(llm_label)
     usable = has_llm & (n_humans >= MIN_HUMANS_PER_INSTANCE)
     few = int((has_llm & (n_humans < MIN_HUMANS_PER_INSTANCE)).sum())
     if few:
-        notes.append(f"{few} instances left out: fewer than {MIN_HUMANS_PER_INSTANCE} human ratings")
+        notes.append(f"{_instances(few)} left out: fewer than {MIN_HUMANS_PER_INSTANCE} human ratings")
     no_llm = int(((n_humans > 0) & ~has_llm & ~tied).sum())
     if no_llm:
-        notes.append(f"{no_llm} instances left out: no LLM label")
+        notes.append(f"{_instances(no_llm)} left out: no LLM label")
     n_instances = int(usable.sum())
     if n_instances == 0:
         notes.append(
@@ -378,6 +382,10 @@ def _long(
     if present.all():
         return rat, inst, lab
     return rat[present], inst[present], lab[present]
+
+
+def _instances(n: int) -> str:
+    return "1 instance" if n == 1 else f"{n} instances"
 
 
 def _numbers(values: Iterable[object], where: str) -> list[float]:

@@ -341,6 +341,7 @@ def test_defaults_and_the_papers_epsilon_guidance() -> None:
     [
         ({"a": {"i": "yes"}}, {"i": 1.0}, {}, "rater 'a': label 'yes' is not a number"),
         ({"a": {"i": 1.0}}, {"i": ["no"]}, {}, "the LLM's instance 'i': label 'no' is not a number"),
+        ({"a": {"i": 1.0}}, {"i": "yes"}, {}, "the LLM's instance 'i': label 'yes' is not a number"),
         ({"a": {"i": float("inf")}}, {"i": 1.0}, {}, "human ratings contain infinite labels"),
         ({"a": {"i": 1.0}}, {"i": 1.0}, {"scoring": "f1"}, "unknown scoring 'f1'"),
         ({"a": {"i": 1.0}}, {"i": 1.0}, {"epsilon": 1.5}, "epsilon must be between 0 and 1"),
@@ -354,12 +355,39 @@ def test_bad_input_is_refused_with_one_line(humans, llm, options, message) -> No
     assert "\n" not in str(error.value)
 
 
-def test_a_rater_labelling_an_instance_twice_is_refused() -> None:
+@pytest.mark.parametrize("instances", [[1, 1], [10**12, 10**12], ["x", "x"]])
+def test_a_rater_labelling_an_instance_twice_is_refused(instances: list) -> None:
     with pytest.raises(ValueError, match="rated the same instance twice"):
         alt_test_long(
-            raters=["a", "a"], instances=[1, 1], labels=[1.0, 2.0], llm_instances=[1], llm_labels=[1.0],
-            scoring="accuracy",
+            raters=["a", "a"], instances=instances, labels=[1.0, 2.0], llm_instances=instances[:1],
+            llm_labels=[1.0], scoring="accuracy",
         )  # fmt: skip
+
+
+def test_the_kind_of_ids_does_not_change_the_result() -> None:
+    # Small integers are indexed through a lookup table, large ones and strings by sorting: same answer.
+    humans, llm = noisy_study()
+    rows = [(r, int(i[1:]), v) for r, ratings in humans.items() for i, v in ratings.items()]
+    rater_of = {"a": 5, "b": 1, "c": 4, "d": 0, "e": 3, "f": 2}
+    results = []
+    for rater_id, instance_id in [
+        (lambda r: rater_of[r], lambda i: i),
+        (lambda r: 10**12 + rater_of[r], lambda i: 10**12 + 7 * i),
+        (lambda r: f"rater-{rater_of[r]}", lambda i: f"item-{i:02d}"),
+    ]:
+        result = alt_test_long(
+            raters=[rater_id(r) for r, _, _ in rows],
+            instances=[instance_id(i) for _, i, _ in rows],
+            labels=[v for _, _, v in rows],
+            llm_instances=[instance_id(int(i[1:])) for i in llm],
+            llm_labels=list(llm.values()),
+            scoring="accuracy",
+            epsilon=0.1,
+        )
+        results.append(sorted((h.p, h.advantage, h.rejected) for h in result.humans))
+        assert result.winning_rate == alt_test(humans, llm, scoring="accuracy", epsilon=0.1).winning_rate
+    assert results[0] == results[1] == results[2]
+    assert len(results[0]) == 6
 
 
 # --- the reader ------------------------------------------------------------------------------------------
