@@ -155,12 +155,15 @@ def alt_test_long(
       samples gives no label (as ``majority_choice``: no value is favoured to break it), so the instance
       is left out, with a note.
     - An instance has at least 2 human ratings and an LLM label; the others are left out, with a note.
+      Instance ids are the caller's: to pool questions, give every (item, question) pair its own id.
     - For each human j with at least 30 instances (the others are skipped, with a note), on every
       instance i that j rated, with O_i the other humans' labels of i:
       S = accuracy: mean over o in O_i of [pred == o]; S = neg_rmse: -sqrt(mean over o of (pred - o)^2);
       W_llm = [S(llm_i) >= S(j_i)], W_h = [S(j_i) >= S(llm_i)] (a tie gives both 1);
       d = W_h - W_llm; p_j = ``scipy.stats.ttest_1samp(d, epsilon, alternative="less")``
-      (H0: mean(d) >= epsilon); the advantage rho_j = mean(W_llm).
+      (H0: mean(d) >= epsilon); the advantage rho_j = mean(W_llm). Both scores of a rating use the same
+      others, so they are compared as match counts (accuracy) or sums of squared errors (neg_rmse); sums
+      within a relative 1e-9 count as a tie, which is exact for integer labels and means of samples.
     - Benjamini-Yekutieli at ``q_fdr`` over the tested humans' p-values
       (``scipy.stats.false_discovery_control(ps, method="by")``, rejected where adjusted p <= q_fdr).
       winning_rate omega = rejected / humans tested; passed = omega >= 0.5;
