@@ -19,12 +19,23 @@ One module per family of statistic; this package re-exports the public names, so
 - ``confusion``: the confusion matrix of a pool's label against the human majority label;
 - ``ceiling``: the human ceiling (each rater's agreement with the others, the judge's on the same items);
 - ``fdr``: Benjamini-Hochberg adjusted p-values.
+- ``alt_test``: the alternative annotator test (may an LLM replace the human raters?).
 """
 
 from __future__ import annotations
 
 from evalhub.stats.agreement import agreement_pct, full_agreement_pct, icc1, icc1_and_icc1k, icc1k, majority_choice
 from evalhub.stats.alpha import alpha_all_levels, alpha_bootstrap_ci, alpha_with_ci, krippendorff_alpha
+from evalhub.stats.alt_test import (
+    DEFAULT_EPSILON,
+    EPSILON_GUIDANCE,
+    Q_FDR,
+    AltTestHuman,
+    AltTestResult,
+    EpsilonGuide,
+    alt_test,
+    alt_test_long,
+)
 from evalhub.stats.ceiling import LOW_HUMAN_ALPHA, SCORINGS, HumanCeiling, RaterCeiling, human_ceiling
 from evalhub.stats.comparison import welch
 from evalhub.stats.confusion import Confusion, confusion_matrix, confusion_vs_majority
@@ -54,6 +65,14 @@ from evalhub.stats.results import (
 )
 
 __all__ = [
+    "DEFAULT_EPSILON",
+    "EPSILON_GUIDANCE",
+    "Q_FDR",
+    "AltTestHuman",
+    "AltTestResult",
+    "EpsilonGuide",
+    "alt_test",
+    "alt_test_long",
     "LEVELS",
     "AlphaCI",
     "CorrResult",
