@@ -32,6 +32,7 @@ from annotations.models import (
     Rater,
     Study,
 )
+from annotations.selectors import planned_items
 
 ATTENTION_END = "attention"
 
@@ -110,11 +111,6 @@ def attention_expected(*, study: Study, seed: int, position: int) -> int:
     points = study.scale_points()
     inner = points[1:-1] or points
     return random.Random(f"{seed}:{position}").choice(inner)
-
-
-def planned_items(assignment: Assignment) -> int:
-    limit = assignment.rater.study.items_per_rater
-    return len(assignment.item_order) if limit is None else min(limit, len(assignment.item_order))
 
 
 def _claim_timeout() -> timedelta:
