@@ -9,9 +9,10 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotations.importing import items_import, ratings_import
+from annotations.importing import items_import
 from annotations.models import PAIRWISE_SCORES, Study
 from annotations.studies import study_create_from_template
+from evalhub.rating_import import ratings_import
 
 DEMO_DIR = Path(__file__).resolve().parent / "demo"
 DEMO_STUDIES = {
