@@ -16,8 +16,7 @@ def test_the_demo_has_a_pairwise_study_with_simulated_choices(db):
 
 
 def test_the_demos_offline_judge_answers_the_pairwise_demo_with_choices(db):
-    from evalhub.demo import demo_load
-    from llmjudge.demo import demo_judge_load
+    from evalhub.demo import demo_judge_load, demo_load
     from llmjudge.judging import judge_run_execute_inline, judge_run_start
 
     study = next(s for s in demo_load() if s.slug == "demo-pairwise")
