@@ -4,7 +4,7 @@ from collections.abc import Callable
 
 from django import forms
 from django.contrib import admin, messages
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
 
@@ -13,7 +13,6 @@ from annotations.importing import (
     ImportResult,
     demographics_import,
     items_import,
-    ratings_import,
     uploaded_file,
 )
 from annotations.models import (
@@ -53,6 +52,8 @@ class QuestionInline(admin.StackedInline):
 
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
+    """The study admin of this app's rows; evalhub.admin extends it with what also touches LLM pools."""
+
     list_display = ("slug", "title", "kind", "status", "ordering", "raters_per_item", "owner", "created_at")
     list_filter = ("status", "kind", "ordering", "template")
     search_fields = ("slug", "title")
@@ -60,7 +61,7 @@ class StudyAdmin(admin.ModelAdmin):
     inlines = [QuestionInline]
     readonly_fields = ("template", "template_version", "created_at")
     change_form_template = "admin/annotations/study/change_form.html"
-    actions = ["create_invitations", "export_ratings_csv"]
+    actions = ["create_invitations"]
 
     @admin.action(description="Create 10 invitation links (listed on the study's raters page)")
     def create_invitations(self, request: HttpRequest, queryset) -> None:  # noqa: ANN001
@@ -68,14 +69,6 @@ class StudyAdmin(admin.ModelAdmin):
             invitations_create(study=study, count=10)
             url = reverse("annotations:study_raters", args=[study.slug])
             messages.success(request, f"{study.slug}: 10 new invitation links, listed at {url}")
-
-    @admin.action(description="Export ratings as CSV (long form, streamed)")
-    def export_ratings_csv(self, request: HttpRequest, queryset) -> StreamingHttpResponse:  # noqa: ANN001
-        from evalhub.exports import csv_lines, rating_rows  # evalhub depends on annotations, not the reverse
-
-        response = StreamingHttpResponse(csv_lines(rating_rows(queryset.order_by("slug"))), content_type="text/csv")
-        response["Content-Disposition"] = 'attachment; filename="ratings.csv"'
-        return response
 
     def get_queryset(self, request: HttpRequest):  # noqa: ANN201
         qs = super().get_queryset(request)
@@ -90,8 +83,6 @@ class StudyAdmin(admin.ModelAdmin):
         return [
             path("<int:pk>/import-items/", self.admin_site.admin_view(self.import_items_view),
                  name="annotations_study_import_items"),
-            path("<int:pk>/import-ratings/", self.admin_site.admin_view(self.import_ratings_view),
-                 name="annotations_study_import_ratings"),
             path("<int:pk>/import-demographics/", self.admin_site.admin_view(self.import_demographics_view),
                  name="annotations_study_import_demographics"),
             *super().get_urls(),
@@ -99,9 +90,6 @@ class StudyAdmin(admin.ModelAdmin):
 
     def import_items_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         return self._import_view(request, pk, "items", items_import)
-
-    def import_ratings_view(self, request: HttpRequest, pk: int) -> HttpResponse:
-        return self._import_view(request, pk, "ratings", ratings_import)
 
     def import_demographics_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         return self._import_view(request, pk, "demographics", demographics_import, DemographicsUploadForm)

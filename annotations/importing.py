@@ -1,6 +1,10 @@
-"""Importing items and existing ratings from CSV or JSONL files.
+"""Importing items, human ratings and demographics from CSV or JSONL files.
 
-Both imports are all-or-nothing: every row is validated before anything is written, and the writes
+Reading the files and checking rows lives here, with the writers of this app's rows. The ratings
+import (``import_ratings``), whose files also hold LLM pools, is ``evalhub.rating_import``: it writes
+into both apps, so it lives in the layer that sees both, and uses the readers and checks below.
+
+Every import is all-or-nothing: every row is validated before anything is written, and the writes
 happen in one transaction, so a file with one bad row changes nothing. Errors name the line
 (line 1 of a CSV is its header) and the reason.
 """
@@ -32,7 +36,6 @@ DELIMITERS = (",", ";", "\t")  # on a tie in the header line, the first wins
 # sets this limit while it reads (and restores the previous one after), so a 1 MB story imports and
 # a quote that is never closed still stops at a bounded size with a clear message.
 CSV_FIELD_MAX_CHARS = 16 * 1024 * 1024
-SAMPLE_MAX = 2**31 - 1  # LLMRating.sample is an integer column on PostgreSQL
 _FOREIGN_BOMS = (
     (codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),  # before UTF-16: FF FE 00 00 starts with FF FE
     (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16"),
@@ -58,13 +61,13 @@ class ImportResult:
     unchanged_raters: int = 0  # demographics: raters whose file row equals what they already have
 
 
-def _show(value: str, limit: int = 60) -> str:
+def shown(value: str, limit: int = 60) -> str:
     """repr() of a value from the file, cut short so that a message stays one readable line."""
     return repr(value if len(value) <= limit else value[:limit] + "\u2026")
 
 
 def _names(names: list[str]) -> str:
-    return ", ".join(n if n and n.isprintable() and n == n.strip() and len(n) <= 60 else _show(n) for n in names)
+    return ", ".join(n if n and n.isprintable() and n == n.strip() and len(n) <= 60 else shown(n) for n in names)
 
 
 @contextmanager
@@ -106,7 +109,7 @@ def _read_bytes(path: Path) -> bytes:
     return path.read_bytes()
 
 
-def _rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
+def read_rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
     """Yield (line number, row) from a CSV (with header) or JSONL file, values as strings."""
     text = _decode(_read_bytes(path))
     start = text.lstrip()
@@ -149,14 +152,14 @@ def _jsonl_rows(text: str) -> Iterator[tuple[int, dict[str, str]]]:
             raise ImportFileError(f"each line must be a JSON object, not {_json_type(obj)}", line_no)
         row: dict[str, str] = {}
         for key, value in obj:
-            _check_text(key, f"key {_show(key)}", line_no)
+            _check_text(key, f"key {shown(key)}", line_no)
             if key in row:
-                raise ImportFileError(f"duplicate key {_show(key)}", line_no)
+                raise ImportFileError(f"duplicate key {shown(key)}", line_no)
             if isinstance(value, list):
-                raise ImportFileError(f"field {_show(key)} must be a string or number, not {_json_type(value)}",
+                raise ImportFileError(f"field {shown(key)} must be a string or number, not {_json_type(value)}",
                                       line_no)
             row[key] = "" if value is None else str(value)
-            _check_text(row[key], f"field {_show(key)}", line_no)
+            _check_text(row[key], f"field {shown(key)}", line_no)
         yield line_no, row
 
 
@@ -228,7 +231,8 @@ def _csv_rows(text: str) -> Iterator[tuple[int, dict[str, str]]]:
         csv.field_size_limit(previous_limit)
 
 
-def _check_columns(row: dict[str, str], line: int, required: list[str], optional: set[str]) -> None:
+def check_columns(row: dict[str, str], line: int, required: list[str], optional: set[str]) -> None:
+    """Refuse a row that lacks a required column or has one that is neither required nor optional."""
     missing = [c for c in required if c not in row]
     extra = sorted(set(row) - set(required) - optional)
     if missing:
@@ -240,18 +244,18 @@ def _check_columns(row: dict[str, str], line: int, required: list[str], optional
         raise ImportFileError(f"unknown column(s) {_names(extra)}; expected {', '.join(required)}", line)
 
 
-def _check_length(value: str, what: str, limit: int, line: int) -> None:
+def check_length(value: str, what: str, limit: int, line: int) -> None:
     # The model's max_length; SQLite would store a longer value, PostgreSQL refuses it.
     if len(value) > limit:
         raise ImportFileError(f"{what} longer than {limit} characters", line)
 
 
-def _check_group(study: Study, group: str, line: int) -> None:
+def check_group(study: Study, group: str, line: int) -> None:
     if not group:
         raise ImportFileError("empty group", line)
     if study.groups and group not in study.groups:
-        raise ImportFileError(f"unknown group {_show(group)}; the study's groups are {', '.join(study.groups)}", line)
-    _check_length(group, "group", Item._meta.get_field("group").max_length, line)
+        raise ImportFileError(f"unknown group {shown(group)}; the study's groups are {', '.join(study.groups)}", line)
+    check_length(group, "group", Item._meta.get_field("group").max_length, line)
 
 
 def items_import(*, study: Study, path: Path) -> ImportResult:
@@ -261,19 +265,19 @@ def items_import(*, study: Study, path: Path) -> ImportResult:
     seen: set[str] = set()
     new_items: list[Item] = []
     position = study.items.count()
-    for line, row in _rows(path):
-        _check_columns(row, line, required, set())
+    for line, row in read_rows(path):
+        check_columns(row, line, required, set())
         item_id = row["id"].strip()
         if not item_id:
             raise ImportFileError("empty id", line)
-        _check_length(item_id, "id", Item._meta.get_field("external_id").max_length, line)
+        check_length(item_id, "id", Item._meta.get_field("external_id").max_length, line)
         if item_id in seen:
             raise ImportFileError(f"duplicate id {item_id!r} in the file", line)
         if item_id in existing:
             raise ImportFileError(f"item {item_id!r} already exists in study {study.slug}", line)
         seen.add(item_id)
         group = row["group"].strip()
-        _check_group(study, group, line)
+        check_group(study, group, line)
         for name in study.item_fields:
             if not row[name].strip():
                 raise ImportFileError(f"empty field {name!r}", line)
@@ -294,101 +298,27 @@ def items_import(*, study: Study, path: Path) -> ImportResult:
     return ImportResult(created_items=len(new_items))
 
 
-def _parse_score(raw: str, study: Study, line: int) -> float:
+def score_on_scale(raw: str, study: Study, line: int) -> float:
+    """The file's score as a number, refused unless it is finite and on the study's scale."""
     try:
         score = float(raw)
     except ValueError:
-        raise ImportFileError(f"score {_show(raw)} is not a number", line) from None
+        raise ImportFileError(f"score {shown(raw)} is not a number", line) from None
     if not math.isfinite(score):
-        raise ImportFileError(f"score {_show(raw)} is not a finite number", line)
+        raise ImportFileError(f"score {shown(raw)} is not a finite number", line)
     if not study.scale_min <= score <= study.scale_max:
-        raise ImportFileError(f"score {_show(raw)} is outside the scale {study.scale_min}-{study.scale_max}", line)
+        raise ImportFileError(f"score {shown(raw)} is outside the scale {study.scale_min}-{study.scale_max}", line)
     return score
 
 
-def ratings_import(*, study: Study, path: Path) -> ImportResult:
-    """Import ratings in long format (item, group, question, pool, rater, score[, rationale]).
-
-    Pool "human" holds human raters (rater = a persistent rater id); any other pool is an LLM pool
-    (rater = the sample index, an integer) stored as an imported judge run named after the pool.
-    Unknown items are created with the row's group (and empty fields).
-    """
-    from llmjudge.imports import llm_pool_ratings_write  # llmjudge depends on annotations, not the reverse
-    from llmjudge.models import Judge
-
-    questions = {q.key: q for q in study.questions.all()}
-    items = {i.external_id: i for i in study.items.all()}
-    new_items: dict[str, str] = {}  # external id -> group
-    keys: set[tuple[str, str, str, str]] = set()
-    human: list[tuple[str, str, str, float, str]] = []  # item, question, rater, score, rationale
-    llm: dict[str, list[tuple[str, str, int, float, str]]] = {}
-    for line, row in _rows(path):
-        _check_columns(row, line, list(RATING_COLUMNS), {"rationale", "comment"})
-        item_id, group = row["item"].strip(), row["group"].strip()
-        question, pool, rater = row["question"].strip(), row["pool"].strip(), row["rater"].strip()
-        if not item_id:
-            raise ImportFileError("empty item", line)
-        _check_length(item_id, "item", Item._meta.get_field("external_id").max_length, line)
-        _check_group(study, group, line)
-        known_group = items[item_id].group if item_id in items else new_items.get(item_id)
-        if known_group is not None and known_group != group:
-            raise ImportFileError(f"item {item_id!r} is in group {known_group!r}, not {group!r}", line)
-        if item_id not in items:
-            new_items.setdefault(item_id, group)
-        if question not in questions:
-            raise ImportFileError(f"unknown question {_show(question)}; the study asks {', '.join(questions)}", line)
-        if not pool:
-            raise ImportFileError("empty pool", line)
-        if not rater:
-            raise ImportFileError("empty rater", line)
-        score = _parse_score(row["score"].strip(), study, line)
-        note = row.get("rationale", "") or row.get("comment", "")
-        if pool == HUMAN_POOL:
-            _check_length(rater, "rater", Rater._meta.get_field("external_id").max_length, line)
-        else:
-            _check_length(pool, "pool", Judge._meta.get_field("name").max_length, line)
-            try:
-                sample = int(rater)
-            except ValueError:
-                raise ImportFileError(f"rater {_show(rater)} of LLM pool {pool!r} must be a sample index (integer)",
-                                      line) from None
-            if sample < 0:
-                raise ImportFileError(f"sample index {sample} must not be negative", line)
-            if sample > SAMPLE_MAX:
-                raise ImportFileError(f"sample index {sample} is above the largest, {SAMPLE_MAX}", line)
-            rater = str(sample)  # "0" and "00" are the same sample
-        key = (item_id, question, pool, rater)
-        if key in keys:
-            raise ImportFileError(f"duplicate rating: item {item_id!r}, question {question!r}, "
-                                  f"pool {pool!r}, rater {rater!r}", line)
-        keys.add(key)
-        if pool == HUMAN_POOL:
-            human.append((item_id, question, rater, score, note))
-        else:
-            llm.setdefault(pool, []).append((item_id, question, int(rater), score, note))
-    if not keys:
-        raise ImportFileError("the file has a header but no rows")
-    with transaction.atomic():
-        position = study.items.count()
-        created = Item.objects.bulk_create(
-            [Item(study=study, external_id=e, group=g, fields={}, position=position + n)
-             for n, (e, g) in enumerate(new_items.items())],
-            batch_size=BATCH,
-        )
-        items.update({i.external_id: i for i in created})
-        n_human = _human_ratings_write(study=study, rows=human, items=items, questions=questions)
-        n_llm = sum(
-            llm_pool_ratings_write(study=study, pool=pool, rows=rows, items=items, questions=questions)
-            for pool, rows in llm.items()
-        )
-    return ImportResult(created_items=len(created), created_ratings=n_human + n_llm,
-                        pools=tuple(([HUMAN_POOL] if human else []) + sorted(llm)))
-
-
-def _human_ratings_write(
+def human_ratings_write(
     *, study: Study, rows: list[tuple[str, str, str, float, str]], items: dict[str, Item],
     questions: dict[str, Question],
 ) -> int:
+    """Write (item, question, rater, score, comment) rows of checked human ratings; refuse any already present.
+
+    Raters unknown to the study are created as imported raters. The caller holds the transaction.
+    """
     if not rows:
         return 0
     raters = {r.external_id: r for r in study.raters.exclude(external_id="")}
@@ -437,8 +367,8 @@ def _check_demographic_fields(fields: list[str], line: int) -> None:
                               "a demographics file has rater and one column per demographic field", line)
     bad = [n for n in names if not _FIELD_NAME.fullmatch(n)]
     if bad:
-        shown = ", ".join(_show(n) for n in bad)
-        raise ImportFileError(f"column name(s) {shown} must be lowercase letters, digits and _ "
+        listed = ", ".join(shown(n) for n in bad)
+        raise ImportFileError(f"column name(s) {listed} must be lowercase letters, digits and _ "
                               "(at most 50, starting with a letter), e.g. age_band", line)
 
 
@@ -457,36 +387,36 @@ def demographics_import(*, study: Study, path: Path, replace: bool = False) -> I
     seen: set[str] = set()
     updates: list[Rater] = []
     unchanged = 0
-    for line, row in _rows(path):
+    for line, row in read_rows(path):
         if fields is None:
             fields = list(row)
             _check_demographic_fields(fields, line)
-        _check_columns(row, line, fields, set())
+        check_columns(row, line, fields, set())
         key = row[DEMOGRAPHICS_KEY].strip()
         if not key:
             raise ImportFileError("empty rater", line)
         if key in seen:
-            raise ImportFileError(f"duplicate rater {_show(key)} in the file", line)
+            raise ImportFileError(f"duplicate rater {shown(key)} in the file", line)
         seen.add(key)
         rater = raters.get(key)
         if rater is None:
-            raise ImportFileError(f"unknown rater {_show(key)} in study {study.slug} (import their ratings first, "
+            raise ImportFileError(f"unknown rater {shown(key)} in study {study.slug} (import their ratings first, "
                                   "or give the external id they were imported with)", line)
         values = {}
         for name in fields:
             value = row[name].strip()
             if name == DEMOGRAPHICS_KEY or not value:
                 continue
-            _check_length(value, f"field {name!r}", DEMOGRAPHIC_VALUE_MAX_CHARS, line)
+            check_length(value, f"field {name!r}", DEMOGRAPHIC_VALUE_MAX_CHARS, line)
             values[name] = value
         if not values:
-            raise ImportFileError(f"rater {_show(key)} has no demographic value", line)
+            raise ImportFileError(f"rater {shown(key)} has no demographic value", line)
         if rater.demographics == values:
             unchanged += 1
             continue
         if rater.demographics and not replace:
             given = "imported earlier" if rater.source == Rater.Source.IMPORTED else "given in the rater form"
-            raise ImportFileError(f"rater {_show(key)} already has demographics ({given}: "
+            raise ImportFileError(f"rater {shown(key)} already has demographics ({given}: "
                                   f"{', '.join(sorted(rater.demographics))}); replace them with --replace", line)
         rater.demographics = values
         updates.append(rater)

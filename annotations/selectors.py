@@ -9,7 +9,6 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 
 from annotations.models import Assignment, AttentionCheck, HumanRating, Item, ItemClaim, Rater, Study
-from annotations.services import planned_items
 
 # A rater whose most frequent score covers at least this share of their (at least 5) ratings is flagged.
 STRAIGHT_LINING_SHARE = 0.9
@@ -24,6 +23,12 @@ class Progress:
     @property
     def percent(self) -> int:
         return round(100 * self.done / self.total) if self.total else 100
+
+
+def planned_items(assignment: Assignment) -> int:
+    """How many items the rater is to rate: their item order, cut at the study's items per rater."""
+    limit = assignment.rater.study.items_per_rater
+    return len(assignment.item_order) if limit is None else min(limit, len(assignment.item_order))
 
 
 def assignment_progress(*, assignment: Assignment) -> Progress:

@@ -16,7 +16,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
@@ -32,6 +31,7 @@ from annotations.models import (
     Rater,
     Study,
 )
+from annotations.selectors import planned_items
 
 ATTENTION_END = "attention"
 
@@ -110,11 +110,6 @@ def attention_expected(*, study: Study, seed: int, position: int) -> int:
     points = study.scale_points()
     inner = points[1:-1] or points
     return random.Random(f"{seed}:{position}").choice(inner)
-
-
-def planned_items(assignment: Assignment) -> int:
-    limit = assignment.rater.study.items_per_rater
-    return len(assignment.item_order) if limit is None else min(limit, len(assignment.item_order))
 
 
 def _claim_timeout() -> timedelta:
@@ -529,70 +524,3 @@ def open_link_join(*, study: Study, external_id: str = "", platform_study_id: st
     except IntegrityError:  # two first visits at once
         rater = Rater.objects.get(study=study, external_id=external_id[:200])
     return rater
-
-
-@transaction.atomic
-def meta_study_create(
-    *, slug: str, run_id: int, question_key: str, owner: AbstractBaseUser | None = None, limit: int | None = None
-) -> Study:
-    """A meta-evaluation study (paper appendix C.3.2) from one judge run's answers to one question.
-
-    Each item is one LLM answer, shown as coming from "another rater": the story (and the other source
-    fields), the question, the score and the explanation. The run, judge and model stay hidden; the
-    LLMRating id is kept in the item's fields under a name raters are never shown.
-    """
-    from llmjudge.models import LLMRating  # llmjudge depends on annotations, not the reverse
-
-    ratings = (
-        LLMRating.objects.filter(run_id=run_id, question__key=question_key, status=LLMRating.Status.OK)
-        .select_related("item", "question", "run__study")
-        .order_by("item__position", "item_id", "sample")
-    )
-    if limit is not None:
-        ratings = ratings[:limit]
-    ratings = list(ratings)
-    if not ratings:
-        raise ValueError(f"run {run_id} has no parsed answers to question {question_key!r}")
-    source = ratings[0].run.study
-    shown = [*source.item_fields, "question", "rating", "explanation"]
-    study = Study.objects.create(
-        slug=slug,
-        title=f"Do you agree with another rater? ({source.title})",
-        kind=Study.Kind.META,
-        instruction=(
-            "Another rater read the text below and answered the question. Read the text, their rating and "
-            "their explanation, then tell us whether you agree with them, and why."
-        ),
-        llm_template="{question}",
-        item_fields=shown,
-        field_labels={
-            **source.field_labels,
-            "question": "The question",
-            "rating": "Their rating",
-            "explanation": "Their explanation",
-        },
-        groups=source.groups,
-        scale_min=source.scale_min,
-        scale_max=source.scale_max,
-        scale_labels=source.scale_labels,
-        ordering=Study.Ordering.MIXED,
-        raters_per_item=1,
-        owner=owner,
-    )
-    Item.objects.bulk_create(
-        Item(
-            study=study,
-            external_id=f"{r.item.external_id}:{r.question.key}:{r.sample}",
-            group=r.item.group,
-            position=n,
-            fields={
-                **{name: r.item.fields.get(name, "") for name in source.item_fields},
-                "question": r.question.text,
-                "rating": source.label_for(int(r.score)) if r.score == int(r.score) else f"{r.score:g}",
-                "explanation": (r.rationale or r.raw).strip(),
-                "source_llm_rating": r.pk,
-            },
-        )
-        for n, r in enumerate(ratings)
-    )
-    return study

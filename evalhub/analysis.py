@@ -31,7 +31,7 @@ from django.db.models import Count, Max, QuerySet
 
 from annotations.models import HumanRating, Item, Question, Rater, Study
 from evalhub import stats
-from evalhub.personal_report import PER_RATER_KINDS, per_rater_predictions, personal_sections
+from evalhub.per_rater_analysis import PER_RATER_KINDS, per_rater_predictions, personal_sections
 from llmjudge.models import JudgeRun, LLMRating
 
 HUMAN = "human"

@@ -20,7 +20,7 @@ from annotations.selectors import studies_for_researcher
 from evalhub import charts
 from evalhub.analysis import ALL_GROUPS, HUMAN, AnalysisOptions, pool_names, study_analysis_cached
 from evalhub.exports import TABLE_COLUMNS, csv_lines, rating_rows, table_rows
-from evalhub.reporting import SIGNIFICANCE, p_text, pool_label, stars, welch_sentence
+from evalhub.text_report import SIGNIFICANCE, p_text, pool_label, stars, welch_sentence
 
 
 def _get_study_for_researcher(request: HttpRequest, slug: str) -> Study:

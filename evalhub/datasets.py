@@ -1,7 +1,7 @@
 """Importers for published multi-rater datasets: HANNA and JUDGE-BENCH (formats in ../shared/data/SOURCES.md).
 
 Each converts its file into EvalHub's long rating format (item, group, question, pool, rater, score)
-and hands it to ``annotations.importing.ratings_import``, so validation, the all-or-nothing
+and hands it to ``evalhub.rating_import.ratings_import``, so validation, the all-or-nothing
 transaction and the LLM-pool storage are the ones every other import uses. Only the study set-up
 (questions, scale, groups) is specific to the dataset. Rater indices in both datasets are positions
 ("the 1st annotation row of the story"), not persistent people, hence the rater names "position-k".
@@ -22,10 +22,11 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from annotations.importing import BATCH, RATING_COLUMNS, ImportFileError, ImportResult, ratings_import
+from annotations.importing import BATCH, RATING_COLUMNS, ImportFileError, ImportResult
 from annotations.models import Study
 from annotations.studies import StudySpecError, study_create
-from llmjudge.imports import imported_run_get_or_create
+from evalhub.rating_import import ratings_import
+from llmjudge.imported_runs import imported_run_get_or_create
 from llmjudge.models import LLMRating
 
 HANNA_CRITERIA = {  # column code -> (question key, the HANNA annotation guideline's question)

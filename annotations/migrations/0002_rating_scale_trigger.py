@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.db import migrations
 
-from evalhub import scale_triggers
+from annotations import scale_triggers
 
 forward, backward = scale_triggers.install("annotations_humanrating")
 

@@ -4,7 +4,7 @@ import annotations.models
 import django.db.models.deletion
 from django.db import migrations, models
 
-from evalhub.scale_triggers import restore_sqlite_triggers, suspend_sqlite_triggers
+from annotations.scale_triggers import restore_sqlite_triggers, suspend_sqlite_triggers
 
 
 def fill_open_tokens(apps, schema_editor):

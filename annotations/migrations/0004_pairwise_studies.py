@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.db import migrations, models
 
-from evalhub.scale_triggers import restore_sqlite_triggers, suspend_sqlite_triggers
+from annotations.scale_triggers import restore_sqlite_triggers, suspend_sqlite_triggers
 
 
 class Migration(migrations.Migration):

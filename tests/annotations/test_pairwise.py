@@ -123,32 +123,3 @@ def test_the_judge_prompt_holds_every_text_the_rater_reads(pairwise):
         for text in [page.instruction, page.questions[0].text, *page.fields.values()]:
             assert text in prompt
         assert prompt.index(item.fields["response_a"]) < prompt.index(item.fields["response_b"])
-
-
-def test_the_demo_has_a_pairwise_study_with_simulated_choices(db):
-    from annotations.demo import demo_load
-
-    demo_load()
-    study = Study.objects.get(slug="demo-pairwise")
-    assert study.is_pairwise and study.items.count() == 3
-    assert {i.group for i in study.items.all()} == {"human-first", "human-second"}
-    scores = list(HumanRating.objects.filter(item__study=study).values_list("score", flat=True))
-    assert len(scores) == 3 * 3 and set(scores) <= {1.0, 2.0}
-
-
-def test_the_demos_offline_judge_answers_the_pairwise_demo_with_choices(db):
-    from annotations.demo import demo_load
-    from llmjudge.demo import demo_judge_load
-    from llmjudge.judging import judge_run_execute_inline, judge_run_start
-
-    study = next(s for s in demo_load() if s.slug == "demo-pairwise")
-    judge = demo_judge_load(owner=study.owner)
-    judge.options = {}  # no latency, no refusals: every answer is a choice in one of the fake's formats
-    judge.save()
-    run = judge_run_start(study=study, judge=judge, enqueue=False)
-    judge_run_execute_inline(run=run)
-
-    rows = list(run.ratings.values_list("status", "score", "raw"))
-    assert len(rows) == 3 * 3 and {status for status, _, _ in rows} == {"ok"}
-    assert {score for _, score, _ in rows} <= {1.0, 2.0}
-    assert all(("A" in raw) == (score == 1.0) for _, score, raw in rows)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from annotations.demo import demo_load
+from evalhub.demo import demo_load
 from tests.evalhub.factories import import_long
 
 CHROMIUM = "/usr/bin/chromium"

@@ -6,8 +6,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from annotations.importing import RATING_COLUMNS, ratings_import
+from annotations.importing import RATING_COLUMNS
 from annotations.models import Study
+from evalhub.rating_import import ratings_import
 from llmjudge.models import Judge, JudgeRun, LLMRating
 
 

@@ -13,7 +13,7 @@ from annotations.studies import study_create_from_template
 from evalhub import stats
 from evalhub.analysis import AnalysisOptions, study_analysis
 from evalhub.exports import TABLE_COLUMNS, csv_lines, table_rows
-from evalhub.reporting import text_report
+from evalhub.text_report import text_report
 from llmjudge.models import Judge
 from tests.evalhub.factories import live_run
 

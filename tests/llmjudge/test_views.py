@@ -174,7 +174,7 @@ def test_the_demo_has_an_offline_judge_that_judges_a_demo_study_from_the_browser
 ):
     from django.core.management import call_command
 
-    from llmjudge.demo import DEMO_JUDGE
+    from evalhub.demo import DEMO_JUDGE
     from llmjudge.models import Judge
 
     call_command("load_demo")

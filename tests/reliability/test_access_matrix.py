@@ -22,7 +22,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.authtoken.models import Token
 
 from annotations.models import HumanRating, Rater, Study
-from annotations.services import meta_study_create
+from evalhub.meta_study import meta_study_create
 from llmjudge.models import JudgeRun
 from tests.annotations.raterkit import answer, page_key
 from tests.reliability.access import (

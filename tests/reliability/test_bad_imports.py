@@ -19,8 +19,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotations import importing
-from annotations.importing import ImportFileError, demographics_import, items_import, ratings_import
+from annotations.importing import ImportFileError, demographics_import, items_import
 from annotations.models import HumanRating, Item, Rater, Study
+from evalhub.rating_import import ratings_import
 from llmjudge.models import LLMRating
 from tests.reliability.snapshots import database_snapshot
 

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotations.models import Study
 from evalhub.analysis import AnalysisOptions, study_analysis
 from evalhub.exports import csv_lines, table_rows
-from evalhub.reporting import text_report
+from evalhub.text_report import text_report
 
 
 def study_or_error(slug: str) -> Study:

@@ -19,14 +19,15 @@ def llm_worker_available(timeout: float = 1.0) -> bool:
     The embedded file-system broker cannot broadcast, so there the answer is always no and
     `--wait` does the work itself.
     """
+    from celery import current_app
     from django.conf import settings
 
-    from evalhub.celery import app
-
+    # current_app is the project's Celery app (set up when Django starts); naming it would make
+    # llmjudge import evalhub, the layer above it.
     if settings.CELERY_BROKER_URL.startswith("filesystem"):
         return False
     try:
-        replies = app.control.inspect(timeout=timeout).active_queues() or {}
+        replies = current_app.control.inspect(timeout=timeout).active_queues() or {}
     except Exception:  # noqa: BLE001 - any broker without remote control means "no worker answers"
         return False
     return any(q.get("name") == "llm" for queues in replies.values() for q in queues or [])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evalhub.personal_metrics import average_metrics, per_rater_metrics
+from evalhub.prediction_metrics import average_metrics, per_rater_metrics
 from llmjudge.kinds import persona as pe
 from llmjudge.kinds import personalized as ps
 from llmjudge.kinds import roleplay as rp

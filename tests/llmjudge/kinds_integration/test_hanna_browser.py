@@ -89,8 +89,8 @@ def _expected(run_id: int, study) -> dict[tuple[str, str], dict[str, float | Non
     """(question key, rater name) -> metrics recomputed from the database: each rater's held-out human
     scores against the run's votes for that rater."""
     from annotations.models import HumanRating
-    from evalhub.personal_metrics import per_rater_metrics
-    from evalhub.personal_report import per_rater_predictions
+    from evalhub.per_rater_analysis import per_rater_predictions
+    from evalhub.prediction_metrics import per_rater_metrics
 
     votes = per_rater_predictions(run_id=run_id)
     human = {(r.item_id, r.question_id, r.rater_id): r.score

@@ -4,8 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from annotations.demo import demo_load
-from llmjudge.demo import demo_judge_load
+from evalhub.demo import demo_judge_load, demo_load
 
 
 class Command(BaseCommand):

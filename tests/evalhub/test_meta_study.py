@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from annotations.models import Assignment, MetaAnswer, Rater, Study
-from annotations.services import meta_study_create
+from evalhub.meta_study import meta_study_create
 from llmjudge.models import Judge, JudgeRun, LLMRating
 from tests.annotations.raterkit import add_story_items, open_study, page_key, url_of
 

@@ -7,13 +7,17 @@ import tempfile
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from annotations.importing import items_import, ratings_import
+from annotations.importing import items_import
 from annotations.models import PAIRWISE_SCORES, Study
 from annotations.studies import study_create_from_template
+from evalhub.rating_import import ratings_import
+from llmjudge.models import Judge
 
 DEMO_DIR = Path(__file__).resolve().parent / "demo"
+DEMO_JUDGE = "demo-fake"
 DEMO_STUDIES = {
     "demo-story": ("story-likert", "story_items.jsonl"),
     "demo-fluency": ("adversarial-fluency", "fluency_items.jsonl"),
@@ -76,3 +80,20 @@ def demo_load(*, username: str = "demo", password: str = "demo") -> list[Study]:
                 ratings_import(study=study, path=ratings)
         studies.append(study)
     return studies
+
+
+def demo_judge_load(*, owner: AbstractBaseUser | None) -> Judge:
+    """The demo's offline judge: the fake backend, slowed down a little so the progress bar visibly moves."""
+    judge, _ = Judge.objects.get_or_create(
+        name=DEMO_JUDGE,
+        defaults={
+            "backend": Judge.Backend.FAKE,
+            "model": "fake-model",
+            "samples": 3,
+            "concurrency": 4,
+            "owner": owner,
+            # A few refusals so the demo shows the re-ask and the refused status.
+            "options": {"fake_latency": 0.15, "fake_refusal_rate": 0.05},
+        },
+    )
+    return judge

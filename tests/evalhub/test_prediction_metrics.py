@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from scipy import stats as sps
 
-from evalhub.personal_metrics import Averaged, RaterMetrics, average_metrics, per_rater_metrics
+from evalhub.prediction_metrics import Averaged, RaterMetrics, average_metrics, per_rater_metrics
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -115,7 +115,7 @@ def test_module_and_judge_kinds_do_not_import_django():
 import sys, types
 pkg = types.ModuleType("evalhub"); pkg.__path__ = [sys.argv[1] + "/evalhub"]; sys.modules["evalhub"] = pkg
 sys.path.insert(0, sys.argv[1])
-import evalhub.personal_metrics
+import evalhub.prediction_metrics
 import llmjudge.kinds.rubric, llmjudge.kinds.personalized, llmjudge.kinds.persona, llmjudge.kinds.roleplay
 leaked = sorted(m for m in sys.modules if m.split(".")[0] in {"django", "celery", "torch", "sentence_transformers"})
 assert not leaked, leaked

@@ -1,5 +1,5 @@
 """Per-rater view of personalized and persona runs (selectors: read the database, hand plain dicts to
-``evalhub.personal_metrics``).
+``evalhub.prediction_metrics``).
 
 A per-rater run predicts human raters: its rows carry ``target_rater``. One prediction per (item,
 question, rater) is the majority vote over the row's samples in sample order (persona: the
@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from annotations.models import HumanRating, Item, Study
-from evalhub.personal_metrics import average_metrics, per_rater_metrics
+from evalhub.prediction_metrics import average_metrics, per_rater_metrics
 from llmjudge.kinds.persona import majority_vote
 from llmjudge.models import Judge, JudgeRun, LLMRating
 
@@ -91,7 +91,7 @@ def personal_sections(
     questions: tuple[str, ...] | None = None,
     groups: tuple[str, ...] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The per-rater entries (``personal_report``) and the ablation tables (``ablation_tables``).
+    """The per-rater entries (``personal``) and the ablation tables (``ablation_tables``).
 
     The dashboard's filters apply as everywhere else: ``runs`` (per-rater runs shown and the plain
     baseline chosen among them), ``questions`` (keys) and ``groups`` (held-out items of these groups
