@@ -208,7 +208,7 @@ def study_data(*, study: Study, options: AnalysisOptions) -> StudyData:
             else:
                 pool.rater_labels = {int(s): f"sample-{int(s)}" for s in pool.raters}
             pool.status_counts = {
-                LLMRating.Status.OK.value: int(pool.score.size), **dict(sorted(not_ok[run.pk].items()))}
+                str(LLMRating.Status.OK): int(pool.score.size), **dict(sorted(not_ok[run.pk].items()))}
             pools.append(pool)
     return StudyData(study=study, questions=questions, groups=groups, item_ids=item_ids, item_group=item_group,
                      pools=pools)

@@ -135,7 +135,7 @@ def _welch_row(question: str, pool: Pool, a: Cell | None, b: Cell | None, group_
 
     va, vb = values(a), values(b)
     result = stats.welch(va, vb, unit=unit)
-    row = {"question": question, "pool": pool.name, "group_a": group_a, "group_b": group_b,
+    row: dict[str, Any] = {"question": question, "pool": pool.name, "group_a": group_a, "group_b": group_b,
            "mean_a": float(va.mean()) if va.size else None, "mean_b": float(vb.mean()) if vb.size else None,
            "t": result.t,
            "df": result.df, "p": result.p, "mean_diff": result.mean_diff, "cohens_d": result.cohens_d,
