@@ -26,6 +26,7 @@ from annotations.models import (
     Rater,
     Study,
 )
+from annotations.selectors import studies_for_researcher
 from annotations.services import invitations_create, rater_revoke
 
 
@@ -71,8 +72,8 @@ class StudyAdmin(admin.ModelAdmin):
             messages.success(request, f"{study.slug}: 10 new invitation links, listed at {url}")
 
     def get_queryset(self, request: HttpRequest):  # noqa: ANN201
-        qs = super().get_queryset(request)
-        return qs if request.user.is_superuser else qs.filter(owner=request.user)
+        # The one study-access rule, in its admin form (annotations.selectors).
+        return super().get_queryset(request) & studies_for_researcher(user=request.user, admin=True)
 
     def save_model(self, request: HttpRequest, obj: Study, form: forms.Form, change: bool) -> None:
         if not change and obj.owner is None:

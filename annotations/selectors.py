@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
 
 from annotations.models import Assignment, AttentionCheck, HumanRating, Item, ItemClaim, Rater, Study
 
@@ -43,11 +44,46 @@ def assignment_progress(*, assignment: Assignment) -> Progress:
     return Progress(done=min(done, total), total=total)
 
 
-def studies_for_researcher(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Study]:
-    """The studies a researcher may manage: their own; staff see all."""
+# --- the study-access rule -----------------------------------------------------------------------
+# Written once, here: pages, the dashboard, the API and the admin ask these functions, and judge runs
+# are reached through their study (llmjudge.selectors.runs_for_researcher). A change of role model
+# is a change of `_sees_every_study` alone.
+
+
+def _sees_every_study(user: AbstractBaseUser | AnonymousUser, *, admin: bool) -> bool:
+    """Superusers see every study everywhere. Staff who are not superusers see every study on the pages
+    and in the API, but only their own in the admin's study list: the two differed before the rule was
+    written once, and docs/reliability.md documents both, so both are kept until the role model changes."""
+    return bool(user.is_superuser) if admin else bool(user.is_staff)
+
+
+def studies_for_researcher(*, user: AbstractBaseUser | AnonymousUser, admin: bool = False) -> QuerySet[Study]:
+    """The studies a researcher may see and manage: their own; staff see all (see `_sees_every_study`).
+
+    ``admin=True`` asks for the admin's study list. Anonymous users see none.
+    """
     if not user.is_authenticated:
         return Study.objects.none()
-    return Study.objects.all() if user.is_staff else Study.objects.filter(owner=user)
+    return Study.objects.all() if _sees_every_study(user, admin=admin) else Study.objects.filter(owner=user)
+
+
+def study_for_researcher(*, user: AbstractBaseUser | AnonymousUser, slug: str) -> Study:
+    """The study if the user may see it; Http404 otherwise, the same as a slug that does not exist, so
+    another researcher's slugs cannot be probed."""
+    return get_object_or_404(studies_for_researcher(user=user), slug=slug)
+
+
+# --- which items count -----------------------------------------------------------------------------
+
+
+def counted_items(*, study: Study) -> QuerySet[Item]:
+    """The items that count in the statistics, the judges' views of human ratings and the personal
+    reports: not gold items (their known answers check raters).
+
+    Attention checks are stored apart from ratings (AttentionCheck), so they never reach a rating
+    query. Every reader of "the study's items that count" goes through this function.
+    """
+    return Item.objects.filter(study=study, kind=Item.Kind.NORMAL)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,11 @@ from annotations.forms import (
 from annotations.models import Assignment, Question, Rater, Study
 from annotations.open_link_limit import new_open_rater_allowed
 from annotations.rendering import rater_page
-from annotations.selectors import assignment_progress, studies_for_researcher, study_rater_stats
+from annotations.selectors import (
+    assignment_progress,
+    study_for_researcher,
+    study_rater_stats,
+)
 from annotations.services import StaleSubmission, Step
 
 # Tokens are URL-safe base64 (models.new_token). Anything else is refused before it reaches the database:
@@ -245,14 +249,9 @@ def open_link(request: HttpRequest, token: str) -> HttpResponse:
 # --- researcher pages --------------------------------------------------------------------------------
 
 
-def _get_study_for_researcher(request: HttpRequest, slug: str) -> Study:
-    """The only way researcher views reach a study: owners and staff only; others get a 404."""
-    return get_object_or_404(studies_for_researcher(user=request.user), slug=slug)
-
-
 @login_required
 def study_raters(request: HttpRequest, slug: str) -> HttpResponse:
-    study = _get_study_for_researcher(request, slug)
+    study = study_for_researcher(user=request.user, slug=slug)
     base = request.build_absolute_uri("/").rstrip("/")
     open_url = base + reverse("annotations:open_link", args=[study.open_token])
     return render(
@@ -274,7 +273,7 @@ def study_raters(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def study_invite(request: HttpRequest, slug: str) -> HttpResponse:
-    study = _get_study_for_researcher(request, slug)
+    study = study_for_researcher(user=request.user, slug=slug)
     form = InviteForm(request.POST)
     if form.is_valid():
         raters = services.invitations_create(study=study, count=form.cleaned_data["count"])
@@ -287,7 +286,7 @@ def study_invite(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def study_open_link(request: HttpRequest, slug: str) -> HttpResponse:
-    study = _get_study_for_researcher(request, slug)
+    study = study_for_researcher(user=request.user, slug=slug)
     services.open_link_set(study=study, enabled=request.POST.get("enabled") == "1")
     return redirect("annotations:study_raters", slug=study.slug)
 
@@ -295,7 +294,7 @@ def study_open_link(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def rater_revoke(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    study = _get_study_for_researcher(request, slug)
+    study = study_for_researcher(user=request.user, slug=slug)
     rater = get_object_or_404(study.raters, pk=pk)
     services.rater_revoke(rater=rater)
     messages.success(request, f"Revoked the link of {rater}.")

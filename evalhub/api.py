@@ -11,7 +11,6 @@ from typing import Any
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.http import StreamingHttpResponse
-from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import permissions, serializers, status
@@ -21,7 +20,7 @@ from rest_framework.views import APIView
 
 from annotations.importing import ImportFileError, items_import, uploaded_file
 from annotations.models import Study
-from annotations.selectors import studies_for_researcher
+from annotations.selectors import studies_for_researcher, study_for_researcher
 from annotations.services import invitations_create
 from annotations.studies import StudySpecError, protocol_templates, study_create, study_create_from_template
 from evalhub.analysis import study_analysis
@@ -29,12 +28,7 @@ from evalhub.exports import csv_lines, rating_rows
 from llmjudge import judging
 from llmjudge.forms import runnable_judges
 from llmjudge.models import JudgeRun
-from llmjudge.selectors import run_progress
-
-
-def get_study_for_researcher(user: Any, slug: str) -> Study:
-    # Another researcher's study answers 404, not 403: its existence is not revealed.
-    return get_object_or_404(studies_for_researcher(user=user), slug=slug)
+from llmjudge.selectors import run_for_researcher, run_progress
 
 
 class StudySerializer(serializers.ModelSerializer):
@@ -101,7 +95,7 @@ class StudyDetailView(APIView):
 
     @extend_schema(responses=StudySerializer)
     def get(self, request: Request, slug: str) -> Response:
-        return Response(StudySerializer(get_study_for_researcher(request.user, slug)).data)
+        return Response(StudySerializer(study_for_researcher(user=request.user, slug=slug)).data)
 
 
 class StudyItemsView(APIView):
@@ -109,7 +103,7 @@ class StudyItemsView(APIView):
 
     @extend_schema(request=ItemsUploadSerializer, responses={201: dict})
     def post(self, request: Request, slug: str) -> Response:
-        study = get_study_for_researcher(request.user, slug)
+        study = study_for_researcher(user=request.user, slug=slug)
         form = ItemsUploadSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         upload = form.validated_data.get("file")
@@ -134,7 +128,7 @@ class StudyInvitationsView(APIView):
 
     @extend_schema(request=InvitationsSerializer, responses={201: dict})
     def post(self, request: Request, slug: str) -> Response:
-        study = get_study_for_researcher(request.user, slug)
+        study = study_for_researcher(user=request.user, slug=slug)
         form = InvitationsSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         raters = invitations_create(study=study, count=form.validated_data["count"])
@@ -156,13 +150,13 @@ class StudyRunsView(APIView):
 
     @extend_schema(responses={200: dict})
     def get(self, request: Request, slug: str) -> Response:
-        study = get_study_for_researcher(request.user, slug)
+        study = study_for_researcher(user=request.user, slug=slug)
         runs = JudgeRun.objects.filter(study=study).select_related("judge", "study").order_by("id")
         return Response([run_json(run) for run in runs])
 
     @extend_schema(request=RunStartSerializer, responses={201: dict})
     def post(self, request: Request, slug: str) -> Response:
-        study = get_study_for_researcher(request.user, slug)
+        study = study_for_researcher(user=request.user, slug=slug)
         form = RunStartSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         judge = runnable_judges(request.user).filter(name=form.validated_data["judge"]).first()
@@ -176,17 +170,12 @@ class StudyRunsView(APIView):
         return Response(run_json(run), status=status.HTTP_201_CREATED)
 
 
-def get_run_for_researcher(user: Any, run_id: int) -> JudgeRun:
-    runs = JudgeRun.objects.select_related("judge", "study")
-    return get_object_or_404(runs if user.is_staff else runs.filter(study__owner=user), pk=run_id)
-
-
 class RunDetailView(APIView):
     permission_classes = [permissions.IsAuthenticated]
 
     @extend_schema(responses={200: dict})
     def get(self, request: Request, run_id: int) -> Response:
-        return Response(run_json(get_run_for_researcher(request.user, run_id)))
+        return Response(run_json(run_for_researcher(user=request.user, run_id=run_id)))
 
 
 class RunActionView(APIView):
@@ -201,7 +190,7 @@ class RunActionView(APIView):
 
     @extend_schema(request=None, responses={200: dict})
     def post(self, request: Request, run_id: int, action: str) -> Response:
-        run = get_run_for_researcher(request.user, run_id)
+        run = run_for_researcher(user=request.user, run_id=run_id)
         if action not in self.actions:
             return Response({"detail": f"unknown action {action!r}"}, status=status.HTTP_404_NOT_FOUND)
         try:
@@ -217,7 +206,7 @@ class StudyAnalysisView(APIView):
 
     @extend_schema(responses={200: dict})
     def get(self, request: Request, slug: str) -> Response:
-        return Response(study_analysis(study=get_study_for_researcher(request.user, slug)))
+        return Response(study_analysis(study=study_for_researcher(user=request.user, slug=slug)))
 
 
 class StudyRatingsCSVView(APIView):
@@ -225,7 +214,7 @@ class StudyRatingsCSVView(APIView):
 
     @extend_schema(responses={(200, "text/csv"): str})
     def get(self, request: Request, slug: str) -> StreamingHttpResponse:
-        study = get_study_for_researcher(request.user, slug)
+        study = study_for_researcher(user=request.user, slug=slug)
         response = StreamingHttpResponse(csv_lines(rating_rows([study])), content_type="text/csv")
         response["Content-Disposition"] = f'attachment; filename="{study.slug}-ratings.csv"'
         return response

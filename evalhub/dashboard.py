@@ -13,19 +13,14 @@ from typing import Any
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 
 from annotations.models import Study
-from annotations.selectors import studies_for_researcher
+from annotations.selectors import study_for_researcher
 from evalhub import charts
 from evalhub.analysis import ALL_GROUPS, HUMAN, AnalysisOptions, pool_names, study_analysis_cached
 from evalhub.exports import TABLE_COLUMNS, csv_lines, rating_rows, table_rows
 from evalhub.text_report import SIGNIFICANCE, p_text, pool_label, stars, welch_sentence
-
-
-def _get_study_for_researcher(request: HttpRequest, slug: str) -> Study:
-    """The study if the user owns it or is staff; 404 otherwise, so others cannot probe which slugs exist."""
-    return get_object_or_404(studies_for_researcher(user=request.user), slug=slug)
 
 
 class FilterForm(forms.Form):
@@ -63,7 +58,7 @@ def _options_or_400(request: HttpRequest, study: Study, *, charts_wanted: bool) 
 
 @login_required
 def study_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
-    study = _get_study_for_researcher(request, slug)
+    study = study_for_researcher(user=request.user, slug=slug)
     form = FilterForm(request.GET, study=study)
     if not form.is_valid():
         return render(request, "evalhub/dashboard.html", {"study": study, "form": form}, status=400)
@@ -75,7 +70,7 @@ def study_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def study_analysis_json(request: HttpRequest, slug: str) -> HttpResponse:
-    study = _get_study_for_researcher(request, slug)
+    study = study_for_researcher(user=request.user, slug=slug)
     options = _options_or_400(request, study, charts_wanted=True)
     if isinstance(options, HttpResponse):
         return options
@@ -84,13 +79,13 @@ def study_analysis_json(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def study_ratings_csv(request: HttpRequest, slug: str) -> HttpResponse:
-    study = _get_study_for_researcher(request, slug)
+    study = study_for_researcher(user=request.user, slug=slug)
     return _csv_response(csv_lines(rating_rows([study])), f"{study.slug}-ratings.csv")
 
 
 @login_required
 def study_table_csv(request: HttpRequest, slug: str, table: str) -> HttpResponse:
-    study = _get_study_for_researcher(request, slug)
+    study = study_for_researcher(user=request.user, slug=slug)
     if table != "all" and table not in TABLE_COLUMNS:
         raise Http404("no such table")
     options = _options_or_400(request, study, charts_wanted=False)

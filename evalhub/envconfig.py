@@ -2,32 +2,28 @@
 
 django-environ parses URLs well but accepts anything as a boolean ("maybe" is False). A typo in
 production settings must stop the start-up with a message naming the variable, so these helpers
-validate and raise ImproperlyConfigured. Secrets may also come from NAME_FILE (Docker secrets).
+validate and raise ImproperlyConfigured. Secrets may also come from NAME_FILE (Docker secrets):
+the rule is annotations.env_secrets.env_or_file's, the same as for the judges' API keys.
 """
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+
+from annotations.env_secrets import SecretFileError, env_or_file
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
 
 def _raw(name: str) -> str | None:
-    value = os.environ.get(name)
-    if value is not None:
-        return value
-    file_name = os.environ.get(f"{name}_FILE")
-    if file_name:
-        path = Path(file_name)
-        if not path.is_file():
-            raise ImproperlyConfigured(f"{name}_FILE points to {file_name!r}, which is not a readable file")
-        return path.read_text(encoding="utf-8").strip()
-    return None
+    # One rule for NAME and NAME_FILE, shared with the judge backends' API keys (annotations.env_secrets).
+    try:
+        return env_or_file(name)
+    except SecretFileError as exc:
+        raise ImproperlyConfigured(str(exc)) from None
 
 
 def env_str(name: str, default: str | None = None, *, required: bool = False) -> str | None:

@@ -15,7 +15,8 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from annotations.models import HumanRating, Item, Study
+from annotations.models import HumanRating, Study
+from annotations.selectors import counted_items
 from evalhub.prediction_metrics import average_metrics, per_rater_metrics
 from llmjudge.kinds.persona import majority_vote
 from llmjudge.models import Judge, JudgeRun, LLMRating
@@ -70,7 +71,7 @@ class _Truth:
 
 
 def _truth(study: Study, groups: tuple[str, ...] | None) -> _Truth:
-    items = Item.objects.filter(study=study, kind=Item.Kind.NORMAL)
+    items = counted_items(study=study)
     if groups is not None:
         items = items.filter(group__in=groups)
     rows = HumanRating.objects.filter(rater__study=study, item__in=items).values_list(

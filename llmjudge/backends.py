@@ -18,18 +18,18 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
 import random
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 import httpx
 import httpx2
 import openai
+
+from annotations.env_secrets import SecretFileError, env_or_file
 
 
 @dataclass(frozen=True)
@@ -92,16 +92,16 @@ class BackendConfig:
 
 
 def api_key_from_env(name: str) -> str | None:
-    """The key in $NAME, or in the file $NAME_FILE names. Read at call time, never stored or logged."""
+    """The key in $NAME, or in the file $NAME_FILE names (annotations.env_secrets: the settings' rule).
+
+    Read at call time, never stored or logged. A $NAME_FILE that names no file stops the run.
+    """
     if not name:
         return None
-    value = os.environ.get(name)
-    if value:
-        return value.strip()
-    file_name = os.environ.get(f"{name}_FILE")
-    if file_name and Path(file_name).is_file():
-        return Path(file_name).read_text(encoding="utf-8").strip()
-    return None
+    try:
+        return env_or_file(name)
+    except SecretFileError as exc:
+        raise BackendError(str(exc), transient=False, fatal=True) from None
 
 
 # --- fake: deterministic offline answers -------------------------------------------------------

@@ -4,10 +4,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, QuerySet, Sum
+from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from annotations.models import Study
+from annotations.selectors import studies_for_researcher
 from llmjudge.models import JudgeCall, JudgeRun, LLMRating
 from llmjudge.pricing import estimate_cost
 
@@ -98,3 +101,15 @@ def run_progress(*, run: JudgeRun) -> RunProgress:
 
 def runs_for_study(*, study: Study) -> QuerySet[JudgeRun]:
     return study.judge_runs.select_related("judge", "experiment").order_by("-created_at")
+
+
+def runs_for_researcher(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[JudgeRun]:
+    """The judge runs a researcher may see: those of the studies they may see (the one study-access rule,
+    annotations.selectors.studies_for_researcher), never a rule of their own."""
+    return JudgeRun.objects.filter(study__in=studies_for_researcher(user=user))
+
+
+def run_for_researcher(*, user: AbstractBaseUser | AnonymousUser, run_id: int) -> JudgeRun:
+    """The run if the user may see its study; Http404 otherwise, as for a run that does not exist."""
+    runs = runs_for_researcher(user=user).select_related("study", "judge", "experiment")
+    return get_object_or_404(runs, pk=run_id)

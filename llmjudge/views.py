@@ -7,30 +7,27 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from annotations.models import Study
 from annotations.rendering import rater_page
-from annotations.selectors import studies_for_researcher
+from annotations.selectors import studies_for_researcher, study_for_researcher
 from llmjudge import judging
 from llmjudge.config import JudgeConfig
 from llmjudge.forms import AblationForm, ExperimentForm, RunStartForm, runnable_judges
 from llmjudge.models import Experiment, Judge, JudgeRun
 from llmjudge.prompts import chat_turn_texts, judge_prompts
-from llmjudge.selectors import run_progress, runs_for_study
+from llmjudge.selectors import run_for_researcher, run_progress, runs_for_study
 
 
 def _get_study_for_researcher(request: HttpRequest, slug: str) -> Study:
     """The study if the user owns it or is staff; 404 otherwise (no hint that it exists)."""
-    return get_object_or_404(studies_for_researcher(user=request.user), slug=slug)
+    return study_for_researcher(user=request.user, slug=slug)
 
 
 def _get_run_for_researcher(request: HttpRequest, run_id: int) -> JudgeRun:
-    run = get_object_or_404(JudgeRun.objects.select_related("study", "judge", "experiment"), pk=run_id)
-    if not studies_for_researcher(user=request.user).filter(pk=run.study_id).exists():
-        raise Http404("no such run")
-    return run
+    return run_for_researcher(user=request.user, run_id=run_id)
 
 
 @login_required

@@ -149,3 +149,38 @@ def test_analysis_json_and_ratings_csv_for_the_owner_only(owner_api, other_api, 
     assert len(lines) == 1 + 16 and lines[0].startswith("study,item,group,question,pool,rater,score")
     assert other_api.get("/api/studies/story/analysis/").status_code == 404
     assert other_api.get("/api/studies/story/ratings.csv").status_code == 404
+
+
+def test_api_runs_list_and_detail_obey_the_same_rule_as_the_study_pages(
+    django_user_model, researcher, other_researcher, story_study, judged, client
+):
+    """One access rule: for every persona and every run, the API's runs list and run detail answer
+    exactly when the study's runs page and the run's page do (200 or 404), and list the same runs."""
+    from annotations.studies import study_create_from_template
+    from llmjudge import judging
+
+    others = study_create_from_template(slug="others", template="story-likert", owner=other_researcher)
+    Item.objects.create(study=others, external_id="o0", group="human", position=0,
+                        fields={"story": "Story.", "prompt": "Prompt."})
+    runs = {study.slug: judging.judge_run_start(study=study, judge=judged, enqueue=False)
+            for study in (story_study, others)}
+    staff = django_user_model.objects.create_user(username="staff", password="pw-staff-123", is_staff=True)
+    root = django_user_model.objects.create_superuser(username="root", password="pw-root-123")
+    expected = {"owner": {"story"}, "other": {"others"}, "staff": {"story", "others"}, "root": {"story", "others"}}
+    for user in (researcher, other_researcher, staff, root):
+        client.force_login(user)
+        api = APIClient()
+        api.force_authenticate(user=user)
+        seen = set()
+        for slug, run in runs.items():
+            page = client.get(f"/llm/studies/{slug}/").status_code
+            run_page = client.get(f"/llm/runs/{run.pk}/").status_code
+            listed = api.get(f"/api/studies/{slug}/runs/")
+            detail = api.get(f"/api/runs/{run.pk}/")
+            assert page in (200, 404) and run_page == page, (user.username, slug)
+            assert (listed.status_code, detail.status_code) == (page, page), (user.username, slug)
+            if page == 200:
+                seen.add(slug)
+                assert [r["id"] for r in listed.json()] == [run.pk]
+                assert detail.json()["study"] == slug
+        assert seen == expected[user.username]

@@ -1,0 +1,54 @@
+"""The analysis: a study's ratings -> matrices -> the agreement tables of Chiang & Lee (2023).
+
+Split by job, in the order the data flows:
+
+- ``reading``: the options, the pools, and each pool's ratings read into numpy arrays;
+- ``cells``: the ratings split per question x group x pool, and each cell's matrices;
+- ``tables``: the tables (the analysis JSON, docs/analysis.md), ``study_analysis``;
+- ``chart_data``: the dashboard's score distributions and item-mean scatter;
+- ``cache``: ``study_analysis_cached``, the analysis through the cache.
+
+The names callers use are re-exported here; the modules import one another directly, never this package.
+"""
+
+from __future__ import annotations
+
+from evalhub.analysis.cache import CACHE_SECONDS, ratings_fingerprint, study_analysis_cached
+from evalhub.analysis.reading import (
+    ALL_GROUPS,
+    CI_LEVEL,
+    HUMAN,
+    AnalysisOptions,
+    Pool,
+    StudyData,
+    WelchUnit,
+    fetch_matrix,
+    human_rows_sql,
+    llm_rows_sql,
+    pool_names,
+    study_data,
+)
+from evalhub.analysis.tables import PAIRWISE_MAX_RATERS, SCHEMA_VERSION, analysis_from_data, contrasts, study_analysis
+
+__all__ = [
+    "ALL_GROUPS",
+    "CACHE_SECONDS",
+    "CI_LEVEL",
+    "HUMAN",
+    "PAIRWISE_MAX_RATERS",
+    "SCHEMA_VERSION",
+    "AnalysisOptions",
+    "Pool",
+    "StudyData",
+    "WelchUnit",
+    "analysis_from_data",
+    "contrasts",
+    "fetch_matrix",
+    "human_rows_sql",
+    "llm_rows_sql",
+    "pool_names",
+    "ratings_fingerprint",
+    "study_analysis",
+    "study_analysis_cached",
+    "study_data",
+]

@@ -1,0 +1,234 @@
+"""Reading a study for the analysis: the options, the pools, and each pool's ratings as numpy arrays.
+
+The database is read in two queries per study (human ratings, ok LLM ratings), each returning
+integer ids and a float score only; everything after that is numpy (evalhub.analysis.cells).
+
+A pool is "human" (every HumanRating of the study) or one JudgeRun of the study, whose samples act
+as raters; only status "ok" LLM ratings enter the statistics, the others are counted per run.
+Only the items that count (annotations.selectors.counted_items: no gold items) are read; rating rows
+of any other item are dropped in numpy (cheaper than a join on a million rows).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from django.db import connection
+
+from annotations.models import HumanRating, Question, Rater, Study
+from annotations.selectors import counted_items
+from evalhub import stats
+from evalhub.per_rater_analysis import PER_RATER_KINDS, per_rater_predictions
+from llmjudge.models import JudgeRun, LLMRating
+
+HUMAN = "human"
+ALL_GROUPS = "(all)"  # the pooled cell over every group, on request; parentheses keep it apart from group names
+CI_LEVEL: stats.Level = "ordinal"
+WelchUnit = Literal["item means", "ratings"]
+
+
+@dataclass(frozen=True)
+class AnalysisOptions:
+    """What to analyse. None means everything; the human pool is always read (Kendall needs it)."""
+
+    runs: tuple[int, ...] | None = None
+    questions: tuple[str, ...] | None = None
+    groups: tuple[str, ...] | None = None
+    welch_unit: WelchUnit = "item means"
+    n_boot: int = 1000
+    seed: int = 0
+    charts: bool = False  # also return score distributions and the item-mean scatter
+
+
+@dataclass
+class Pool:
+    name: str
+    kind: Literal["human", "llm"]
+    run_id: int | None = None
+    judge: str | None = None
+    run_status: str | None = None
+    status_counts: dict[str, int] = field(default_factory=dict)
+    rater_labels: dict[int, str] = field(default_factory=dict)
+    # Parallel arrays of the pool's counted ratings, filled by _fill.
+    item: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    question: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    rater: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    score: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=float))
+    raters: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))  # distinct rater ids
+    rater_index: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))  # into raters, per rating
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "run_id": self.run_id,
+            "judge": self.judge,
+            "run_status": self.run_status,
+            "n_raters": int(self.raters.size),
+            "n_ratings": int(self.score.size),
+            "status_counts": self.status_counts,
+        }
+
+
+def pool_names(study: Study) -> dict[int, str]:
+    """Run id -> pool name: the judge's name, suffixed "#<run id>" when the judge ran more than once here.
+
+    The CSV export and the dashboard use the same names.
+    """
+    runs = list(JudgeRun.objects.filter(study=study).order_by("id").values_list("id", "judge__name"))
+    per_judge = Counter(name for _, name in runs)
+    return {
+        run_id: name if per_judge[name] == 1 and name != HUMAN else f"{name}#{run_id}" for run_id, name in runs
+    }
+
+
+
+def human_rows_sql(question_ids: list[int]) -> tuple[str, tuple[Any, ...]]:
+    """SQL of (item_id, question_id, rater_id, score) for the human ratings of these questions.
+
+    A question belongs to one study (and a trigger keeps every rating's item in its question's
+    study), so the question ids select the study's ratings without a join; no ORDER BY (Meta.ordering
+    would add three joins), numpy sorts.
+    """
+    qs = HumanRating.objects.filter(question_id__in=question_ids).order_by()
+    return qs.values_list("item_id", "question_id", "rater_id", "score").query.sql_with_params()
+
+
+def llm_rows_sql(run_ids: list[int], question_ids: list[int]) -> tuple[str, tuple[Any, ...]]:
+    """SQL of (run_id, item_id, question_id, sample, score) for the ok ratings of these runs and questions."""
+    qs = LLMRating.objects.filter(run_id__in=run_ids, status=LLMRating.Status.OK, question_id__in=question_ids)
+    return qs.order_by().values_list("run_id", "item_id", "question_id", "sample", "score").query.sql_with_params()
+
+
+def fetch_matrix(sql: str, params: tuple[Any, ...], n_columns: int) -> np.ndarray:
+    """Run a query of numeric columns and return its rows as one float array (n, n_columns).
+
+    A raw cursor and np.fromiter skip Django's per-row model/values machinery: at a million rows
+    that machinery costs more than the statistics.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=float, count=len(rows) * n_columns)
+    return flat.reshape(len(rows), n_columns)
+
+
+@dataclass
+class StudyData:
+    study: Study
+    questions: list[Question]
+    groups: list[str]
+    item_ids: np.ndarray  # sorted Item pks
+    item_group: np.ndarray  # group index per item (aligned with item_ids)
+    pools: list[Pool]
+
+    @property
+    def nominal(self) -> bool:
+        """Pairwise studies hold choices (1 = A, 2 = B, 3 = tie): categories, not amounts."""
+        return self.study.is_pairwise
+
+    @property
+    def ci_level(self) -> stats.Level:
+        return "nominal" if self.nominal else CI_LEVEL
+
+    @property
+    def domain(self) -> list[float]:
+        """The study scale with half points: the value domain of ordinal alpha (a pairwise study's
+        choices have no half points: its domain is the choices)."""
+        s = self.study
+        if self.nominal:
+            return [float(v) for v in s.scale_points()]
+        return [s.scale_min + k / 2 for k in range(2 * (s.scale_max - s.scale_min) + 1)]
+
+
+def _study_groups(study: Study, present: list[str]) -> list[str]:
+    declared = [g for g in study.groups if g in present]
+    return declared + sorted(set(present) - set(declared))
+
+
+def study_data(*, study: Study, options: AnalysisOptions) -> StudyData:
+    """Read everything the analysis needs: items, and each pool's ratings as numpy arrays."""
+    questions = list(study.questions.order_by("order", "id"))
+    if options.questions is not None:
+        questions = [q for q in questions if q.key in options.questions]
+    question_ids = [q.pk for q in questions]
+
+    items = list(counted_items(study=study).order_by("id").values_list("id", "group"))
+    groups = _study_groups(study, sorted({g for _, g in items}))
+    group_index = {g: n for n, g in enumerate(groups)}
+    item_ids = np.array([i for i, _ in items], dtype=np.int64)
+    item_group = np.array([group_index[g] for _, g in items], dtype=np.int64)
+
+    human = Pool(name=HUMAN, kind="human")
+    human.rater_labels = {pk: ext or f"rater-{pk}" for pk, ext in Rater.objects.filter(study=study).values_list(
+        "id", "external_id")}
+    rows = fetch_matrix(*human_rows_sql(question_ids), 4) if question_ids else np.empty((0, 4))
+    _fill(human, rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3], item_ids, questions)
+    pools = [human]
+
+    names = pool_names(study)
+    runs = JudgeRun.objects.filter(study=study).select_related("judge").order_by("id")
+    if options.runs is not None:
+        runs = runs.filter(id__in=options.runs)
+    runs = list(runs)
+    if runs:
+        run_ids = [r.pk for r in runs]
+        rows = fetch_matrix(*llm_rows_sql(run_ids, question_ids), 5) if question_ids else np.empty((0, 5))
+        run_col = rows[:, 0].astype(np.int64)
+        order = np.argsort(run_col, kind="stable")
+        rows, run_col = rows[order], run_col[order]
+        # Ratings that do not count (refused, unparseable, error, pending) are few: count them row by row.
+        regular = set(item_ids.tolist())
+        not_ok: dict[int, Counter[str]] = {r: Counter() for r in run_ids}
+        for run_id, item_id, status in (
+            LLMRating.objects.filter(run_id__in=run_ids, question_id__in=question_ids)
+            .exclude(status=LLMRating.Status.OK)
+            .order_by()
+            .values_list("run_id", "item_id", "status")
+        ):
+            if item_id in regular:
+                not_ok[run_id][status] += 1
+        for run in runs:
+            lo = np.searchsorted(run_col, run.pk, side="left")
+            hi = np.searchsorted(run_col, run.pk, side="right")
+            pool = Pool(name=names[run.pk], kind="llm", run_id=run.pk, judge=run.judge.name, run_status=run.status)
+            part = rows[lo:hi]
+            if run.judge.kind in PER_RATER_KINDS:
+                # A per-rater run's raters are the humans it predicts, one vote of its samples each.
+                votes = [(i, q, r, v) for (i, q, r), v in per_rater_predictions(run_id=run.pk).items()
+                         if v is not None and q in question_ids]
+                part = np.array([(run.pk, *row) for row in votes], dtype=float).reshape(-1, 5)
+            _fill(pool, part[:, 1], part[:, 2], part[:, 3], part[:, 4], item_ids, questions)
+            if run.judge.kind in PER_RATER_KINDS:
+                pool.rater_labels = {int(r): human.rater_labels.get(int(r), f"rater-{int(r)}") for r in pool.raters}
+            else:
+                pool.rater_labels = {int(s): f"sample-{int(s)}" for s in pool.raters}
+            pool.status_counts = {
+                str(LLMRating.Status.OK): int(pool.score.size), **dict(sorted(not_ok[run.pk].items()))}
+            pools.append(pool)
+    return StudyData(study=study, questions=questions, groups=groups, item_ids=item_ids, item_group=item_group,
+                     pools=pools)
+
+
+def _fill(pool: Pool, item: np.ndarray, question: np.ndarray, rater: np.ndarray, score: np.ndarray,
+          item_ids: np.ndarray, questions: list[Question]) -> None:
+    """Store a pool's ratings of regular items, with item and question as indices into the study's lists."""
+    item = item.astype(np.int64)
+    position = np.searchsorted(item_ids, item)
+    regular = item_ids[np.minimum(position, max(item_ids.size - 1, 0))] == item if item_ids.size else \
+        np.zeros(item.size, dtype=bool)
+    if not regular.all():
+        position, question, rater, score = position[regular], question[regular], rater[regular], score[regular]
+    pool.item = position
+    question_pks = np.array([q.pk for q in questions], dtype=np.int64)
+    order = np.argsort(question_pks)
+    pool.question = order[np.searchsorted(question_pks[order], question.astype(np.int64))] if questions else \
+        np.empty(0, dtype=np.int64)
+    pool.rater = rater.astype(np.int64)
+    pool.score = np.asarray(score, dtype=float)
+    pool.raters, pool.rater_index = np.unique(pool.rater, return_inverse=True)
+
