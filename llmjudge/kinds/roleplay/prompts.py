@@ -36,7 +36,15 @@ from typing import Any
 
 import numpy as np
 
-from llmjudge.kinds._common import as_mapping, check_scale, fill, load_json, parse_after_marker, piece, scale_text
+from llmjudge.kinds.common.templates import (
+    as_mapping,
+    check_scale,
+    fill,
+    load_json,
+    parse_after_marker,
+    piece,
+    scale_text,
+)
 from llmjudge.parsing import OK, UNPARSEABLE
 
 PROMPT_FILE = "drpe_v1"

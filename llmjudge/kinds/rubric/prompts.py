@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from llmjudge.kinds._common import as_mapping, fill, load_json, load_text
+from llmjudge.kinds.common.templates import as_mapping, fill, load_json, load_text
 from llmjudge.parsing import ParsedChoice, ParsedScore, parse_pairwise, parse_score
 
 SCORES = (1, 2, 3, 4, 5)
