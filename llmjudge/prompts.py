@@ -19,8 +19,9 @@ from annotations.studies import PROTOCOL_FILE
 from llmjudge.config import JudgeConfig
 from llmjudge.parsing import OK, PARSER_VERSION, UNPARSEABLE, ParsedChoice, ParsedScore, parse_pairwise, parse_score
 
-# Bump when the same study and judge would send different text.
-PROMPTS_VERSION = "1"
+# Bump when the same study and judge would send different text. 2: kind judges read each item field
+# under the rater's label ("Response a", not "Response_a").
+PROMPTS_VERSION = "2"
 
 
 @functools.cache

@@ -14,10 +14,9 @@ from annotations.models import Study
 from annotations.rendering import rater_page
 from annotations.selectors import studies_for_researcher
 from llmjudge import judging
-from llmjudge.config import JudgeConfig
 from llmjudge.forms import AblationForm, ExperimentForm, RunStartForm, runnable_judges
 from llmjudge.models import Experiment, Judge, JudgeRun
-from llmjudge.prompts import chat_turn_texts, judge_prompts
+from llmjudge.preview import judge_preview
 from llmjudge.selectors import run_progress, runs_for_study
 
 
@@ -144,8 +143,9 @@ def run_progress_json(request: HttpRequest, run_id: int) -> JsonResponse:
 
 _CONTROLS = {
     "pause": lambda run: judging.judge_run_pause(run=run),
-    "resume": lambda run: judging.judge_run_resume(run=run) is not None,
-    "retry": lambda run: judging.judge_run_resume(run=run, retry_errors=True) is not None,
+    # judge_run_resume returns how many ratings it will ask: none means there was nothing to resume.
+    "resume": lambda run: judging.judge_run_resume(run=run) > 0,
+    "retry": lambda run: judging.judge_run_resume(run=run, retry_errors=True) > 0,
     "cancel": lambda run: judging.judge_run_cancel(run=run),
 }
 
@@ -177,15 +177,8 @@ def preview(request: HttpRequest, slug: str) -> HttpResponse:
         raise Http404("this study has no items yet")
     judges = list(runnable_judges(request.user))
     judge: Judge | None = next((j for j in judges if str(j.pk) == request.GET.get("judge")), None)
-    config = JudgeConfig.from_judge(judge) if judge else None
     questions = list(study.questions.order_by("order", "id"))
-    prompts = judge_prompts(
-        study=study,
-        config=config or JudgeConfig(judge_id=0, name="", kind="plain", backend="fake", model=""),
-        item=item,
-        questions=questions,
-    )
-    chat = bool(config and config.mode == "chat")
+    shown = judge_preview(study=study, judge=judge, item=item, questions=questions)
     return render(
         request,
         "llmjudge/preview.html",
@@ -196,7 +189,9 @@ def preview(request: HttpRequest, slug: str) -> HttpResponse:
             "judges": judges,
             "judge": judge,
             "page": rater_page(study=study, item=item, questions=questions),
-            "prompts": list(zip(questions, chat_turn_texts(prompts) if chat else prompts, strict=True)),
-            "chat": chat,
+            "prompts": shown.prompts,
+            "chat": shown.chat,
+            "example_rater": shown.rater,
+            "note": shown.note,
         },
     )

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from annotations.models import Item, Question, Rater, Study
 from llmjudge.config import JudgeConfig
 from llmjudge.kinds.common.calls import Progress, calls_for, execute_calls, reset_errors, run_is_running
 from llmjudge.kinds.common.items import human_ratings, item_text, rater_demographics
@@ -30,7 +31,7 @@ def _parse_verification(text: str) -> dict:
 def persona_characters(run: Any, rater_id: int, question_id: int) -> list[persona.Character]:
     """The verified characters of one rater and question, from the stored calls (first ones first)."""
     options = persona_options(without_backend_keys(run.params.get("options")))
-    rows = JudgeCall.objects.filter(run=run, key__startswith=f"{rater_id}:{question_id}:")
+    rows = JudgeCall.objects.filter(run_id=run.pk, key__startswith=f"{rater_id}:{question_id}:")
     proposals = {c.key: c for c in rows if c.step == "propose"}
     verdicts = {c.key: (c.parsed or {}).get("valid") for c in rows if c.step == "verify"}
     chosen: list[persona.Character] = []
@@ -43,6 +44,38 @@ def persona_characters(run: Any, rater_id: int, question_id: int) -> list[person
             if verdicts.get(f"{key}:{i}") is True:
                 chosen.append(persona.Character(**c))
     return chosen[: options.characters_used]
+
+
+def proposal_prompt(
+    *,
+    study: Study,
+    options: PersonaOptions,
+    rater: Rater,
+    question: Question,
+    split: dict[str, dict[str, list[int]]],
+    ratings: dict[int, dict[int, dict[int, tuple[float, str]]]] | None = None,
+    items: dict[int, Item] | None = None,
+) -> str:
+    """The character proposal for one rater and question: the rater's demographics and, when the
+    method uses them, the rater's training ratings (``ratings`` and ``items`` save queries in a loop)."""
+    examples = None
+    if persona.method(options.method).training_examples:
+        profile = split[str(rater.pk)]["profile"]
+        ratings = human_ratings(study) if ratings is None else ratings
+        items = {i.pk: i for i in study.items.filter(pk__in=profile)} if items is None else items
+        examples = [
+            persona.TrainingExample(item_text(study, items[i]), ratings[rater.pk][i][question.pk][0])
+            for i in profile
+            if question.pk in ratings[rater.pk][i]
+        ] or None
+    return persona.character_proposal_prompt(
+        demographics=rater_demographics(rater.demographics),
+        training_examples=examples,
+        question=question.text,
+        n=options.characters_proposed,
+        noun=options.noun,
+        noun_plural=options.noun_plural,
+    )
 
 
 def persona_prepare(
@@ -77,20 +110,9 @@ def persona_prepare(
             call = proposals[f"{r}:{q}:{attempt}"]
             if call.status not in ("pending", "error"):
                 continue
-            examples = None
-            if spec.training_examples:
-                examples = [
-                    persona.TrainingExample(item_text(study, items[i]), ratings[r][i][q][0])
-                    for i in split[str(r)]["profile"]
-                    if q in ratings[r][i]
-                ] or None
-            prompt = persona.character_proposal_prompt(
-                demographics=rater_demographics(raters[r].demographics),
-                training_examples=examples,
-                question=questions[q].text,
-                n=options.characters_proposed,
-                noun=options.noun,
-                noun_plural=options.noun_plural,
+            prompt = proposal_prompt(
+                study=study, options=options, rater=raters[r], question=questions[q], split=split,
+                ratings=ratings, items=items,
             )
             asks.append((call, prompt, _parse_characters))
         reset_errors([a[0] for a in asks])

@@ -26,7 +26,8 @@ def panel_roles(run: Any, item_id: int) -> list[roleplay.Role]:
     static = panel_roles_static(options)
     if not options.dynamic_roles:
         return static
-    call = JudgeCall.objects.filter(run=run, step="roles", key=str(item_id)).first()
+    # run_id: a preview passes a run not yet started (no pk, no calls).
+    call = JudgeCall.objects.filter(run_id=run.pk, step="roles", key=str(item_id)).first()
     kept = (call.parsed or {}).get("kept") if call else None
     if kept is None:
         return static
