@@ -5,7 +5,7 @@ fills only what is missing.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from django.utils import timezone
@@ -24,7 +24,7 @@ def run_is_running(run: Any) -> bool:
 
 
 def execute_calls(
-    run: Any, config: JudgeConfig, asks: list[tuple[Any, str, Callable[[str], dict]]], on_progress: Progress = None
+    run: Any, config: JudgeConfig, asks: Sequence[tuple[Any, str, Callable[[str], dict]]], on_progress: Progress = None
 ) -> str:
     """Ask each (JudgeCall, prompt, parser) through the engine; store answers on rows still pending.
 

@@ -24,7 +24,11 @@ def default(cls: type, key: str) -> Any:
     """The default of option ``key``, as the options dataclass ``cls`` states it."""
     for f in fields(cls):
         if f.name == key:
-            return f.default if f.default is not MISSING else f.default_factory()  # type: ignore[misc]
+            if f.default is not MISSING:
+                return f.default
+            if f.default_factory is not MISSING:
+                return f.default_factory()
+            break
     raise KeyError(key)
 
 

@@ -3,9 +3,18 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Any
 
 from annotations.models import Question
 from llmjudge.conversation import Conversation, RatingState, Turn
+from llmjudge.parsing import ParsedScore
+
+
+def _with_logprobs(parse: Callable[..., ParsedScore]) -> Callable[[str, list[dict[str, Any]] | None], ParsedScore]:
+    def parse_logprobs(text: str, logprobs: list[dict[str, Any]] | None) -> ParsedScore:
+        return parse(text, logprobs=logprobs)
+
+    return parse_logprobs
 
 
 def pending_turns(
@@ -36,9 +45,7 @@ def pending_turns(
             scale=scale,
             prior_attempts=rating.attempts,
             prior_history=list(rating.history or []),
-            parse_logprobs=(lambda text, logprobs, parse=parse: parse(text, logprobs=logprobs))
-            if with_logprobs
-            else None,
+            parse_logprobs=_with_logprobs(parse) if with_logprobs else None,
             choices=choices,
         )
         out.append(Conversation(turns=[turn], chat=False, sample=sample, seed=seed, system=system))

@@ -92,7 +92,8 @@ class Rubric:
         for score, text in zip(SCORES, texts, strict=True):
             if not isinstance(text, str):
                 raise ValueError(f"rubric description for score {score} must be a text")
-        return cls(criteria=criteria.strip(), descriptions=tuple(t.strip() for t in texts))  # type: ignore[arg-type]
+        one, two, three, four, five = (str(t).strip() for t in texts)  # each checked to be a text above
+        return cls(criteria=criteria.strip(), descriptions=(one, two, three, four, five))
 
     def to_json(self) -> dict[str, str]:
         out = {"criteria": self.criteria}
