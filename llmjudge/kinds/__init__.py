@@ -86,7 +86,7 @@ def planned_rows(
 ) -> tuple[list[Row], dict[str, Any]]:
     """Every (item, question, sample, target rater) the run predicts, and what to add to its params."""
     kind = kind_for(config.kind)
-    options = kind_options(config.kind, config.options)
+    options = kind_options(config.kind, config.options) if kind.has_options else None
     if kind.per_rater and study.is_pairwise:
         raise KindError(f"a {config.kind} judge predicts scores on a scale; study {study.slug!r} is pairwise")
     kind.study_check(study=study, config=config, options=options)
@@ -96,7 +96,9 @@ def planned_rows(
 def planned_steps(*, config: JudgeConfig, rows: list[Row]) -> list[tuple[str, str]]:
     """The preparation calls known before any answer, created with the ratings so that the run's
     progress counts them from the start."""
-    return kind_for(config.kind).planned_steps(options=kind_options(config.kind, config.options), rows=rows)
+    kind = kind_for(config.kind)
+    options = kind_options(config.kind, config.options) if kind.has_options else None
+    return kind.planned_steps(options=options, rows=rows)
 
 
 def prepare_steps(*, run: Any, config: JudgeConfig, pending: list[Pending], on_progress: Progress = None) -> str:

@@ -18,6 +18,9 @@ class JudgeKind:
     # Validated options (a frozen dataclass, or None for a kind without options); ValueError names the option.
     options: Callable[[Mapping[str, Any]], Any]
     builder: PromptBuilder
+    # False for a kind without options: the judge command refuses options for it, a run ignores any the
+    # admin left in Judge.options (e.g. after changing a judge's kind), as before the registry.
+    has_options: bool = True
     # Whether each rating predicts one human rater (``LLMRating.target_rater``); such kinds need a Likert study.
     per_rater: bool = False
     # (study=, config=, options=) -> None; raises KindError when the study cannot be judged by this kind.

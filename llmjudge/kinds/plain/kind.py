@@ -5,4 +5,4 @@ from llmjudge.kinds.common.spec import JudgeKind
 from llmjudge.kinds.plain.builder import PlainBuilder
 from llmjudge.kinds.plain.options import plain_options
 
-KIND = JudgeKind("plain", plain_options, PlainBuilder())
+KIND = JudgeKind("plain", plain_options, PlainBuilder(), has_options=False)

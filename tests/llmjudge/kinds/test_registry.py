@@ -41,3 +41,12 @@ assert not leaked, leaked
         [sys.executable, "-c", code, str(REPO_ROOT)], capture_output=True, text=True, timeout=120, check=False
     )
     assert completed.returncode == 0, completed.stderr
+
+
+@pytest.mark.django_db
+def test_a_plain_judge_runs_with_options_left_from_another_kind(story_with_items, make_judge):
+    from llmjudge import judging
+
+    judge = make_judge("was-persona", options={"method": "plain", "batch_size": 4})  # kind changed in the admin
+    run = judging.judge_run_start(study=story_with_items, judge=judge, enqueue=False)
+    assert run.calls_total == story_with_items.items.count() * story_with_items.questions.count() * 3
