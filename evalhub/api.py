@@ -182,11 +182,7 @@ class RunActionView(APIView):
     """POST /api/runs/<id>/<action>/ with action pause, resume or cancel."""
 
     permission_classes = [permissions.IsAuthenticated]
-    actions = {
-        "pause": lambda run: judging.judge_run_pause(run=run),
-        "resume": lambda run: judging.judge_run_resume(run=run),
-        "cancel": lambda run: judging.judge_run_cancel(run=run),
-    }
+    actions = ("pause", "resume", "cancel")
 
     @extend_schema(request=None, responses={200: dict})
     def post(self, request: Request, run_id: int, action: str) -> Response:
@@ -194,9 +190,13 @@ class RunActionView(APIView):
         if action not in self.actions:
             return Response({"detail": f"unknown action {action!r}"}, status=status.HTTP_404_NOT_FOUND)
         try:
-            self.actions[action](run)
+            changed = judging.judge_run_act(run=run, action=action)
         except judging.RunError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        if not changed and action == "resume":  # nothing to resume: say so (pause and cancel are idempotent)
+            run.refresh_from_db()
+            detail = f"run {run.pk} is {run.get_status_display().lower()}: nothing to resume"
+            return Response({"detail": detail}, status=status.HTTP_409_CONFLICT)
         run.refresh_from_db()
         return Response(run_json(run))
 

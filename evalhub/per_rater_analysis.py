@@ -18,10 +18,9 @@ from typing import Any
 from annotations.models import HumanRating, Study
 from annotations.selectors import counted_items
 from evalhub.prediction_metrics import average_metrics, per_rater_metrics
-from llmjudge.kinds.persona import majority_vote
+from llmjudge.kinds import is_per_rater
+from llmjudge.kinds.persona.prompts import majority_vote
 from llmjudge.models import Judge, JudgeRun, LLMRating
-
-PER_RATER_KINDS = (Judge.Kind.PERSONALIZED, Judge.Kind.PERSONA)
 
 
 def per_rater_predictions(*, run_id: int) -> dict[tuple[int, int, int], float | None]:
@@ -101,7 +100,7 @@ def personal_sections(
     selected = JudgeRun.objects.filter(study=study).select_related("judge").order_by("id")
     if runs is not None:
         selected = selected.filter(pk__in=runs)
-    per_rater = [r for r in selected if r.judge.kind in PER_RATER_KINDS]
+    per_rater = [r for r in selected if is_per_rater(r.judge.kind)]
     if not per_rater:
         return [], []
     shown = [q for q in study.questions.order_by("order", "id") if questions is None or q.key in questions]

@@ -8,7 +8,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from llmjudge.models import Judge
+from llmjudge.models import TEMPERATURE_MAX, TEMPERATURE_MIN, Judge
+
+
+def temperature_in_range(value: float) -> bool:
+    """The temperature rule (models.TEMPERATURE_MIN..MAX, also the database's check constraint)."""
+    return TEMPERATURE_MIN <= value <= TEMPERATURE_MAX
+
 
 OVERRIDABLE = ("temperature", "top_p", "max_tokens", "samples", "seed", "variant", "mode")
 

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from llmjudge.backends import Backend, BackendError, BackendRequest
+from llmjudge.backend_protocol import Backend, BackendError, BackendRequest
+from llmjudge.conversation import Conversation, Turn
 from llmjudge.limits import Limiter
-from llmjudge.prompts import Conversation, Turn
 
 
 @dataclass(frozen=True)

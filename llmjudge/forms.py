@@ -5,7 +5,7 @@ from django.db.models import Q, QuerySet
 
 from llmjudge.backends import BACKENDS
 from llmjudge.judging import PAPER_TEMPERATURES, PAPER_VARIANTS
-from llmjudge.kinds.persona import METHODS as PERSONA_METHODS
+from llmjudge.kinds.persona.prompts import METHODS as PERSONA_METHODS
 from llmjudge.models import Judge
 
 

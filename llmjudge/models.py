@@ -20,6 +20,11 @@ def validate_base_url(value: str) -> None:
         raise ValidationError(f"{value!r} is not an http(s) URL with a host, e.g. http://127.0.0.1:8000/v1")
 
 
+# The temperature rule, in one place: the judge's check constraint below, the judge command and
+# form (llmjudge.config.temperature_in_range) and the experiment grid all allow this closed range.
+TEMPERATURE_MIN, TEMPERATURE_MAX = 0, 2
+
+
 class Judge(models.Model):
     class Kind(models.TextChoices):
         PLAIN = "plain", "Plain (the paper's protocol)"
@@ -80,7 +85,8 @@ class Judge(models.Model):
         constraints = [
             models.CheckConstraint(condition=models.Q(samples__gte=1), name="judge_samples_at_least_one"),
             models.CheckConstraint(
-                condition=models.Q(temperature__gte=0, temperature__lte=2), name="judge_temperature_0_2"
+                condition=models.Q(temperature__gte=TEMPERATURE_MIN, temperature__lte=TEMPERATURE_MAX),
+                name="judge_temperature_0_2",
             ),
             models.CheckConstraint(condition=models.Q(top_p__gt=0, top_p__lte=1), name="judge_top_p_0_1"),
         ]

@@ -1,22 +1,17 @@
-"""What a judge is asked: prompt builders keyed by judge kind, each turning (study, judge, item,
-questions, sample) into the conversations to send and a parser for their answers.
+"""The study's own prompt text for a judge: the protocol's instruction variants, the full prompt
+of each question from ``annotations.rendering.llm_prompt`` (the function the rater page shares, so a
+judge reads exactly what a rater reads; tests/llmjudge/test_prompts.py proves it), chat turns, and
+the study's answer format (a score on its scale, or a pairwise choice).
 
-Every text comes from ``annotations.rendering.llm_prompt``, the function the rater page shares, so
-a judge reads exactly what a rater reads (tests/llmjudge/test_prompts.py proves it). Instruction
-variants are data (the protocol file's "variants"): they add text before the instruction or after
-the question and never change the protocol's own words.
-
-Extension point: issue 6 adds rubric, personalized, persona and role-player judges by registering
-a builder under their ``Judge.kind`` in ``BUILDERS``; the engine, the exactly-once bookkeeping and
-the pages need no change.
+Instruction variants are data (the protocol file's "variants"): they add text before the
+instruction or after the question and never change the protocol's own words. Each judge kind's
+builder (llmjudge/kinds/<kind>/builder.py) uses these; the kinds are listed in llmjudge/kinds/__init__.py.
 """
 from __future__ import annotations
 
 import functools
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
 
 from annotations.models import PAIRWISE_SCORES, Item, Question, Study
 from annotations.rendering import llm_prompt
@@ -24,56 +19,9 @@ from annotations.studies import PROTOCOL_FILE
 from llmjudge.config import JudgeConfig
 from llmjudge.parsing import OK, PARSER_VERSION, UNPARSEABLE, ParsedChoice, ParsedScore, parse_pairwise, parse_score
 
-# Bump when the same study and judge would send different text.
-PROMPTS_VERSION = "1"
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One question of one sample: one rating row, one or more calls (refusals are re-asked)."""
-
-    rating_id: int
-    prompt: str  # the full judge prompt for this question, from llm_prompt
-    user_text: str  # the user message of this turn (the whole prompt, or in chat mode what is new)
-    parse: Callable[[str], ParsedScore]
-    scale: tuple[int, int]
-    answer: str | None = None  # set when the turn was answered earlier (chat history on resume)
-    prior_attempts: int = 0
-    prior_history: list[dict[str, Any]] = field(default_factory=list)
-    # Set by judges that weigh an answer by its tokens' log-probabilities (DRPE panels): the backend
-    # is asked for them, and this parser gets them with the text (None when the backend has none).
-    parse_logprobs: Callable[[str, list[dict[str, Any]] | None], ParsedScore] | None = None
-    choices: tuple[str, ...] = ()  # a pairwise study's choices; only the offline fake backend reads them
-
-
-@dataclass(frozen=True)
-class Conversation:
-    """Turns asked in order; in chat mode each answer joins the conversation before the next turn."""
-
-    turns: list[Turn]
-    chat: bool
-    sample: int
-    seed: int | None
-    system: str = ""  # a system message sent before the turns (chat endpoint only), e.g. Prometheus'
-
-
-class PromptBuilder(Protocol):
-    def conversations(
-        self,
-        *,
-        study: Study,
-        config: JudgeConfig,
-        item: Item,
-        questions: list[Question],
-        sample: int,
-        ratings: dict[int, Any],
-        run: Any = None,
-        target_rater_id: int | None = None,
-    ) -> list[Conversation]:
-        """``ratings`` maps question id to the state of this item/sample's rating rows in the chunk
-        (judging.RatingState: pk, status, raw, attempts, history; of the
-        ``target_rater_id`` for per-rater kinds); ``run`` gives access to its params and steps."""
-        ...
+# Bump when the same study and judge would send different text. 2: kind judges read each item field
+# under the rater's label ("Response a", not "Response_a").
+PROMPTS_VERSION = "2"
 
 
 @functools.cache
@@ -143,7 +91,6 @@ def choice_score(study: Study, parsed: ParsedChoice) -> ParsedScore:
     return ParsedScore(float(score), OK, parsed.rationale)
 
 
-
 def study_choices(study: Study) -> tuple[str, ...]:
     """The choices a pairwise study offers ("A", "B" and, on scale 1-3, "tie"); () for other studies."""
     if not study.is_pairwise:
@@ -158,64 +105,3 @@ def study_parser(study: Study) -> Callable[[str], ParsedScore]:
     return functools.partial(
         parse_score, scale_min=study.scale_min, scale_max=study.scale_max, adversarial=is_adversarial(study)
     )
-
-
-class PlainBuilder:
-    """The paper's protocol: one query per question, or (chat mode) one conversation per item/sample."""
-
-    def conversations(
-        self,
-        *,
-        study: Study,
-        config: JudgeConfig,
-        item: Item,
-        questions: list[Question],
-        sample: int,
-        ratings: dict[int, Any],
-        run: Any = None,
-        target_rater_id: int | None = None,
-    ) -> list[Conversation]:
-        prompts = judge_prompts(study=study, config=config, item=item, questions=questions)
-        scale = (study.scale_min, study.scale_max)
-        parse = study_parser(study)
-        chat = config.mode == "chat"
-        texts = chat_turn_texts(prompts) if chat else prompts
-        turns = []
-        for question, prompt, text in zip(questions, prompts, texts, strict=True):
-            rating = ratings.get(question.pk)
-            if rating is None:
-                continue
-            done = rating.status != "pending"
-            turns.append(
-                Turn(
-                    rating_id=rating.pk,
-                    prompt=prompt,
-                    user_text=text,
-                    parse=parse,
-                    scale=scale,
-                    choices=study_choices(study),
-                    # An earlier error has no answer: that turn is left out of the conversation.
-                    answer=(rating.raw if rating.status != "error" else None) if done else None,
-                    prior_attempts=rating.attempts,
-                    prior_history=list(rating.history or []),
-                )
-            )
-            if done and rating.status == "error":
-                turns.pop()
-        seed = config.sample_seed(sample)
-        if chat:
-            return [Conversation(turns=turns, chat=True, sample=sample, seed=seed)] if turns else []
-        return [Conversation(turns=[t], chat=False, sample=sample, seed=seed) for t in turns if t.answer is None]
-
-
-BUILDERS: dict[str, PromptBuilder] = {"plain": PlainBuilder()}
-
-# Issue 6's kinds (rubric, personalized, persona, roleplay) register themselves here on import.
-from llmjudge import kind_builders  # noqa: E402, F401
-
-
-def builder_for(kind: str) -> PromptBuilder:
-    try:
-        return BUILDERS[kind]
-    except KeyError:
-        raise ValueError(f"judge kind {kind!r} has no prompt builder yet (known: {', '.join(BUILDERS)})") from None

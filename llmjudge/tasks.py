@@ -20,7 +20,7 @@ import redis
 from celery import shared_task
 from django.db import InterfaceError, OperationalError, close_old_connections
 
-from llmjudge import judging
+from llmjudge import chunks
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ IN_PROCESS_BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 def judge_chunk(run_id: int, rating_ids: list[int]) -> None:
     for pause in (*IN_PROCESS_BACKOFF, None):
         try:
-            judging.run_chunk(run_id=run_id, rating_ids=rating_ids)
+            chunks.run_chunk(run_id=run_id, rating_ids=rating_ids)
             return
         except _INFRA_ERRORS as exc:
             if pause is None:

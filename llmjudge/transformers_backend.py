@@ -16,7 +16,7 @@ from typing import Any
 
 from django.conf import settings
 
-from llmjudge.backends import BackendAnswer, BackendConfig, BackendError, BackendRequest
+from llmjudge.backend_protocol import BackendAnswer, BackendConfig, BackendError, BackendRequest
 
 
 class TransformersBackend:

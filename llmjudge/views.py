@@ -14,10 +14,9 @@ from annotations.models import Study
 from annotations.rendering import rater_page
 from annotations.selectors import studies_for_researcher, study_for_researcher
 from llmjudge import judging
-from llmjudge.config import JudgeConfig
 from llmjudge.forms import AblationForm, ExperimentForm, RunStartForm, runnable_judges
 from llmjudge.models import Experiment, Judge, JudgeRun
-from llmjudge.prompts import chat_turn_texts, judge_prompts
+from llmjudge.preview import judge_preview
 from llmjudge.selectors import run_for_researcher, run_progress, runs_for_study
 
 
@@ -139,22 +138,14 @@ def run_progress_json(request: HttpRequest, run_id: int) -> JsonResponse:
     return JsonResponse(run_progress(run=run).as_dict())
 
 
-_CONTROLS = {
-    "pause": lambda run: judging.judge_run_pause(run=run),
-    "resume": lambda run: judging.judge_run_resume(run=run) is not None,
-    "retry": lambda run: judging.judge_run_resume(run=run, retry_errors=True) is not None,
-    "cancel": lambda run: judging.judge_run_cancel(run=run),
-}
-
-
 @login_required
 @require_POST
 def run_control(request: HttpRequest, run_id: int, action: str) -> HttpResponse:
     run = _get_run_for_researcher(request, run_id)
-    if action not in _CONTROLS:
+    if action not in judging.RUN_ACTIONS:
         raise Http404("unknown action")
     try:
-        if not _CONTROLS[action](run):
+        if not judging.judge_run_act(run=run, action=action):
             messages.error(request, f"Run {run.pk} is {run.get_status_display().lower()}: cannot {action} it.")
     except judging.RunError as exc:
         messages.error(request, str(exc))
@@ -174,15 +165,8 @@ def preview(request: HttpRequest, slug: str) -> HttpResponse:
         raise Http404("this study has no items yet")
     judges = list(runnable_judges(request.user))
     judge: Judge | None = next((j for j in judges if str(j.pk) == request.GET.get("judge")), None)
-    config = JudgeConfig.from_judge(judge) if judge else None
     questions = list(study.questions.order_by("order", "id"))
-    prompts = judge_prompts(
-        study=study,
-        config=config or JudgeConfig(judge_id=0, name="", kind="plain", backend="fake", model=""),
-        item=item,
-        questions=questions,
-    )
-    chat = bool(config and config.mode == "chat")
+    shown = judge_preview(study=study, judge=judge, item=item, questions=questions)
     return render(
         request,
         "llmjudge/preview.html",
@@ -193,7 +177,9 @@ def preview(request: HttpRequest, slug: str) -> HttpResponse:
             "judges": judges,
             "judge": judge,
             "page": rater_page(study=study, item=item, questions=questions),
-            "prompts": list(zip(questions, chat_turn_texts(prompts) if chat else prompts, strict=True)),
-            "chat": chat,
+            "prompts": shown.prompts,
+            "chat": shown.chat,
+            "example_rater": shown.rater,
+            "note": shown.note,
         },
     )

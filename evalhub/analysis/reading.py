@@ -22,7 +22,8 @@ from django.db import connection
 from annotations.models import HumanRating, Question, Rater, Study
 from annotations.selectors import counted_items
 from evalhub import stats
-from evalhub.per_rater_analysis import PER_RATER_KINDS, per_rater_predictions
+from evalhub.per_rater_analysis import per_rater_predictions
+from llmjudge.kinds import is_per_rater
 from llmjudge.models import JudgeRun, LLMRating
 
 HUMAN = "human"
@@ -197,13 +198,13 @@ def study_data(*, study: Study, options: AnalysisOptions) -> StudyData:
             hi = np.searchsorted(run_col, run.pk, side="right")
             pool = Pool(name=names[run.pk], kind="llm", run_id=run.pk, judge=run.judge.name, run_status=run.status)
             part = rows[lo:hi]
-            if run.judge.kind in PER_RATER_KINDS:
+            if is_per_rater(run.judge.kind):
                 # A per-rater run's raters are the humans it predicts, one vote of its samples each.
                 votes = [(i, q, r, v) for (i, q, r), v in per_rater_predictions(run_id=run.pk).items()
                          if v is not None and q in question_ids]
                 part = np.array([(run.pk, *row) for row in votes], dtype=float).reshape(-1, 5)
             _fill(pool, part[:, 1], part[:, 2], part[:, 3], part[:, 4], item_ids, questions)
-            if run.judge.kind in PER_RATER_KINDS:
+            if is_per_rater(run.judge.kind):
                 pool.rater_labels = {int(r): human.rater_labels.get(int(r), f"rater-{int(r)}") for r in pool.raters}
             else:
                 pool.rater_labels = {int(s): f"sample-{int(s)}" for s in pool.raters}

@@ -184,3 +184,14 @@ def test_api_runs_list_and_detail_obey_the_same_rule_as_the_study_pages(
                 assert [r["id"] for r in listed.json()] == [run.pk]
                 assert detail.json()["study"] == slug
         assert seen == expected[user.username]
+
+
+def test_resuming_a_run_with_nothing_to_resume_is_reported_not_answered_200(owner_api, judged, story_study):
+    from llmjudge.models import JudgeRun
+
+    run = JudgeRun.objects.create(study=story_study, judge=judged, status=JudgeRun.Status.DONE)
+    response = owner_api.post(f"/api/runs/{run.pk}/resume/")
+    assert response.status_code == 409
+    assert response.json()["detail"] == f"run {run.pk} is done: nothing to resume"
+    run.refresh_from_db()
+    assert run.status == JudgeRun.Status.DONE

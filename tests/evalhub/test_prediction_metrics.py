@@ -116,7 +116,8 @@ import sys, types
 pkg = types.ModuleType("evalhub"); pkg.__path__ = [sys.argv[1] + "/evalhub"]; sys.modules["evalhub"] = pkg
 sys.path.insert(0, sys.argv[1])
 import evalhub.prediction_metrics
-import llmjudge.kinds.rubric, llmjudge.kinds.personalized, llmjudge.kinds.persona, llmjudge.kinds.roleplay
+import llmjudge.kinds.rubric.prompts, llmjudge.kinds.personalized.prompts, llmjudge.kinds.persona.prompts
+import llmjudge.kinds.roleplay.prompts, llmjudge.conversation
 leaked = sorted(m for m in sys.modules if m.split(".")[0] in {"django", "celery", "torch", "sentence_transformers"})
 assert not leaked, leaked
 """

@@ -111,13 +111,13 @@ def live_url(transactional_db):
 @pytest.fixture
 def worker_threads(monkeypatch):
     """Stand-in for a Celery worker: each enqueued chunk runs in a thread of the test process."""
-    from llmjudge import judging, tasks
+    from llmjudge import chunks, tasks
 
     threads: list[threading.Thread] = []
 
     def work(run_id: int, ids: list[int]) -> None:
         try:
-            judging.run_chunk(run_id=run_id, rating_ids=ids)
+            chunks.run_chunk(run_id=run_id, rating_ids=ids)
         finally:
             connection.close()
 

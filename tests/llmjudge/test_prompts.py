@@ -143,3 +143,17 @@ def test_template_version_names_the_parser_version(story_study):
     version = template_version(story_study)
     assert version.startswith(story_study.template_version)
     assert version.endswith(f"+parser{PARSER_VERSION}")
+
+
+@pytest.mark.django_db
+def test_a_kind_judge_reads_each_field_under_the_label_the_rater_reads(story_study):
+    from annotations.display import display_fields
+    from llmjudge.kinds.common.items import item_text
+
+    story_study.item_fields = ["response_a", "response_b"]
+    story_study.save()
+    item = Item.objects.create(study=story_study, external_id="p1", fields={"response_a": "One.", "response_b": "Two."})
+    questions = [q for q in story_study.questions.all() if not q.context]  # the story study's context needs {prompt}
+    labels = [f.label for f in display_fields(study=story_study, page=rater_page(study=story_study, item=item, questions=questions))]
+    assert labels == ["Response a", "Response b"]
+    assert item_text(story_study, item) == "Response a: One.\n\nResponse b: Two."

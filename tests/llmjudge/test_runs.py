@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotations.models import Item
-from llmjudge import judging
+from llmjudge import chunks, judging, rating_sql
 from llmjudge.engine import TurnResult
 from llmjudge.models import Judge, JudgeRun, LLMRating
 from llmjudge.parsing import PARSER_VERSION
@@ -228,11 +228,11 @@ def test_a_missing_api_key_fails_the_run_and_no_key_is_ever_stored(story_with_it
 def test_the_same_chunk_delivered_twice_asks_nothing_the_second_time(story_with_items, server_judge, openai_server):
     run = judging.judge_run_start(study=story_with_items, judge=server_judge, enqueue=False)
     ids = list(run.ratings.values_list("id", flat=True))
-    first = judging.run_chunk(run_id=run.pk, rating_ids=ids)
+    first = chunks.run_chunk(run_id=run.pk, rating_ids=ids)
     before = {r.pk: (r.raw, r.updated_at) for r in run.ratings.all()}
     run.status = JudgeRun.Status.RUNNING  # even if the run were still running
     JudgeRun.objects.filter(pk=run.pk).update(status="running")
-    second = judging.run_chunk(run_id=run.pk, rating_ids=ids)
+    second = chunks.run_chunk(run_id=run.pk, rating_ids=ids)
 
     assert (first.asked, first.written) == (36, 36)
     assert (second.asked, second.written, second.calls) == (0, 0, 0)
@@ -246,7 +246,7 @@ def test_a_late_answer_from_a_duplicate_delivery_does_not_overwrite_the_stored_o
     rating = run.ratings.first()
     late = TurnResult(rating_id=rating.pk, status="ok", score=1.0, rationale="late", raw="late answer", prompt="p",
                       history=[], attempts=1, model="m")
-    assert judging._write([late]) == 0
+    assert rating_sql.write_results([late]) == 0
     rating.refresh_from_db()
     assert rating.raw != "late answer"
 
@@ -287,7 +287,7 @@ def test_pausing_mid_run_leaves_the_rest_pending_and_resuming_fills_only_that(st
 def test_a_paused_run_ignores_its_queued_chunks(story_with_items, server_judge, openai_server):
     run = judging.judge_run_start(study=story_with_items, judge=server_judge, enqueue=False)
     assert judging.judge_run_pause(run=run)
-    summary = judging.run_chunk(run_id=run.pk, rating_ids=list(run.ratings.values_list("id", flat=True)))
+    summary = chunks.run_chunk(run_id=run.pk, rating_ids=list(run.ratings.values_list("id", flat=True)))
     assert summary.asked == 0 and openai_server.stats.requests == 0
 
 
@@ -450,14 +450,14 @@ def test_one_batch_write_stores_every_field_and_skips_rows_no_longer_pending(sto
 
     run = judging.judge_run_start(study=story_with_items, judge=make_judge(), enqueue=False)
     first, second, third = run.ratings.order_by("pk")[:3]
-    assert judging._write([_result(first.pk, "first answer")]) == 1
+    assert rating_sql.write_results([_result(first.pk, "first answer")]) == 1
     history = [{"attempt": 1, "error": "HTTP 429: slow down — later", "transient": True}, {"attempt": 2, "raw": "4"}]
     batch = [
         _result(first.pk, "late duplicate"),  # already written: must not change
         _result(second.pk, "Rating: 4/5", history=history, attempts=2),
         _result(third.pk, "no idea", status="unparseable", score=None, latency_ms=None, tokens_prompt=None),
     ]
-    assert judging._write(batch) == 2
+    assert rating_sql.write_results(batch) == 2
 
     first.refresh_from_db(), second.refresh_from_db(), third.refresh_from_db()
     assert first.raw == "first answer"
@@ -474,9 +474,9 @@ def test_a_redelivered_chunk_after_a_partial_batch_write_gives_one_rating_per_ke
     run = judging.judge_run_start(study=story_with_items, judge=server_judge, enqueue=False)
     ids = list(run.ratings.order_by("pk").values_list("pk", flat=True))
     # The first delivery wrote one batch of answers, then its worker was killed before the next.
-    assert judging._write([_result(pk, "first delivery") for pk in ids[:15]]) == 15
+    assert rating_sql.write_results([_result(pk, "first delivery") for pk in ids[:15]]) == 15
 
-    summary = judging.run_chunk(run_id=run.pk, rating_ids=ids)  # the broker delivers the chunk again
+    summary = chunks.run_chunk(run_id=run.pk, rating_ids=ids)  # the broker delivers the chunk again
 
     run.refresh_from_db()
     assert (summary.asked, summary.written) == (21, 21)
@@ -508,6 +508,6 @@ def test_a_batch_of_errors_only_stores_nulls_for_every_number(story_with_items, 
     ids = list(run.ratings.order_by("pk").values_list("pk", flat=True)[:3])
     batch = [_result(pk, "", status="error", score=None, latency_ms=None, tokens_prompt=None, tokens_completion=None,
                      history=[{"attempt": 1, "error": "timeout", "transient": True}]) for pk in ids]
-    assert judging._write(batch) == 3
+    assert rating_sql.write_results(batch) == 3
     stored = set(run.ratings.filter(pk__in=ids).values_list("status", "score", "latency_ms", "tokens_prompt"))
     assert stored == {("error", None, None, None)}

@@ -27,7 +27,7 @@ def test_a_chunk_whose_redis_or_database_went_away_is_rerun_in_process_not_dropp
         if failures:
             raise failures.pop()
 
-    monkeypatch.setattr(tasks.judging, "run_chunk", run_chunk)
+    monkeypatch.setattr(tasks.chunks, "run_chunk", run_chunk)
     tasks.judge_chunk.run(7, [1, 2])  # called directly: a Celery retry would re-raise
     assert [c for c in calls if c[0] == 7] == [(7, [1, 2])] * 3
     assert calls.count(("closed", [])) == 2
@@ -37,7 +37,7 @@ def test_after_the_in_process_retries_the_error_goes_to_celerys_retry(monkeypatc
     def run_chunk(*, run_id, rating_ids):
         raise redis.ConnectionError("still down")
 
-    monkeypatch.setattr(tasks.judging, "run_chunk", run_chunk)
+    monkeypatch.setattr(tasks.chunks, "run_chunk", run_chunk)
     with pytest.raises(redis.ConnectionError):
         tasks.judge_chunk.run(7, [1])
     assert calls.count(("closed", [])) == len(tasks.IN_PROCESS_BACKOFF)

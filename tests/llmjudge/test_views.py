@@ -212,3 +212,79 @@ def test_resuming_a_finished_run_changes_nothing(owner_client, story_with_items,
     assert judging.judge_run_resume(run=run) == 0
     run.refresh_from_db()
     assert (run.status, run.finished_at) == ("done", finished)
+
+
+@pytest.mark.parametrize("action", ["resume", "retry"])
+def test_a_resume_or_retry_that_cannot_happen_is_reported_to_the_researcher(
+    owner_client, story_with_items, make_judge, action
+):
+    run = judging.judge_run_start(study=story_with_items, judge=make_judge(), enqueue=False)
+    judging.judge_run_execute_inline(run=run)  # done, no errors: nothing to resume or retry
+    response = owner_client.post(reverse("llmjudge:run_control", args=[run.pk, action]), follow=True)
+    assert f"Run {run.pk} is done: cannot {action} it." in response.content.decode()
+
+
+def _preview(owner_client, study, judge) -> str:
+    response = owner_client.get(reverse("llmjudge:preview", args=[study.slug]), {"judge": judge.pk})
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_the_preview_of_a_rubric_judge_shows_the_prometheus_prompt_it_is_sent(
+    owner_client, story_with_items, make_judge
+):
+    html = _preview(owner_client, story_with_items, make_judge("prometheus", kind="rubric"))
+    judge_view = html.split('id="judge-view"')[1]
+    assert "###Score Rubrics:" in judge_view
+    assert "Please rate the story fragment" not in judge_view  # not the plain protocol prompt
+
+
+def test_the_preview_of_a_role_player_panel_shows_the_panel_prompt(owner_client, story_with_items, make_judge):
+    judge = make_judge("panel", kind="roleplay", options={"dynamic_roles": 0}, samples=1)
+    judge_view = _preview(owner_client, story_with_items, judge).split('id="judge-view"')[1]
+    assert "Play each of the following roles in turn" in judge_view
+
+
+@pytest.fixture
+def two_raters(story_with_items):
+    """Two raters who rated every item and question; the first left a comment on each."""
+    from annotations.models import HumanRating, Rater
+
+    for position, name in enumerate(("ann", "bob")):
+        rater = Rater.objects.create(study=story_with_items, external_id=name, demographics={"age": 30 + position})
+        for item in story_with_items.items.all():
+            for question in story_with_items.questions.all():
+                HumanRating.objects.create(
+                    rater=rater, item=item, question=question, score=(item.position + position) % 5 + 1,
+                    comment=f"{name} liked it." if name == "ann" else "",
+                )
+    return story_with_items
+
+
+def test_the_preview_of_a_per_rater_judge_shows_the_prompt_for_one_example_rater(
+    owner_client, two_raters, make_judge
+):
+    judge = make_judge("perse", kind="personalized", options={"profile_size": 1}, samples=1)
+    judge_view = _preview(owner_client, two_raters, judge).split('id="judge-view"')[1]
+    assert "Reviewer Preference" in judge_view  # PERSE's prompt, with the example rater's profile
+    assert "for rater ann" in judge_view or "for rater bob" in judge_view
+    assert "Please rate the story fragment" not in judge_view
+
+
+def test_the_preview_of_a_persona_judge_shows_the_prompt_for_one_example_rater(
+    owner_client, two_raters, make_judge
+):
+    judge = make_judge("personas", kind="persona", options={"method": "personalized_judge", "training_examples": 1})
+    judge_view = _preview(owner_client, two_raters, judge).split('id="judge-view"')[1]
+    assert "from the perspective of a user who has the following characteristics" in judge_view
+    assert "for rater ann" in judge_view or "for rater bob" in judge_view
+    assert "Please rate the story fragment" not in judge_view
+
+
+def test_the_preview_of_a_character_persona_judge_shows_the_character_proposal_it_asks_first(
+    owner_client, two_raters, make_judge
+):
+    judge = make_judge("cinemetric", kind="persona", options={"training_examples": 1})
+    judge_view = _preview(owner_client, two_raters, judge).split('id="judge-view"')[1]
+    assert "You are a movie character matching expert" in judge_view
+    assert "for rater ann" in judge_view or "for rater bob" in judge_view

@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from llmjudge.judges import JudgeSpecError, judge_create
+from llmjudge.judge_specs import JudgeSpecError, judge_create
 from llmjudge.models import Judge
 
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from llmjudge.kinds._common import PROMPTS_DIR, fill, load_json, load_text, parse_after_marker
+from llmjudge.kinds.common.templates import PROMPTS_DIR, fill, load_json, load_text, parse_after_marker
 from llmjudge.parsing import OK, UNPARSEABLE, ParsedScore
 
 

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from evalhub.prediction_metrics import average_metrics, per_rater_metrics
-from llmjudge.kinds import persona as pe
-from llmjudge.kinds import personalized as ps
-from llmjudge.kinds import roleplay as rp
-from llmjudge.kinds import rubric as rb
-from llmjudge.kinds.options import options_for
+from llmjudge.kinds import options_for
+from llmjudge.kinds.persona import prompts as pe
+from llmjudge.kinds.personalized import prompts as ps
+from llmjudge.kinds.roleplay import prompts as rp
+from llmjudge.kinds.rubric import prompts as rb
 
 ITEMS = {f"s{i}": f"Story number {i}. The lighthouse stays lit." for i in range(8)}
 RATINGS = {

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from llmjudge.kinds.options import (
-    PersonalizedOptions,
-    PersonaOptions,
-    RoleplayOptions,
-    RubricOptions,
-    options_for,
-    to_json,
-)
+from llmjudge.kinds import options_for, to_json
+from llmjudge.kinds.persona.options import PersonaOptions
+from llmjudge.kinds.personalized.options import PersonalizedOptions
+from llmjudge.kinds.roleplay.options import RoleplayOptions
+from llmjudge.kinds.rubric.options import RubricOptions
 
 
 def test_defaults_per_kind():

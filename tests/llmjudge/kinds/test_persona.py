@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from llmjudge.kinds import persona as pe
-from llmjudge.kinds.persona import Character, TrainingExample
+from llmjudge.kinds.persona import prompts as pe
+from llmjudge.kinds.persona.prompts import Character, TrainingExample
 from llmjudge.parsing import OK, REFUSED, UNPARSEABLE, ParsedScore
 
 DEMOGRAPHICS = {"gender": "female", "age": "55-64", "education": "some college, no degree", "parent": "yes", "race": ""}

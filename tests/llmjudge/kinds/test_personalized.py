@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from llmjudge.kinds.personalized import (
+from llmjudge.kinds.personalized.prompts import (
     ProfileEntry,
     ProfileSplit,
     parse_personalized,

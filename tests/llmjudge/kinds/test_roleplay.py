@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from llmjudge.kinds import roleplay as rp
-from llmjudge.kinds.roleplay import PanelResult, PanelScore, Role, RoleVote, TokenLogprob
+from llmjudge.kinds.roleplay import prompts as rp
+from llmjudge.kinds.roleplay.prompts import PanelResult, PanelScore, Role, RoleVote, TokenLogprob
 from llmjudge.parsing import OK, UNPARSEABLE
 
 STATIC = rp.static_roles({})

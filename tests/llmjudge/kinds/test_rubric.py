@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from llmjudge.kinds import rubric as rb
+from llmjudge.kinds.rubric import prompts as rb
 from llmjudge.parsing import OK, REFUSED, UNPARSEABLE, ParsedChoice, ParsedScore
 
 # Transcribed from prometheus-eval, libs/prometheus-eval/prometheus_eval/prompts.py (Prometheus 2,

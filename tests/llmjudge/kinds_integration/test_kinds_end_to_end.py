@@ -154,7 +154,7 @@ def test_personalized_judge_names_the_rater_with_too_few_ratings(rated_study, sc
 
 
 def test_persona_judge_proposes_verifies_and_role_plays_three_characters(rated_study, scripted_server):
-    from llmjudge.kind_builders import persona_vote
+    from llmjudge.kinds.persona.builder import persona_vote
     from llmjudge.models import JudgeCall
 
     judge = _judge(scripted_server, "cinemetric", "persona", {"training_examples": 2, "held_out": 1})

@@ -63,7 +63,7 @@ def _prometheus_answer(prompt: str, body: dict) -> str:
 
 
 def test_rubric_judge_on_a_pairwise_study_sends_prometheus_relative_grading(pairwise_study, openai_server):
-    from llmjudge.kinds import rubric
+    from llmjudge.kinds.rubric import prompts as rubric
 
     openai_server.behaviour = Behaviour(answer=_prometheus_answer)
     run = _run(pairwise_study, _judge(openai_server, "prometheus-ab", "rubric", {"instruction": "{prompt}"}))
@@ -90,7 +90,7 @@ def test_rubric_judge_on_a_pairwise_study_sends_prometheus_relative_grading(pair
 
 
 def test_rubric_judge_on_a_likert_study_sends_the_absolute_system_prompt(story_with_items, openai_server):
-    from llmjudge.kinds import rubric
+    from llmjudge.kinds.rubric import prompts as rubric
 
     openai_server.behaviour = Behaviour(answer=lambda prompt, body: "Feedback: Clear. [RESULT] 4")
     run = _run(story_with_items, _judge(openai_server, "prometheus", "rubric", {}))

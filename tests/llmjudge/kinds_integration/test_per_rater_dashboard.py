@@ -141,7 +141,7 @@ def seed_holding_out(study, group: str, k: int) -> int:
     The split is seeded by rater and item ids, which differ between databases and test orders; the
     filter tests need a split whose held-out items span both groups.
     """
-    from llmjudge.kinds.personalized import split_profile
+    from llmjudge.kinds.personalized.prompts import split_profile
 
     items = list(study.items.values_list("id", flat=True))
     wanted = set(study.items.filter(group=group).values_list("id", flat=True))

@@ -9,7 +9,7 @@ import pytest
 from django.db.models import Sum
 from django.urls import reverse
 
-from llmjudge import judging
+from llmjudge import chunks, judging
 from llmjudge.models import Judge, JudgeCall, LLMRating
 from llmjudge.selectors import run_progress
 from tests.llmjudge.kinds_integration.test_kinds_end_to_end import rated_study, scripted_answer  # noqa: F401
@@ -58,7 +58,7 @@ def test_a_persona_run_paused_while_proposing_characters_stops_and_its_resume_as
     assert (shown["steps_done"], shown["steps_total"]) == (answered, paused.steps_total)
 
     # A chunk delivered while paused asks nothing.
-    judging.run_chunk(run_id=run.pk, rating_ids=list(run.ratings.values_list("id", flat=True)))
+    chunks.run_chunk(run_id=run.pk, rating_ids=list(run.ratings.values_list("id", flat=True)))
     assert openai_server.stats.requests == answered
 
     openai_server.behaviour = Behaviour(answer=scripted_answer)
@@ -86,7 +86,7 @@ def test_a_persona_run_cancelled_while_proposing_asks_no_more_and_fails_no_ratin
     assert 0 < asked < 8 and asked == _attempts(run)
     # Too few characters because of the cancel is not "too few verified characters": rows stay pending.
     assert set(run.ratings.values_list("status", flat=True)) == {"pending"}
-    judging.run_chunk(run_id=run.pk, rating_ids=list(run.ratings.values_list("id", flat=True)))
+    chunks.run_chunk(run_id=run.pk, rating_ids=list(run.ratings.values_list("id", flat=True)))
     assert openai_server.stats.requests == asked
 
 

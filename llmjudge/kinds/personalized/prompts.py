@@ -34,7 +34,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
 
-from llmjudge.kinds._common import check_scale, fill, parse_after_marker, piece, scale_text
+from llmjudge.kinds.common.templates import check_scale, fill, parse_after_marker, piece, scale_text
 from llmjudge.parsing import ParsedScore
 
 PROMPT_FILE = "perse_v1"

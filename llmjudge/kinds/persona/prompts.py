@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from llmjudge.kinds._common import check_scale, fill, parse_after_marker, piece, scale_text
+from llmjudge.kinds.common.templates import check_scale, fill, parse_after_marker, piece, scale_text
 from llmjudge.parsing import ParsedScore
 
 PROMPT_FILE = "cinemetric_v1"

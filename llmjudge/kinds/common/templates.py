@@ -17,7 +17,7 @@ from pathlib import Path
 
 from llmjudge.parsing import UNPARSEABLE, ParsedScore, parse_score
 
-PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
 
 _FORMATTER = string.Formatter()
 _GLOSS = re.compile(r"(?<=\S)\s*\([^()]*\)\s*$")

@@ -36,7 +36,15 @@ from typing import Any
 
 import numpy as np
 
-from llmjudge.kinds._common import as_mapping, check_scale, fill, load_json, parse_after_marker, piece, scale_text
+from llmjudge.kinds.common.templates import (
+    as_mapping,
+    check_scale,
+    fill,
+    load_json,
+    parse_after_marker,
+    piece,
+    scale_text,
+)
 from llmjudge.parsing import OK, UNPARSEABLE
 
 PROMPT_FILE = "drpe_v1"
@@ -123,7 +131,7 @@ def static_roles(options: Mapping[str, object]) -> list[Role]:
     """The study's objective roles from a judge's options (see the module docstring)."""
     if "static_roles" in options:
         return _role_list(options["static_roles"], "static_roles", "static")
-    preset = options.get("static_roles_preset", DEFAULT_PRESET)
+    preset = str(options.get("static_roles_preset", DEFAULT_PRESET))
     presets = as_mapping(load_json(PROMPT_FILE)["static_presets"], "static_presets")
     if preset not in presets:
         raise ValueError(f"unknown static role preset {preset!r} (known: {', '.join(presets)})")
@@ -454,7 +462,7 @@ def aggregate_votes(
     ``logprobs`` when given, else 1 per vote (a vote's own ``confidence`` is ignored then, so a
     result is either fully weighted or a plain count, never a mix)."""
     weighted = logprobs is not None
-    if weighted:
+    if logprobs is not None:
         votes = with_confidences(votes, logprobs, text=text)
     score_a = score_b = 0.0
     n_a = n_b = n_abstain = 0
@@ -489,7 +497,7 @@ def aggregate_scores(
 ) -> PanelScore:
     """Confidence-weighted mean score of a pointwise panel (weights 1 without ``logprobs``)."""
     weighted = logprobs is not None
-    if weighted:
+    if logprobs is not None:
         votes = with_confidences(votes, logprobs, text=text)
     num = den = 0.0
     n = n_abstain = 0

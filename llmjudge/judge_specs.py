@@ -9,8 +9,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from llmjudge.backends import BACKENDS
+from llmjudge.config import temperature_in_range
+from llmjudge.kinds import kind_names, kind_options
 from llmjudge.models import Judge
-from llmjudge.prompts import BUILDERS
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -27,7 +28,7 @@ def _check(spec: dict[str, Any]) -> None:
         raise JudgeSpecError("--base-url is required for an openai-compatible backend (e.g. http://localhost:8000/v1)")
     if backend != "fake" and not spec.get("model"):
         raise JudgeSpecError("--model is required")
-    if not 0 <= float(spec.get("temperature", 1.0)) <= 2:
+    if not temperature_in_range(float(spec.get("temperature", 1.0))):
         raise JudgeSpecError(f"--temperature {spec['temperature']}: must be between 0 and 2")
     if not 0 < float(spec.get("top_p", 0.9)) <= 1:
         raise JudgeSpecError(f"--top-p {spec['top_p']}: must be in (0, 1]")
@@ -40,11 +41,9 @@ def _check(spec: dict[str, Any]) -> None:
         raise JudgeSpecError(f"--variant {spec['variant']!r}: choose one of {', '.join(Judge.Variant.values)}")
     if spec.get("mode", "completion") not in Judge.Mode.values:
         raise JudgeSpecError(f"--mode {spec['mode']!r}: choose one of {', '.join(Judge.Mode.values)}")
-    if spec.get("kind", "plain") not in BUILDERS:
-        raise JudgeSpecError(f"--kind {spec['kind']!r}: unknown judge kind (known: {', '.join(BUILDERS)})")
+    if spec.get("kind", "plain") not in kind_names():
+        raise JudgeSpecError(f"--kind {spec['kind']!r}: unknown judge kind (known: {', '.join(kind_names())})")
     kind = spec.get("kind", "plain")
-    from llmjudge.kind_builders import kind_options
-
     try:
         kind_options(kind, spec.get("options"))
     except ValueError as exc:

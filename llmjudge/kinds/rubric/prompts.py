@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from llmjudge.kinds._common import as_mapping, fill, load_json, load_text
+from llmjudge.kinds.common.templates import as_mapping, fill, load_json, load_text
 from llmjudge.parsing import ParsedChoice, ParsedScore, parse_pairwise, parse_score
 
 SCORES = (1, 2, 3, 4, 5)
@@ -92,7 +92,8 @@ class Rubric:
         for score, text in zip(SCORES, texts, strict=True):
             if not isinstance(text, str):
                 raise ValueError(f"rubric description for score {score} must be a text")
-        return cls(criteria=criteria.strip(), descriptions=tuple(t.strip() for t in texts))  # type: ignore[arg-type]
+        one, two, three, four, five = (str(t).strip() for t in texts)  # each checked to be a text above
+        return cls(criteria=criteria.strip(), descriptions=(one, two, three, four, five))
 
     def to_json(self) -> dict[str, str]:
         out = {"criteria": self.criteria}

@@ -1,0 +1,1 @@
+"""The persona judge (CINEMETRIC): prompts and parsing, options, builder, plan, character preparation."""

@@ -1,0 +1,65 @@
+"""CINEMETRIC (persona) judge: sample i is the i-th verified character role-playing the target rater."""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from annotations.models import Item, Question, Study
+from llmjudge.config import JudgeConfig
+from llmjudge.conversation import Conversation, RatingState
+from llmjudge.kinds.common.items import item_text, rater_demographics
+from llmjudge.kinds.common.option_values import without_backend_keys
+from llmjudge.kinds.common.turns import pending_turns
+from llmjudge.kinds.persona import prompts as persona
+from llmjudge.kinds.persona.options import persona_options
+from llmjudge.kinds.persona.preparation import persona_characters
+
+
+class PersonaBuilder:
+    """CINEMETRIC: sample i is the i-th verified character role-playing the target rater."""
+
+    def conversations(
+        self,
+        *,
+        study: Study,
+        config: JudgeConfig,
+        item: Item,
+        questions: list[Question],
+        sample: int,
+        ratings: dict[int, RatingState],
+        run: Any = None,
+        target_rater_id: int | None = None,
+    ) -> list[Conversation]:
+        options = persona_options(without_backend_keys(config.options))
+        spec = persona.method(options.method)
+        scale = (study.scale_min, study.scale_max)
+        text = item_text(study, item)
+        demographics = rater_demographics(study.raters.get(pk=target_rater_id).demographics)
+
+        def make(question: Question) -> tuple[str, Callable]:
+            kw: dict[str, Any] = {"item_text": text, "question": question.text, "scale": scale, "noun": options.noun}
+            if spec.characters:
+                character = persona_characters(run, target_rater_id, question.pk)[sample]  # type: ignore[arg-type]
+                prompt = persona.roleplay_prompt(
+                    character=character,
+                    with_name=spec.with_name,
+                    with_reasoning=spec.with_reasoning and bool(character.why),
+                    demographics=demographics,
+                    **kw,
+                )
+            elif spec.demographics:
+                prompt = persona.personalized_judge_prompt(demographics=demographics, **kw)
+            else:
+                prompt = persona.plain_judge_prompt(**kw)
+            return prompt, functools.partial(persona.parse_answer, scale=scale)
+
+        if spec.characters:
+            # Rows whose rater lacks characters were set to error by the preparation.
+            ratings = {q: r for q, r in ratings.items() if len(persona_characters(run, target_rater_id, q)) > sample}  # type: ignore[arg-type]
+        return pending_turns(ratings, questions, make, scale, sample, config.sample_seed(sample))
+
+
+def persona_vote(scores: list[float | None]) -> float | None:
+    """A persona prediction: the characters' majority vote in sample order (first breaks ties)."""
+    return persona.majority_vote(scores)

@@ -1,0 +1,1 @@
+"""The personalized judge (PERSE): prompts, parsing and split, options, builder, planned rows."""

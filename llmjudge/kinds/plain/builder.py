@@ -1,0 +1,57 @@
+"""The paper's protocol judge: the prompt the rater's page shares, asked as it is."""
+from __future__ import annotations
+
+from typing import Any
+
+from annotations.models import Item, Question, Study
+from llmjudge.config import JudgeConfig
+from llmjudge.conversation import Conversation, RatingState, Turn
+from llmjudge.prompts import chat_turn_texts, judge_prompts, study_choices, study_parser
+
+
+class PlainBuilder:
+    """The paper's protocol: one query per question, or (chat mode) one conversation per item/sample."""
+
+    def conversations(
+        self,
+        *,
+        study: Study,
+        config: JudgeConfig,
+        item: Item,
+        questions: list[Question],
+        sample: int,
+        ratings: dict[int, RatingState],
+        run: Any = None,
+        target_rater_id: int | None = None,
+    ) -> list[Conversation]:
+        prompts = judge_prompts(study=study, config=config, item=item, questions=questions)
+        scale = (study.scale_min, study.scale_max)
+        parse = study_parser(study)
+        chat = config.mode == "chat"
+        texts = chat_turn_texts(prompts) if chat else prompts
+        turns = []
+        for question, prompt, text in zip(questions, prompts, texts, strict=True):
+            rating = ratings.get(question.pk)
+            if rating is None:
+                continue
+            done = rating.status != "pending"
+            turns.append(
+                Turn(
+                    rating_id=rating.pk,
+                    prompt=prompt,
+                    user_text=text,
+                    parse=parse,
+                    scale=scale,
+                    choices=study_choices(study),
+                    # An earlier error has no answer: that turn is left out of the conversation.
+                    answer=(rating.raw if rating.status != "error" else None) if done else None,
+                    prior_attempts=rating.attempts,
+                    prior_history=list(rating.history or []),
+                )
+            )
+            if done and rating.status == "error":
+                turns.pop()
+        seed = config.sample_seed(sample)
+        if chat:
+            return [Conversation(turns=turns, chat=True, sample=sample, seed=seed)] if turns else []
+        return [Conversation(turns=[t], chat=False, sample=sample, seed=seed) for t in turns if t.answer is None]

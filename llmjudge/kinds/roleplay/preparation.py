@@ -1,0 +1,83 @@
+"""A panel run's preparation: each item's dynamic roles (``JudgeCall`` step ``roles``), generated
+once and de-duplicated against the static roles, before the panel is asked."""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
+from llmjudge.config import JudgeConfig
+from llmjudge.kinds.common.calls import Progress, calls_for, execute_calls, reset_errors
+from llmjudge.kinds.common.items import item_text
+from llmjudge.kinds.common.option_values import without_backend_keys
+from llmjudge.kinds.roleplay import prompts as roleplay
+from llmjudge.kinds.roleplay.options import RoleplayOptions, roleplay_options, static_role_options
+from llmjudge.models import JudgeCall
+
+
+@functools.cache
+def _embedder() -> Callable:
+    return roleplay.minilm_embedder()
+
+
+def panel_roles(run: Any, item_id: int) -> list[roleplay.Role]:
+    options = roleplay_options(without_backend_keys(run.params.get("options")))
+    static = panel_roles_static(options)
+    if not options.dynamic_roles:
+        return static
+    # run_id: a preview passes a run not yet started (no pk, no calls).
+    call = JudgeCall.objects.filter(run_id=run.pk, step="roles", key=str(item_id)).first()
+    kept = (call.parsed or {}).get("kept") if call else None
+    if kept is None:
+        return static
+    return [roleplay.Role(**r) for r in kept]
+
+
+def roleplay_prepare(
+    *, run: Any, config: JudgeConfig, pending: list[tuple[int, int, int]], on_progress: Progress = None
+) -> str:
+    options = roleplay_options(without_backend_keys(config.options))
+    if not options.dynamic_roles:
+        return ""
+    study = run.study
+    static = panel_roles_static(options)
+    calls = calls_for(run, "roles", (str(item) for item, _, _ in pending))
+    items = {i.pk: i for i in study.items.filter(pk__in=[int(k) for k in calls])}
+
+    def parser(text: str) -> dict:
+        found = roleplay.parse_roles(text)
+        if not found:
+            return {"status": "unparseable", "roles": [], "kept": [asdict(r) for r in static]}
+        # The panel finds each role's answer by its name: a generated role named like an earlier one
+        # (e.g. a dynamic "Editor" beside the static one) is the same reader and is left out.
+        seen = {r.name.casefold() for r in static}
+        unique = []
+        for role in found:
+            if role.name.casefold() not in seen:
+                seen.add(role.name.casefold())
+                unique.append(role)
+        kept = roleplay.dedupe_roles(
+            [*static, *unique], eps=options.eps, min_samples=options.min_samples, embed=_embedder()
+        )
+        return {"status": "ok", "roles": [asdict(r) for r in found], "kept": [asdict(r) for r in kept]}
+
+    asks = []
+    for key, call in calls.items():
+        if call.status in ("pending", "error"):
+            item = items[int(key)]
+            context = str(item.fields.get(options.context_field, "")) if options.context_field else ""
+            prompt = roleplay.dynamic_roles_prompt(
+                item_text(study, item),
+                options.dynamic_roles,
+                style=options.dynamic_style,
+                context=context,
+                noun=options.noun,
+            )
+            asks.append((call, prompt, parser))
+    reset_errors([a[0] for a in asks])
+    return execute_calls(run, config, asks, on_progress)
+
+
+def panel_roles_static(options: RoleplayOptions) -> list[roleplay.Role]:
+    return roleplay.static_roles(static_role_options(options))

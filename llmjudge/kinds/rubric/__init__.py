@@ -1,0 +1,1 @@
+"""The rubric judge (Prometheus): prompts and parsing, options, builder, study check."""
