@@ -1,0 +1,122 @@
+"""``parse_pairwise``: a relative-grading answer to "A", "B" or "tie", or an honest status.
+
+Same principles as ``parse_score``: explicit formats first, then prose a careful reader takes as
+a choice; two different choices and no final one is ``unparseable``; a refusal without a verdict
+is ``refused``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from llmjudge.parsing.common import (
+    FLAGS,
+    OK,
+    REFUSED,
+    RESULT_MARK,
+    UNPARSEABLE,
+    ParsedChoice,
+    feedback_before,
+    is_negated,
+    is_refusal,
+    plain,
+    sentence_at,
+)
+
+_NOUN = r"(?:response|output|answer|story|option|summary|candidate|assistant|text|choice)"
+# "A", "(a)", "Response B", "Output (a)", "option b)": a lettered choice with its optional noun.
+_CHOICE_TOKEN = r"(?:" + _NOUN + r"\s+)?[(\[]?\s*(?P<choice>a|b|c|tie|draw|equal)\b\s*[)\]]?"
+_OTHER_CHOICE = re.compile(r"\s*(?:or|/|vs\.?|and)\s*(?:" + _NOUN + r"\s+)?[(\[]?\s*[ab]\b", FLAGS)
+_PAIR_RESULT = re.compile(r"\[\s*result\s*\]\s*+[:=\-]?\s*+[(\[]?\s*+" + _CHOICE_TOKEN, FLAGS)
+_PAIR_BRACKET = re.compile(r"\[\[\s*+(?P<choice>a|b|c|tie)\s*+\]\]", FLAGS)
+_PAIR_LABELED = re.compile(
+    r"(?<!\w)(?:winner|verdict|answer|choice|better\s+response|preferred(?:\s+response)?)\s*+"
+    r"\s*+[:=\-]\s*+[(\[]?\s*+" + _CHOICE_TOKEN,
+    FLAGS,
+)
+# The whole answer is the choice, as a pairwise study's "(Answer A or B.)" asks; nothing else may follow.
+_PAIR_ALONE = re.compile(
+    r"\A[\s\[(\"']*+(?:(?:story|response|output|candidate|option)\s+)?(?P<choice>a|b)[\s\])\"'.!]*+\Z", FLAGS
+)
+# A bare capital letter counts in prose ("I'd choose B."), a lower-case one only with its noun or
+# parentheses, so "I prefer a shorter answer" is no choice.
+_PROSE_TOKEN = (
+    r"(?:" + _NOUN + r"\s+[(\[]?(?P<n>[ab])\b[)\]]?|\((?P<p>[ab])\)|(?-i:\b(?P<c>[AB])\b))"
+)
+_PROSE = (
+    re.compile(
+        r"\b(?:prefer|preferred|choose|chose|pick|picked|select|selected|go\s+with|favou?r|vote\s+for|"
+        r"recommend)\s+" + _PROSE_TOKEN,
+        FLAGS,
+    ),
+    re.compile(
+        _PROSE_TOKEN + r"\s+(?:is|was|seems|reads)\s+(?:\w+ly\s+|much\s+|far\s+|a\s+bit\s+|the\s+)?"
+        r"(?:better|superior|preferable|preferred|stronger|winner|more\s+\w+)\b",
+        FLAGS,
+    ),
+)
+_TIE_PROSE = re.compile(
+    r"\b(?:it'?s\s+a\s+tie|(?:they|both(?:\s+responses)?)\s+are\s+(?:equally\s+good|of\s+equal\s+quality|tied))\b",
+    FLAGS,
+)
+_FINAL_WORDS = re.compile(r"\b(?:overall|final|finally|in the end|ultimately|therefore|so|on balance)\b", FLAGS)
+
+
+def _choice_of(token: str) -> str:
+    token = token.lower()
+    if token in ("a", "b"):
+        return token.upper()
+    # FastChat's pairwise prompt uses [[C]] for a tie.
+    return "tie"
+
+
+def _prose_choice(text: str) -> str | None:
+    """The choice the prose states; None when it states none, or two and none is final."""
+    found: list[tuple[int, str]] = []
+    for pattern in _PROSE:
+        for match in pattern.finditer(text):
+            letter = match.group("n") or match.group("p") or match.group("c")
+            if not is_negated(text, match.start()):
+                found.append((match.start(), letter.upper()))
+    found += [(m.start(), "tie") for m in _TIE_PROSE.finditer(text)]
+    if not found:
+        return None
+    found.sort()
+    if len({choice for _, choice in found}) == 1:
+        return found[0][1]
+    last_pos, last_choice = found[-1]
+    return last_choice if _FINAL_WORDS.search(sentence_at(text, last_pos)) else ""
+
+
+def parse_pairwise(text: str) -> ParsedChoice:
+    """Parse a relative-grading answer (Prometheus ``[RESULT] A``, FastChat ``[[A]]``/``[[C]]``, prose)."""
+    if not text or not text.strip():
+        return ParsedChoice(None, UNPARSEABLE, "")
+    full = text.strip()
+    text_ = plain(full)
+    marks = list(RESULT_MARK.finditer(text_))
+    if marks:
+        # The last marker counts because the verdict closes the feedback; a marker with no verdict
+        # after it, or with two ("[RESULT] A or B"), is unparseable.
+        rationale = feedback_before(full, list(RESULT_MARK.finditer(full))[-1].start())
+        match = _PAIR_RESULT.match(text_, marks[-1].start())
+        if match is None or _OTHER_CHOICE.match(text_, match.end()):
+            return ParsedChoice(None, UNPARSEABLE, rationale)
+        return ParsedChoice(_choice_of(match.group("choice")), OK, rationale)
+    for pattern in (_PAIR_BRACKET, _PAIR_LABELED):
+        match = pattern.search(text_)
+        if match:
+            if pattern is _PAIR_LABELED and _OTHER_CHOICE.match(text_, match.end()):
+                return ParsedChoice(None, UNPARSEABLE, full)
+            return ParsedChoice(_choice_of(match.group("choice")), OK, full)
+    choice = _prose_choice(text_)
+    if choice == "":
+        return ParsedChoice(None, UNPARSEABLE, full)
+    if choice is not None:
+        return ParsedChoice(choice, OK, full)
+    match = _PAIR_ALONE.search(text_)
+    if match:
+        return ParsedChoice(_choice_of(match.group("choice")), OK, full)
+    if is_refusal(full):
+        return ParsedChoice(None, REFUSED, full)
+    return ParsedChoice(None, UNPARSEABLE, full)
