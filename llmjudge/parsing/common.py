@@ -47,8 +47,8 @@ REFUSAL_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
             r"won't|will not)\b"
         ),
         (
-            r"\bi(?:'m|'d|\s+am|\s+would)?\s+(?:cannot|can't|can not|unable to|not able to|won't|will not|must decline to|"
-            r"have to decline to|(?:do not|don't) feel comfortable|not comfortable|would rather not)\s+"
+            r"\bi(?:'m|'d|\s+am|\s+would)?\s+(?:cannot|can't|can not|unable to|not able to|won't|will not|"
+            r"must decline to|have to decline to|(?:do not|don't) feel comfortable|not comfortable|rather not)\s+"
             r"(?:in good conscience\s+|\w+\s+)?" + _REFUSE_VERBS + r"\b"
         ),
         r"\bi\s+(?:must|have to|will)\s+(?:respectfully\s+)?decline\b",

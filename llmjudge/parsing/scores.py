@@ -70,7 +70,7 @@ _BOLD = re.compile(r"\*\*\s*+" + NUM + DEN + r"\s*+\*\*", FLAGS)
 _OUT_OF = re.compile(NUM + DEN_BODY, FLAGS)
 _RATE_VERB = re.compile(
     r"\b(?:rate|rated|rating|give|gave|giving|score|scored|assign|assigned|award|awarded|deserves?|merits?|"
-    r"earns?|warrants?|i'd\s+say|i\s+would\s+say|(?:would|should)\s+be|i'd\s+go\s+with)\b" + GAP + NUM + DEN,
+    r"earns?|warrants?|gets?|got|i'd\s+say|i\s+would\s+say|(?:would|should)\s+be|i'd\s+go\s+with)\b" + GAP + NUM + DEN,
     FLAGS,
 )
 # "this is a solid three.": an article before a number word marks it as a rating, not a count.
@@ -86,6 +86,12 @@ _COUNT = re.compile(
     r"would|will|should|seems?|feels?|here|at|with|from|this|it|considering|too|though|while|then|now|also|"
     r"based|which|so|if|even|despite|being|i)\b)[a-z]",
     FLAGS,
+)
+# "A score of 5 would require vivid imagery": a number the answer talks about, not its rating.
+_HYPOTHETICAL = re.compile(r"[^\S\n]*(?:would\s+(?:require|need|mean)|requires|needs|is\s+reserved)\b", FLAGS)
+# "paragraph 5", "line 4": a number that points into the text.
+_REFERENCE = re.compile(
+    r"\b(?:paragraph|line|sentence|chapter|section|step|item|page|part|version|question)\s*#?\s*\Z", FLAGS
 )
 _EXAMPLE = re.compile(r"(?:e\.\s*g\.|for example|for instance|such as|like)\s*,?\s*\(?\Z", FLAGS)
 _ALTERNATIVE = re.compile(r"\s*(?:or|/)\s*(?:a\s+)?" + NUM.replace("?P<num>", "?:"), FLAGS)
@@ -135,6 +141,8 @@ def _first(pattern: re.Pattern[str], text: str, *, last: bool = False, prose: bo
     for match in pattern.finditer(text):
         if prose and (_is_count(text, match) or is_negated(text, match.start())):
             continue
+        if _HYPOTHETICAL.match(text, match.end()):
+            continue
         found = _verdict(match)
         if not last:
             break
@@ -149,7 +157,7 @@ def _remove_echoes(text: str, scale_min: float, scale_max: float, adversarial: b
     lo, hi = re.escape(fmt(scale_min)), re.escape(fmt(scale_max))
     gloss = r"(?:\s*\([^)\n]{0,30}\))?"
     text = re.sub(
-        rf"(?<![\d.]){lo}{gloss}\s*(?:-|\u2013|\u2014|~|to)\s*{hi}{gloss}(?![\d.])", " ", text, flags=FLAGS
+        rf"(?<![\d.]){lo}{gloss}\s*(?:-|\u2013|\u2014|~|to)\s*{hi}{gloss}(?!\d|\.\d)", " ", text, flags=FLAGS
     )
     text = _BEING.sub(" ", text)
     text = re.sub(rf"(\d)\s*\((?:{label_words})\)", r"\1", text, flags=FLAGS)
@@ -222,8 +230,13 @@ def _rule_aspect(text: str, aspect: str | None) -> Verdict | None:
     """"Relevance: 1" or "the relevance a 2" when the caller says which aspect was asked about."""
     if not aspect:
         return None
-    pattern = re.compile(r"\b" + re.escape(aspect) + r"\w*\b" + GAP + NUM + DEN, FLAGS)
-    return _first(pattern, text, last=True, prose=True)
+    name = re.escape(aspect) + r"\w*\b"
+    after = _first(re.compile(r"\b" + name + GAP + NUM + DEN, FLAGS), text, last=True, prose=True)
+    if after is not None:
+        return after
+    # "a 3 for grammar and a 4 for relevance"
+    before = re.compile(NUM + DEN + r"\s+(?:for|in|on)\s+(?:its\s+|the\s+)?" + name, FLAGS)
+    return _first(before, text, last=True)
 
 
 def _rule_label_word(text: str, words: dict[str, float]) -> Verdict | None:
@@ -262,7 +275,8 @@ def _rule_paper(text: str, scale_max: float) -> Verdict | None:
     rest = re.sub(rf"(?<!\s)\s*+(?:/|out\s+of)\s*+{hi}(?![\d.])", " ", text, flags=FLAGS)
     for match in _FALLBACK_NUM.finditer(rest):
         token = match.group(1)
-        if re.fullmatch(r"\d{4,}", token) or _EXAMPLE.search(rest[max(0, match.start() - 20) : match.start()]):
+        before = rest[max(0, match.start() - 20) : match.start()]
+        if re.fullmatch(r"\d{4,}", token) or _EXAMPLE.search(before) or _REFERENCE.search(before):
             continue
         if _COUNT.match(rest, match.end()):
             continue
