@@ -30,14 +30,17 @@ _OTHER_CHOICE = re.compile(r"\s*(?:or|/|vs\.?|and)\s*(?:" + _NOUN + r"\s+)?[(\[]
 _PAIR_RESULT = re.compile(r"\[\s*result\s*\]\s*+[:=\-]?\s*+[(\[]?\s*+" + _CHOICE_TOKEN, FLAGS)
 _PAIR_BRACKET = re.compile(r"\[\[\s*+(?P<choice>a|b|c|tie)\s*+\]\]", FLAGS)
 _PAIR_LABELED = re.compile(
-    r"(?<!\w)(?:winner|verdict|answer|choice|better\s+response|preferred(?:\s+response)?)\s*+"
-    r"\s*+[:=\-]\s*+[(\[]?\s*+" + _CHOICE_TOKEN,
+    r"(?<!\w)(?:winner|verdict|answer|choice|better\s+response|preferred(?:\s+response)?)"
+    r"(?:\s*[:=\-]|\s+is\b)\s*+[(\[]?\s*+" + _CHOICE_TOKEN,
     FLAGS,
 )
 # The whole answer is the choice, as a pairwise study's "(Answer A or B.)" asks; nothing else may follow.
 _PAIR_ALONE = re.compile(
-    r"\A[\s\[(\"']*+(?:(?:story|response|output|candidate|option)\s+)?(?P<choice>a|b)[\s\])\"'.!]*+\Z", FLAGS
+    r"\A[\s\[(\"']*+(?:(?:story|response|output|candidate|option)\s+[(\[]?)?(?P<choice>a|b)[\s\])\"'.!]*+\Z", FLAGS
 )
+# The answer opens with the choice, then explains it ("Response A. It is more concise."), as the
+# explain variant of a score does ("4. The story ..."); a comma does not close a choice.
+_PAIR_LEADING = re.compile(r"\A[\s\[(]*(?:" + _NOUN + r"\s+)?[(\[]?(?-i:(?P<choice>[AB]))[)\]]?\s*(?:[.:!]|\n)", FLAGS)
 # A bare capital letter counts in prose ("I'd choose B."), a lower-case one only with its noun or
 # parentheses, so "I prefer a shorter answer" is no choice.
 _PROSE_TOKEN = (
@@ -49,6 +52,12 @@ _PROSE = (
         r"recommend)\s+" + _PROSE_TOKEN,
         FLAGS,
     ),
+    re.compile(
+        r"\b(?:better|preferred|stronger|winning)\s+(?:response|output|answer|one|option|story|summary)\s+is\s+"
+        + _PROSE_TOKEN,
+        FLAGS,
+    ),
+    re.compile(r"\b(?:i'd|i\s+would)\s+say\s+" + _PROSE_TOKEN + r"(?=\s*(?:[.!\n]|\Z))", FLAGS),
     re.compile(
         _PROSE_TOKEN + r"\s+(?:is|was|seems|reads)\s+(?:\w+ly\s+|much\s+|far\s+|a\s+bit\s+|the\s+)?"
         r"(?:better|superior|preferable|preferred|stronger|winner|more\s+\w+)\b",
@@ -114,7 +123,7 @@ def parse_pairwise(text: str) -> ParsedChoice:
         return ParsedChoice(None, UNPARSEABLE, full)
     if choice is not None:
         return ParsedChoice(choice, OK, full)
-    match = _PAIR_ALONE.search(text_)
+    match = _PAIR_ALONE.search(text_) or _PAIR_LEADING.search(text_)
     if match:
         return ParsedChoice(_choice_of(match.group("choice")), OK, full)
     if is_refusal(full):

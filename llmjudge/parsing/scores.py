@@ -89,6 +89,7 @@ _COUNT = re.compile(
 )
 # "A score of 5 would require vivid imagery": a number the answer talks about, not its rating.
 _HYPOTHETICAL = re.compile(r"[^\S\n]*(?:would\s+(?:require|need|mean)|requires|needs|is\s+reserved)\b", FLAGS)
+_CAP = re.compile(r"\b(?:higher|more|better|above|beyond)\s+than\b|\babove\b", FLAGS)
 # "paragraph 5", "line 4": a number that points into the text.
 _REFERENCE = re.compile(
     r"\b(?:paragraph|line|sentence|chapter|section|step|item|page|part|version|question)\s*#?\s*\Z", FLAGS
@@ -139,7 +140,9 @@ def _first(pattern: re.Pattern[str], text: str, *, last: bool = False, prose: bo
     """The first (or last) match that is a verdict: prose matches skip counts and negated verbs."""
     found = None
     for match in pattern.finditer(text):
-        if prose and (_is_count(text, match) or is_negated(text, match.start())):
+        # "I can't rate it higher than a 3" is a 3; "I would not give it a 5" is no 5.
+        negated = is_negated(text, match.start()) and not _CAP.search(match.group(0))
+        if prose and (_is_count(text, match) or negated):
             continue
         if _HYPOTHETICAL.match(text, match.end()):
             continue
@@ -239,15 +242,34 @@ def _rule_aspect(text: str, aspect: str | None) -> Verdict | None:
     return _first(before, text, last=True)
 
 
+def _rule_labeled(text: str) -> Verdict | None:
+    """"Score: 4"; two labels that disagree ("Score: 4 ... Score: 2") are two verdicts, no final one."""
+    first = _first(_LABELED, text)
+    last = _first(_LABELED, text, last=True)
+    if first is not None and last is not None and (first.value, first.den) != (last.value, last.den):
+        return Verdict(first.value, first.den, first.start, first.end, ambiguous=True)
+    return first
+
+
+def _cut_other_aspects(text: str, aspect: str | None) -> str:
+    """With an aspect asked about, the ratings of other aspects ("Fluency: 5", "fluent (5/5)") go."""
+    if not aspect:
+        return text
+    other = r"\b(?!" + re.escape(aspect) + r"|" + _LABEL_WORDS + r"|overall|final|total)[a-z]{3,}\b"
+    text = re.sub(other + r"[^\S\n]*(?:score|rating)?\s*[:=]\s*" + NUM + DEN, " ", text, flags=FLAGS)
+    return re.sub(other + r"\s*\(\s*" + NUM + DEN + r"\s*\)", " ", text, flags=FLAGS)
+
+
 def _rule_label_word(text: str, words: dict[str, float]) -> Verdict | None:
     """A label word in a verdict's place: "Rating: Positive", "[RESULT] highest", "I'd rate it the highest"."""
     if not words:
         return None
     alt = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
     pattern = re.compile(
-        r"(?:\A\W*|\b(?:score|rating|grade|result|verdict|answer)\W{0,4}(?:is\s+)?|\b(?:rate|rated|give)\b"
+        r"(?m:(?:\A\W*|\b(?:score|rating|grade|result|verdict|answer)\W{0,4}(?:is\s+)?|^[^\S\n]*\w+[^\S\n]*[:=][^\S\n]*"
+        r"|(?<=[.!?])\s+|\b(?:rate|rated|give)\b"
         + GAP
-        + r"\b(?:as\s+)?)(?:the\s+|a\s+|an\s+)?[\"']?(?P<word>"
+        + r"\b(?:as\s+)?))(?:the\s+|a\s+|an\s+)?[\"']?(?P<word>"
         + alt
         + r")\b[\"']?(?=\W*\Z|[^\S\n]*[.,;!)\n])",
         FLAGS,
@@ -277,6 +299,8 @@ def _rule_paper(text: str, scale_max: float) -> Verdict | None:
         token = match.group(1)
         before = rest[max(0, match.start() - 20) : match.start()]
         if re.fullmatch(r"\d{4,}", token) or _EXAMPLE.search(before) or _REFERENCE.search(before):
+            continue
+        if is_negated(rest, match.start()):
             continue
         if _COUNT.match(rest, match.end()):
             continue
@@ -336,11 +360,13 @@ def parse_score(
         return ParsedScore(None, REFUSED if refused else UNPARSEABLE, rationale)
 
     text_, is_list = _strip_list_markers(text_)
+    if _rule_aspect(text_, aspect) is None:
+        text_ = _cut_other_aspects(text_, aspect)
     rules: tuple[Callable[[], Verdict | None], ...] = (
         lambda: _rule_aspect(text_, aspect),
         lambda: _first(_FINAL, text_, last=True, prose=True),
         lambda: _first(_DOUBLE_BRACKET, text_),
-        lambda: _first(_LABELED, text_),
+        lambda: _rule_labeled(text_),
         lambda: bold,
         lambda: _rule_out_of(text_, scale_max),
         lambda: _first(_RATE_VERB, text_, prose=True),
