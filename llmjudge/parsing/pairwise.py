@@ -43,9 +43,7 @@ _PAIR_ALONE = re.compile(
 _PAIR_LEADING = re.compile(r"\A[\s\[(]*(?:" + _NOUN + r"\s+)?[(\[]?(?-i:(?P<choice>[AB]))[)\]]?\s*(?:[.:!]|\n)", FLAGS)
 # A bare capital letter counts in prose ("I'd choose B."), a lower-case one only with its noun or
 # parentheses, so "I prefer a shorter answer" is no choice.
-_PROSE_TOKEN = (
-    r"(?:" + _NOUN + r"\s+[(\[]?(?P<n>[ab])\b[)\]]?|\((?P<p>[ab])\)|(?-i:\b(?P<c>[AB])\b))"
-)
+_PROSE_TOKEN = r"(?:" + _NOUN + r"\s+[(\[]?(?P<n>[ab])\b[)\]]?|\((?P<p>[ab])\)|(?-i:\b(?P<c>[AB])\b))"
 _PROSE = (
     re.compile(
         r"\b(?:prefer|preferred|choose|chose|pick|picked|select|selected|go\s+with|favou?r|vote\s+for|"

@@ -44,9 +44,7 @@ class Verdict:
     ambiguous: bool = False  # "3 or 4": two verdicts and no final one
 
 
-_RESULT = re.compile(
-    r"\[\s*result\s*\]\s*+(?:[:=]|-(?!\d))?\s*+(?:score\s*+[:=]?\s*+)?[(\[]?\s*+" + NUM + DEN, FLAGS
-)
+_RESULT = re.compile(r"\[\s*result\s*\]\s*+(?:[:=]|-(?!\d))?\s*+(?:score\s*+[:=]?\s*+)?[(\[]?\s*+" + NUM + DEN, FLAGS)
 _DOUBLE_BRACKET = re.compile(r"\[\[\s*+" + NUM + DEN + r"\s*+\]\]", FLAGS)
 _LABEL_WORDS = r"(?:score|rating|grade|result)"
 _LABELED = re.compile(
@@ -159,9 +157,7 @@ def _remove_echoes(text: str, scale_min: float, scale_max: float, adversarial: b
     """
     lo, hi = re.escape(fmt(scale_min)), re.escape(fmt(scale_max))
     gloss = r"(?:\s*\([^)\n]{0,30}\))?"
-    text = re.sub(
-        rf"(?<![\d.]){lo}{gloss}\s*(?:-|\u2013|\u2014|~|to)\s*{hi}{gloss}(?!\d|\.\d)", " ", text, flags=FLAGS
-    )
+    text = re.sub(rf"(?<![\d.]){lo}{gloss}\s*(?:-|\u2013|\u2014|~|to)\s*{hi}{gloss}(?!\d|\.\d)", " ", text, flags=FLAGS)
     text = _BEING.sub(" ", text)
     text = re.sub(rf"(\d)\s*\((?:{label_words})\)", r"\1", text, flags=FLAGS)
     if adversarial:
@@ -230,7 +226,7 @@ def _score(verdict: Verdict, scale_min: float, scale_max: float, rationale: str)
 
 
 def _rule_aspect(text: str, aspect: str | None) -> Verdict | None:
-    """"Relevance: 1" or "the relevance a 2" when the caller says which aspect was asked about."""
+    """The aspect asked about: "Relevance: 1", "the relevance a 2", "a 4 for relevance"."""
     if not aspect:
         return None
     name = re.escape(aspect) + r"\w*\b"
@@ -243,7 +239,7 @@ def _rule_aspect(text: str, aspect: str | None) -> Verdict | None:
 
 
 def _rule_labeled(text: str) -> Verdict | None:
-    """"Score: 4"; two labels that disagree ("Score: 4 ... Score: 2") are two verdicts, no final one."""
+    """A label ("Score: 4"); two labels that disagree ("Score: 4 ... Score: 2") are two verdicts, no final one."""
     first = _first(_LABELED, text)
     last = _first(_LABELED, text, last=True)
     if first is not None and last is not None and (first.value, first.den) != (last.value, last.den):
@@ -256,8 +252,8 @@ def _cut_other_aspects(text: str, aspect: str | None) -> str:
     if not aspect:
         return text
     other = r"\b(?!" + re.escape(aspect) + r"|" + _LABEL_WORDS + r"|overall|final|total)[a-z]{3,}\b"
-    text = re.sub(other + r"[^\S\n]*(?:score|rating)?\s*[:=]\s*" + NUM + DEN, " ", text, flags=FLAGS)
-    return re.sub(other + r"\s*\(\s*" + NUM + DEN + r"\s*\)", " ", text, flags=FLAGS)
+    text = re.sub(other + r"[^\S\n]*+(?:(?:score|rating)[^\S\n]*+)?[:=]\s*+" + NUM + DEN, " ", text, flags=FLAGS)
+    return re.sub(other + r"\s*+\(\s*+" + NUM + DEN + r"\s*+\)", " ", text, flags=FLAGS)
 
 
 def _rule_label_word(text: str, words: dict[str, float]) -> Verdict | None:

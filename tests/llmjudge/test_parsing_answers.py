@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from llmjudge.parsing import ParsedChoice, ParsedScore, parse_pairwise, parse_score
 
@@ -64,3 +66,21 @@ def test_table_rows_are_well_formed():
         answer = row["score"] if row["kind"] == "score" else row["choice"]
         assert (answer is None) == (row["status"] != "ok"), row
         assert row["kind"] == "score" or not row["options"], row
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.text(max_size=300)
+    | st.from_regex(r"[\w\s:./*()\[\]\-]{0,200}", fullmatch=True)
+    | st.sampled_from(["Relevance: ", "fluent (", "Rating: ", "[RESULT] ", "so I'd lower it to ", "Positive"]).flatmap(
+        lambda prefix: st.text(max_size=60).map(lambda rest: prefix + rest)
+    ),
+    aspect=st.sampled_from([None, "relevance", "coherence", "a(b", ""]),
+    labels=st.sampled_from([None, {}, {"1": "Negative", "5": "Positive"}, {"5": "5 (highest)", "x": "odd", "3": "("}]),
+)
+def test_aspect_and_labels_never_raise_and_keep_the_score_on_the_scale(text, aspect, labels):
+    result = parse_score(text, aspect=aspect, labels=labels)
+
+    assert result.status in ("ok", "unparseable", "refused")
+    assert (result.score is None) == (result.status != "ok")
+    assert result.score is None or 1 <= result.score <= 5
