@@ -87,7 +87,7 @@ _COUNT = re.compile(
 )
 # "A score of 5 would require vivid imagery": a number the answer talks about, not its rating.
 _HYPOTHETICAL = re.compile(r"[^\S\n]*(?:would\s+(?:require|need|mean)|requires|needs|is\s+reserved)\b", FLAGS)
-_CAP = re.compile(r"\b(?:higher|more|better|above|beyond)\s+than\b|\babove\b", FLAGS)
+_UPPER_BOUND = re.compile(r"\b(?:higher|more|better|above|beyond)\s+than\b|\babove\b", FLAGS)
 # "paragraph 5", "line 4": a number that points into the text.
 _REFERENCE = re.compile(
     r"\b(?:paragraph|line|sentence|chapter|section|step|item|page|part|version|question)\s*#?\s*\Z", FLAGS
@@ -139,7 +139,7 @@ def _first(pattern: re.Pattern[str], text: str, *, last: bool = False, prose: bo
     found = None
     for match in pattern.finditer(text):
         # "I can't rate it higher than a 3" is a 3; "I would not give it a 5" is no 5.
-        negated = is_negated(text, match.start()) and not _CAP.search(match.group(0))
+        negated = is_negated(text, match.start()) and not _UPPER_BOUND.search(match.group(0))
         if prose and (_is_count(text, match) or negated):
             continue
         if _HYPOTHETICAL.match(text, match.end()):
@@ -166,8 +166,11 @@ def _remove_echoes(text: str, scale_min: float, scale_max: float, adversarial: b
 
 
 def _label_values(labels: Mapping[str, str] | None, scale_min: float, scale_max: float) -> dict[str, float]:
-    """Label word -> value: the study's ``{"5": "5 (highest)"}`` gives "highest" -> 5."""
-    if labels is None:
+    """Label word -> value: the study's ``{"5": "5 (highest)"}`` gives "highest" -> 5.
+
+    A study without labels still has a lowest and a highest point.
+    """
+    if not labels:
         return {"lowest": scale_min, "highest": scale_max}
     words: dict[str, float] = {}
     for key, label in labels.items():
@@ -267,7 +270,7 @@ def _rule_label_word(text: str, words: dict[str, float]) -> Verdict | None:
         + GAP
         + r"\b(?:as\s+)?))(?:the\s+|a\s+|an\s+)?[\"']?(?P<word>"
         + alt
-        + r")\b[\"']?(?=\W*\Z|[^\S\n]*[.,;!)\n])",
+        + r")\b[\"']?(?=\W*\Z|[^\S\n]*[.,;!)\n]|[^\S\n]+[-\u2013\u2014])",
         FLAGS,
     )
     for match in pattern.finditer(text):
