@@ -108,7 +108,8 @@ _FEEDBACK_PREFIX = re.compile(r"^\s*(?:#+\s*)?\**feedback\**\s*:?\**\s*", FLAGS)
 # Markdown emphasis and code marks: "**[RESULT]** 4", "[RESULT] **4**", "`4`" read as their text.
 _EMPHASIS = re.compile(r"\*\*|__|(?<!\w)_(?=\S)|(?<=\S)_(?!\w)|\*|`")
 # "would not give it a 5", "I wouldn't choose A": a verdict under negation is not the verdict.
-_NEGATED = re.compile(r"(?:\bnot|n't|\bnever|\bno)\s+(?:\w+\s+){0,2}\Z", FLAGS)
+# "I would not hesitate to give it a 5" is a 5.
+_NEGATED = re.compile(r"(?:\bnot|n't|\bnever|\bno)\s+(?!hesitate)(?:\w+\s+){0,2}\Z", FLAGS)
 _SENTENCE_START = re.compile(r"[.!?;\n]\s")
 _CONDITIONAL = re.compile(r"\b(?:if|were|might|could|would have|hypothetically)\b", FLAGS)
 

@@ -77,12 +77,14 @@ _LEADING = re.compile(
     r"\A[\s#>]*" + NUM + DEN + r"[^\S\n]*+(?:stars?\b)?[^\S\n]*+(?:[.:;,!)\-\u2013\u2014]|\n|\Z)",
     FLAGS,
 )
-# After a rating come "stars", "out of", "because", "overall"...; any other word makes the number a
-# count ("2 twists and 1 major flaw", "3 sentences").
+# After a rating come "stars", "out of", "because", "overall", an adverb...; any other lower-case word
+# makes the number a count ("2 twists and 1 major flaw", "3 sentences"). A capital starts a new
+# sentence ("5 Great story!").
 _COUNT = re.compile(
     r"[^\S\n]+(?!(?:stars?|points?|out|of|and|or|to|for|because|but|since|as|on|in|overall|given|due|is|was|"
-    r"would|will|should|seems?|feels?|here|at|with|from|this|it|considering|too|though|while|then|now|also|"
-    r"based|which|so|if|even|despite|being|i)\b)[a-z]",
+    r"would|will|should|seems?|feels?|here|there|at|with|without|from|by|after|before|this|it|considering|too|"
+    r"though|while|then|now|also|based|which|so|if|even|despite|being|i|tops|max|at|instead|rather|myself|"
+    r"\w+ly)\b)(?-i:[a-z])",
     FLAGS,
 )
 # "A score of 5 would require vivid imagery": a number the answer talks about, not its rating.
