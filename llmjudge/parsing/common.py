@@ -109,7 +109,7 @@ _FEEDBACK_PREFIX = re.compile(r"^\s*(?:#+\s*)?\**feedback\**\s*:?\**\s*", FLAGS)
 _EMPHASIS = re.compile(r"\*\*|__|(?<!\w)_(?=\S)|(?<=\S)_(?!\w)|\*|`")
 # "would not give it a 5", "I wouldn't choose A": a verdict under negation is not the verdict.
 # "I would not hesitate to give it a 5" is a 5.
-_NEGATED = re.compile(r"(?:\bnot|n't|\bnever|\bno)\s+(?!hesitate)(?:\w+\s+){0,2}\Z", FLAGS)
+_NEGATED = re.compile(r"(?:\bnot|n't|\bnever|\bno|\bnor|\bneither)\s+(?!hesitate)(?:\w+\s+){0,2}\Z", FLAGS)
 _SENTENCE_START = re.compile(r"[.!?;\n]\s")
 _CONDITIONAL = re.compile(r"\b(?:if|were|might|could|would have|hypothetically)\b", FLAGS)
 

@@ -173,7 +173,7 @@ def _label_values(labels: Mapping[str, str] | None, scale_min: float, scale_max:
     A study without labels still has a lowest and a highest point.
     """
     if not labels:
-        return {"lowest": scale_min, "highest": scale_max}
+        return {"lowest": float(scale_min), "highest": float(scale_max)}
     words: dict[str, float] = {}
     for key, label in labels.items():
         value = to_number(str(key))
