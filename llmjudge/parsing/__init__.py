@@ -31,9 +31,10 @@ How ``parse_score`` decides, in order (the first rule that finds a verdict wins)
 
 Number words (zero..ten, "four and a half") count only in a verdict's place, because "one" in
 prose ("one of the best") is not a score. ``parse_pairwise`` follows the same order for choices:
-``[RESULT] A`` > ``[[A]]`` > "Winner: A" > prose ("I prefer Response B", "Output (a) is better",
-"I'd choose B"; two different choices and no "overall"/"final" one -> unparseable) > an answer
-that is only the choice > refusal.
+``[RESULT] A`` > ``[[A]]`` > "Winner: A" > prose, in tiers (a stated choice "I prefer Response B" >
+a verdict "Output (a) is better" > a description "B is more concise"; two different choices in the
+first tier that speaks and no "overall"/"final" one -> unparseable) > an answer that is only, or
+opens with, the choice > refusal.
 
 The rationale is the feedback before ``[RESULT]``, the explanation field of a JSON answer, and the
 whole answer stripped otherwise.
