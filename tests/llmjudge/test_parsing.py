@@ -318,7 +318,8 @@ ROWS = [
     pytest.param("The 3rd sentence is odd. 3", {}, 3.0, "ok", SAME, id="ordinal-skipped"),
     pytest.param(LIST_ANSWER, {}, 4.0, "ok", SAME, id="numbered-list-markers-removed"),
     pytest.param("1. The grammar is fine.\n2. The story is vivid.\n5", {}, 5.0, "ok", SAME, id="list-then-bare-number"),
-    pytest.param("The story has 3 sentences.", {}, 3.0, "ok", SAME, id="prose-count-taken-by-paper-rule"),
+    # A count is not a rating (issue 15); parser version 3 took it by the paper's first-number rule.
+    pytest.param("The story has 3 sentences.", {}, None, "unparseable", SAME, id="prose-count-is-not-a-score"),
     pytest.param("I think 4 is the best fit for this story.", {}, 4.0, "ok", SAME, id="is-the-best-not-an-echo"),
     pytest.param("(1 = lowest, 5 = highest) My answer: 2", {}, 2.0, "ok", SAME, id="equals-legend-echo"),
     # --- empty and garbage
@@ -342,7 +343,7 @@ def test_table_is_large_enough_to_cover_real_outputs():
 
 
 def test_parser_version_and_patterns_are_exported():
-    assert PARSER_VERSION == "3"
+    assert PARSER_VERSION == "4"
     assert all(hasattr(p, "search") for p in REFUSAL_PATTERNS)
 
 
