@@ -98,10 +98,19 @@ def study_choices(study: Study) -> tuple[str, ...]:
     return tuple(c for c, score in PAIRWISE_SCORES.items() if study.scale_min <= score <= study.scale_max)
 
 
-def study_parser(study: Study) -> Callable[[str], ParsedScore]:
-    """The plain judge's parser: a score on the study's scale, or on a pairwise study an A/B choice."""
+def study_parser(study: Study, question: Question | None = None) -> Callable[[str], ParsedScore]:
+    """The plain judge's parser: a score on the study's scale, or on a pairwise study an A/B choice.
+
+    The study's scale labels count as ratings ("5 (highest)", "Strongly agree"), and with a question the
+    answer's rating for that aspect is taken when it scores several ("Fluency: 5 ... Relevance: 1").
+    """
     if study.is_pairwise:
         return lambda text: choice_score(study, parse_pairwise(text))
     return functools.partial(
-        parse_score, scale_min=study.scale_min, scale_max=study.scale_max, adversarial=is_adversarial(study)
+        parse_score,
+        scale_min=study.scale_min,
+        scale_max=study.scale_max,
+        adversarial=is_adversarial(study),
+        aspect=question.key.replace("_", " ") if question is not None else None,
+        labels=study.scale_labels,
     )

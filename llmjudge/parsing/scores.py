@@ -256,7 +256,7 @@ def _cut_other_aspects(text: str, aspect: str | None) -> str:
     """With an aspect asked about, the ratings of other aspects ("Fluency: 5", "fluent (5/5)") go."""
     if not aspect:
         return text
-    other = r"\b(?!" + re.escape(aspect) + r"|" + _LABEL_WORDS + r"|overall|final|total)[a-z]{3,}\b"
+    other = r"\b(?!" + re.escape(aspect) + r"|" + _LABEL_WORDS + r"|overall|final|total|answer|verdict|judg)[a-z]{3,}\b"
     text = re.sub(other + r"[^\S\n]*+(?:(?:score|rating)[^\S\n]*+)?[:=]\s*+" + NUM + DEN, " ", text, flags=FLAGS)
     return re.sub(other + r"\s*+\(\s*+" + NUM + DEN + r"\s*+\)", " ", text, flags=FLAGS)
 

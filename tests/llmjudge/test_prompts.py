@@ -157,3 +157,17 @@ def test_a_kind_judge_reads_each_field_under_the_label_the_rater_reads(story_stu
     labels = [f.label for f in display_fields(study=story_study, page=rater_page(study=story_study, item=item, questions=questions))]
     assert labels == ["Response a", "Response b"]
     assert item_text(story_study, item) == "Response a: One.\n\nResponse b: Two."
+
+
+def test_the_plain_judge_reads_the_rating_of_the_question_asked_and_the_studys_label_words(story_study, meaning_study):
+    from llmjudge.prompts import study_parser
+
+    relevance = story_study.questions.get(key="relevance")
+    answer = "The text is fluent (5/5) but it ignores the prompt entirely. Relevance: 1"
+    parsed = study_parser(story_study, relevance)(answer)
+    assert (parsed.score, parsed.status) == (1.0, "ok")
+    meaning = meaning_study.questions.get(key="meaning")
+    label = meaning_study.scale_labels.get("5")
+    assert label, "the meaning study labels its scale"
+    parsed = study_parser(meaning_study, meaning)(f"I would answer: {label}.")
+    assert (parsed.score, parsed.status) == (5.0, "ok")

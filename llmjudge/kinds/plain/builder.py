@@ -26,7 +26,6 @@ class PlainBuilder:
     ) -> list[Conversation]:
         prompts = judge_prompts(study=study, config=config, item=item, questions=questions)
         scale = (study.scale_min, study.scale_max)
-        parse = study_parser(study)
         chat = config.mode == "chat"
         texts = chat_turn_texts(prompts) if chat else prompts
         turns = []
@@ -40,7 +39,7 @@ class PlainBuilder:
                     rating_id=rating.pk,
                     prompt=prompt,
                     user_text=text,
-                    parse=parse,
+                    parse=study_parser(study, question),
                     scale=scale,
                     choices=study_choices(study),
                     # An earlier error has no answer: that turn is left out of the conversation.
