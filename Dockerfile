@@ -2,7 +2,8 @@ FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 EVALHUB_VAR_DIR=/app/var
 WORKDIR /app
 COPY requirements.lock .
-RUN pip install --no-cache-dir -r requirements.lock
+# The runtime lock only (hashes checked): no test, lint or browser packages in the production image.
+RUN pip install --no-cache-dir --require-hashes -r requirements.lock
 COPY . .
 RUN useradd --create-home evalhub && mkdir -p /app/var && chown -R evalhub /app/var
 USER evalhub

@@ -9,9 +9,9 @@ ADDR ?= 127.0.0.1:8000
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(VENV)/.installed: requirements.lock pyproject.toml | $(BIN)/python
+$(VENV)/.installed: requirements-dev.lock pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -r requirements.lock
+	$(BIN)/pip install --quiet --require-hashes -r requirements-dev.lock
 	touch $@
 
 install: $(VENV)/.installed
