@@ -155,7 +155,7 @@ def category_labels(scale: object) -> list[str]:
 def _validate_kind(spec: dict[str, Any], fields: list[str]) -> None:
     kind = spec.get("kind", Study.Kind.LIKERT)
     if kind not in (Study.Kind.LIKERT, Study.Kind.PAIRWISE, Study.Kind.CATEGORICAL):
-        raise StudySpecError(f"kind must be 'likert', 'pairwise' or 'categorical' (got {kind!r})")
+        raise StudySpecError(f"kind must be 'likert' or 'pairwise' or 'categorical' (got {kind!r})")
     if kind != Study.Kind.PAIRWISE:
         if spec.get("pair_fields"):
             raise StudySpecError("pair_fields is only for kind 'pairwise'")
