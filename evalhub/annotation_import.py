@@ -173,7 +173,8 @@ def _spec(slug: str, scale: dict[str, Any], keys: list[str]) -> dict[str, Any]:
         answer = f"Answer with a number from {scale['scale']['min']} to {scale['scale']['max']}."
     escaped = answer.replace("{", "{{").replace("}", "}}")  # the template is str.format'ed
     return {
-        "title": slug, "item_fields": [CREATED_FIELD], "llm_template": f"{{{CREATED_FIELD}}}\n\n{{question}}\n{escaped}",
+        "title": slug, "item_fields": [CREATED_FIELD],
+        "llm_template": f"{{{CREATED_FIELD}}}\n\n{{question}}\n{escaped}",
         "human_instruction": f"Imported annotations. {answer}", "ordering": Study.Ordering.FIXED,
         "questions": [{"key": key, "text": key} for key in keys], **scale,
     }
@@ -192,12 +193,14 @@ def _score(study: Study, label: Label) -> float | str:
         if choice is not None:
             return float(choice)
         try:
-            label = float(label)
+            number = float(label)
         except ValueError:
             return f"label {shown(label)} is not a number (the study's scale is {study.scale_min}-{study.scale_max})"
-    if not (math.isfinite(label) and study.scale_min <= label <= study.scale_max):
-        return f"label {label:g} is outside the scale {study.scale_min}-{study.scale_max}"
-    return label
+    else:
+        number = label
+    if not (math.isfinite(number) and study.scale_min <= number <= study.scale_max):
+        return f"label {number:g} is outside the scale {study.scale_min}-{study.scale_max}"
+    return number
 
 
 def _instance(instance: str, questions: dict[str, Any]) -> tuple[str, str] | None:
