@@ -93,3 +93,12 @@ def test_only_the_plain_judge_runs_on_a_categorical_study(rated, researcher):
                                  kind="rubric")
     with pytest.raises((KindError, judging.RunError), match="categorical"):
         judging.judge_run_start(study=rated, judge=judge, enqueue=False)
+
+
+def test_the_dashboard_names_the_labels_and_shows_the_majority_table(client, rated, researcher):
+    client.force_login(researcher)
+    html = client.get(f"/studies/{rated.slug}/").content.decode()
+    assert "Categorical study: each label is stored as its number (1 = Positive, 2 = Negative, 3 = unknown)" in html
+    assert "Pairwise study" not in html and 'id="table-majority"' in html
+    assert "Not shown for a categorical study" in html and "Labels are nominal" in html
+    assert 'id="kendall"' not in html and 'id="welch"' not in html
