@@ -101,7 +101,8 @@ def _read(path: Path, owner: str) -> AnnotationFile:
                 raise fail(f"{where} appears twice")
             if not instance.strip():
                 raise fail(f"{owner} {shown(who)}: an empty instance id")
-            samples = value if isinstance(value, list) and owner == "LLM" else [value]
+            is_list = isinstance(value, list) and not isinstance(value, _Pairs)  # _Pairs is an object
+            samples = value if is_list and owner == "LLM" else [value]
             if not samples:
                 raise fail(f"{where}: an empty list of samples")
             labels[instance] = [_label(v, f"{path}: {where}") for v in samples]
@@ -116,7 +117,7 @@ def _label(value: Any, where: str) -> Label:
         return value
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
         return float(value)
-    kind = "a list" if isinstance(value, list) else "an object" if isinstance(value, _Pairs) else repr(value)
+    kind = "an object" if isinstance(value, _Pairs) else "a list" if isinstance(value, list) else repr(value)
     raise ImportFileError(f"{where}: label {kind[:60]} is not a string or a finite number")
 
 
