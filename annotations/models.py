@@ -28,6 +28,7 @@ class Study(models.Model):
         LIKERT = "likert", "Likert rating"
         META = "meta", "Meta-evaluation (rate another rater's rating)"
         PAIRWISE = "pairwise", "Pairwise (choose the better of two candidates, A or B)"
+        CATEGORICAL = "categorical", "Categorical (choose one of named labels, e.g. Positive / Negative)"
 
     class Ordering(models.TextChoices):
         BLOCKED = "blocked", "Blocked by group"
@@ -106,6 +107,11 @@ class Study(models.Model):
                 condition=~models.Q(kind="pairwise") | models.Q(scale_min=1, scale_max__in=[2, 3]),
                 name="study_pairwise_scale_is_a_b_or_tie",
             ),
+            # A categorical study stores label k of its label list (scale_labels) as the score k, 1..n.
+            models.CheckConstraint(
+                condition=~models.Q(kind="categorical") | models.Q(scale_min=1),
+                name="study_categorical_scale_codes_from_1",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -123,6 +129,29 @@ class Study(models.Model):
     @property
     def is_pairwise(self) -> bool:
         return self.kind == self.Kind.PAIRWISE
+
+    @property
+    def is_categorical(self) -> bool:
+        return self.kind == self.Kind.CATEGORICAL
+
+    @property
+    def is_nominal(self) -> bool:
+        """The scores are codes of categories (A/B/tie choices, named labels), not amounts: no means,
+        no ranks; agreement is nominal alpha and the majority label."""
+        return self.kind in (self.Kind.PAIRWISE, self.Kind.CATEGORICAL)
+
+    def category_labels(self) -> list[str]:
+        """A categorical study's labels in code order (label k is stored as the score k); [] otherwise."""
+        if not self.is_categorical:
+            return []
+        return [self.label_for(code) for code in self.scale_points()]
+
+    def category_code(self, label: str) -> int | None:
+        """The score a categorical study stores for `label` (exact match), None if it is not a label."""
+        for code, name in zip(self.scale_points(), self.category_labels(), strict=True):
+            if name == label:
+                return code
+        return None
 
     def pairwise_score(self, choice: str | None) -> int | None:
         """A choice ("A", "B", "tie") as this study stores it; None when the study cannot hold it

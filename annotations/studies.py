@@ -38,6 +38,9 @@ RATER_DISPLAY: dict[str, dict[str, Any]] = {
 }
 
 
+CATEGORY_LABEL_MAX_CHARS = 100
+
+
 class StudySpecError(ValueError):
     """The study specification is unusable; the message says which field and why."""
 
@@ -93,10 +96,13 @@ def _validate(spec: dict[str, Any]) -> None:
     if "{question}" not in spec["llm_template"]:
         raise StudySpecError("llm_template must contain {question}")
     scale = spec["scale"]
-    if not isinstance(scale, dict) or not all(isinstance(scale.get(k), int) for k in ("min", "max")):
-        raise StudySpecError("scale must be an object with integer min and max")
-    if scale["min"] >= scale["max"]:
-        raise StudySpecError("scale min must be below max")
+    if spec.get("kind") == Study.Kind.CATEGORICAL:
+        category_labels(scale)
+    else:
+        if not isinstance(scale, dict) or not all(isinstance(scale.get(k), int) for k in ("min", "max")):
+            raise StudySpecError("scale must be an object with integer min and max")
+        if scale["min"] >= scale["max"]:
+            raise StudySpecError("scale min must be below max")
     questions = spec["questions"]
     if not isinstance(questions, list) or not questions:
         raise StudySpecError("questions must be a non-empty list")
@@ -119,10 +125,37 @@ def _validate(spec: dict[str, Any]) -> None:
     _validate_kind(spec, fields)
 
 
+def category_labels(scale: object) -> list[str]:
+    """A categorical scale's labels, ``{"labels": ["Positive", "Negative", "unknown"]}``, checked.
+
+    Label k (from 1) is stored as the score k, so the scale is 1..len(labels) and the database's
+    scale rule holds for categories too. Labels differing only in case are refused: the judge's
+    answer is read without regard to case (llmjudge.label_parsing).
+    """
+    if not isinstance(scale, dict) or not isinstance(scale.get("labels"), list) or len(scale["labels"]) < 2:
+        raise StudySpecError('a categorical scale is {"labels": [...]} with at least two labels')
+    labels = scale["labels"]
+    for label in labels:
+        if not isinstance(label, str) or not label.strip() or label != label.strip():
+            raise StudySpecError(f"category label {label!r} must be a non-empty string without outer spaces")
+        if len(label) > CATEGORY_LABEL_MAX_CHARS:
+            raise StudySpecError(f"category label {label[:40]!r}... is longer than {CATEGORY_LABEL_MAX_CHARS} "
+                                 "characters")
+    folded = [label.casefold() for label in labels]
+    twice = sorted({label for label, key in zip(labels, folded, strict=True) if folded.count(key) > 1})
+    if twice:
+        raise StudySpecError(f"category labels {twice} appear twice (labels are compared without regard to case)")
+    for key, expected in (("min", 1), ("max", len(labels))):
+        if key in scale and scale[key] != expected:
+            raise StudySpecError(f"a categorical scale's {key} is {expected} (labels are stored as 1..{len(labels)}); "
+                                 f"got {scale[key]!r}")
+    return labels
+
+
 def _validate_kind(spec: dict[str, Any], fields: list[str]) -> None:
     kind = spec.get("kind", Study.Kind.LIKERT)
-    if kind not in (Study.Kind.LIKERT, Study.Kind.PAIRWISE):
-        raise StudySpecError(f"kind must be 'likert' or 'pairwise' (got {kind!r})")
+    if kind not in (Study.Kind.LIKERT, Study.Kind.PAIRWISE, Study.Kind.CATEGORICAL):
+        raise StudySpecError(f"kind must be 'likert' or 'pairwise' or 'categorical' (got {kind!r})")
     if kind != Study.Kind.PAIRWISE:
         if spec.get("pair_fields"):
             raise StudySpecError("pair_fields is only for kind 'pairwise'")
@@ -153,7 +186,13 @@ def study_create(
     version = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
     display = RATER_DISPLAY.get(template, {})
     kind = spec.get("kind", Study.Kind.LIKERT)
-    labels = spec["scale"].get("labels") or (PAIRWISE_LABELS if kind == Study.Kind.PAIRWISE else {})
+    if kind == Study.Kind.CATEGORICAL:
+        names = category_labels(spec["scale"])
+        scale_min, scale_max = 1, len(names)
+        labels = {str(code): name for code, name in enumerate(names, start=1)}
+    else:
+        scale_min, scale_max = spec["scale"]["min"], spec["scale"]["max"]
+        labels = spec["scale"].get("labels") or (PAIRWISE_LABELS if kind == Study.Kind.PAIRWISE else {})
     study = Study.objects.create(
         slug=slug,
         title=spec["title"],
@@ -162,8 +201,8 @@ def study_create(
         item_fields=spec["item_fields"],
         groups=spec.get("groups", []),
         contrasts=spec.get("contrasts", extras.get("contrasts", [])),
-        scale_min=spec["scale"]["min"],
-        scale_max=spec["scale"]["max"],
+        scale_min=scale_min,
+        scale_max=scale_max,
         scale_labels=labels,
         ordering=ordering or Study.Ordering.BLOCKED,
         raters_per_item=spec.get("raters_per_item", 3),

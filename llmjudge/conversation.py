@@ -33,7 +33,8 @@ class Turn:
     # Set by judges that weigh an answer by its tokens' log-probabilities (DRPE panels): the backend
     # is asked for them, and this parser gets them with the text (None when the backend has none).
     parse_logprobs: Callable[[str, list[dict[str, Any]] | None], ParsedScore] | None = None
-    choices: tuple[str, ...] = ()  # a pairwise study's choices; only the offline fake backend reads them
+    # A pairwise study's choices or a categorical study's labels; only the offline fake backend reads them.
+    choices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -129,8 +129,9 @@ class StudyData:
 
     @property
     def nominal(self) -> bool:
-        """Pairwise studies hold choices (1 = A, 2 = B, 3 = tie): categories, not amounts."""
-        return self.study.is_pairwise
+        """Pairwise studies hold choices (1 = A, 2 = B, 3 = tie) and categorical studies label codes:
+        categories, not amounts."""
+        return self.study.is_nominal
 
     @property
     def ci_level(self) -> stats.Level:
@@ -139,7 +140,7 @@ class StudyData:
     @property
     def domain(self) -> list[float]:
         """The study scale with half points: the value domain of ordinal alpha (a pairwise study's
-        choices have no half points: its domain is the choices)."""
+        choices and a categorical study's label codes have no half points: its domain is the codes)."""
         s = self.study
         if self.nominal:
             return [float(v) for v in s.scale_points()]

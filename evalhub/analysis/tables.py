@@ -93,7 +93,7 @@ def _rater_rows(cell: Cell) -> list[dict[str, Any]]:
 
 
 def _majority_row(human: Cell, llm: Cell) -> dict[str, Any]:
-    """A pairwise pool against the human majority: on how many items its own majority choice is the
+    """A nominal pool against the human majority: on how many items its own majority choice is the
     humans' (items where either side has no majority, e.g. a 1-1 split, are left out and counted)."""
     h_items, l_items = human.items_and_inverse()[0], llm.items_and_inverse()[0]
     h_choice = stats.majority_choice(human.compact_matrix())
@@ -186,10 +186,11 @@ def analysis_from_data(data: StudyData, options: AnalysisOptions) -> dict[str, A
         "majority": [],
     }
     if data.nominal:
-        # A/B choices are categories: no ranks to correlate (Kendall) and no means to compare (Welch).
+        # A/B choices and named labels are categories: no ranks to correlate (Kendall), no means to compare (Welch).
+        what = "choices are nominal (A/B)" if data.study.is_pairwise else "labels are nominal categories"
         result["not_computed"] = dict.fromkeys(
             ("kendall", "welch", "pairwise_kendall"),
-            "pairwise study: choices are nominal (A/B); see alpha (nominal) and the majority table",
+            f"{data.study.kind} study: {what}; see alpha (nominal) and the majority table",
         )
     for question in data.questions:
         for group in shown_groups:

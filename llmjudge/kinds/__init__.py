@@ -89,6 +89,10 @@ def planned_rows(
     options = kind_options(config.kind, config.options) if kind.has_options else None
     if kind.per_rater and study.is_pairwise:
         raise KindError(f"a {config.kind} judge predicts scores on a scale; study {study.slug!r} is pairwise")
+    if study.is_categorical and kind.name != "plain":
+        # Only the plain judge reads an answer as one of the study's labels (llmjudge.label_parsing).
+        raise KindError(f"a {config.kind} judge answers with scores or A/B choices; study {study.slug!r} is "
+                        "categorical (named labels): use the plain judge")
     kind.study_check(study=study, config=config, options=options)
     return kind.planned_rows(study=study, config=config, options=options, items=items, questions=questions)
 

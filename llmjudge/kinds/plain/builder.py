@@ -1,12 +1,27 @@
 """The paper's protocol judge: the prompt the rater's page shares, asked as it is."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from annotations.models import Item, Question, Study
 from llmjudge.config import JudgeConfig
 from llmjudge.conversation import Conversation, RatingState, Turn
+from llmjudge.label_parsing import parse_label
+from llmjudge.parsing import ParsedScore
 from llmjudge.prompts import chat_turn_texts, judge_prompts, study_choices, study_parser
+
+
+def answer_format(
+    study: Study, question: Question | None = None
+) -> tuple[Callable[[str], ParsedScore], tuple[str, ...]]:
+    """How the plain judge reads an answer to ``question``, and the choices the offline fake backend may
+    answer: a categorical study's answer is one of its labels (by name or number), stored as the label's
+    code; otherwise the study's scale, its label words and the question's aspect (``study_parser``)."""
+    if study.is_categorical:
+        labels = tuple(study.category_labels())
+        return (lambda text: parse_label(text, labels=labels)), labels
+    return study_parser(study, question), study_choices(study)
 
 
 class PlainBuilder:
@@ -34,14 +49,15 @@ class PlainBuilder:
             if rating is None:
                 continue
             done = rating.status != "pending"
+            parse, choices = answer_format(study, question)
             turns.append(
                 Turn(
                     rating_id=rating.pk,
                     prompt=prompt,
                     user_text=text,
-                    parse=study_parser(study, question),
+                    parse=parse,
                     scale=scale,
-                    choices=study_choices(study),
+                    choices=choices,
                     # An earlier error has no answer: that turn is left out of the conversation.
                     answer=(rating.raw if rating.status != "error" else None) if done else None,
                     prior_attempts=rating.attempts,

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotations.importing import ImportFileError
+from evalhub.annotation_import import AUTO_QUESTIONS, annotations_import
+
+
+class Command(BaseCommand):
+    help = (
+        "Import annotator-keyed JSON: --humans {annotator: {instance: label}} and --llm {llm: {instance: label}} "
+        "(one imported pool per LLM). --create makes the study from the files. All or nothing."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("study", help="the study's slug")
+        parser.add_argument("--humans", type=Path, required=True, help="{annotator: {instance: label}}")
+        parser.add_argument("--llm", type=Path, help="{llm_name: {instance: label or [sample labels]}}")
+        parser.add_argument("--create", action="store_true",
+                            help="create the study, its scale (from the labels) and its items (ids only)")
+        parser.add_argument("--questions", default="",
+                            help=f"with --create: question keys, comma-separated, or '{AUTO_QUESTIONS}' (the "
+                                 "__<question> suffixes of the ids); default one question, 'label'")
+        parser.add_argument("--owner", help="with --create: username of the owning researcher")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        owner = None
+        if options["owner"]:
+            owner = get_user_model().objects.filter(username=options["owner"]).first()
+            if owner is None:
+                raise CommandError(f"no user named {options['owner']!r}")
+        questions = [q.strip() for q in options["questions"].split(",") if q.strip()]
+        try:
+            study, result = annotations_import(
+                slug=options["study"], humans=options["humans"], llm=options["llm"], create=options["create"],
+                questions=questions, owner=owner,
+            )
+        except ImportFileError as exc:
+            message = str(exc)
+            raise CommandError(message if "nothing was imported" in message else f"{message}; nothing was imported"
+                               ) from None
+        made = f"created study {study.slug} ({study.kind}, {study.questions.count()} question(s)); " \
+            if options["create"] else ""
+        self.stdout.write(
+            f"{made}imported {result.created_ratings} rating(s) in pool(s) {', '.join(result.pools)} "
+            f"({result.created_items} new item(s)) into {study.slug}"
+        )
