@@ -1,4 +1,4 @@
-"""Forms of the rater pages and the researcher's invitation form.
+"""Forms of the rater pages, the researcher's invitation form and the import uploads.
 
 They repeat the database's rules only to give raters a readable message; the services and the
 constraints decide.
@@ -9,6 +9,7 @@ from typing import Any
 
 from django import forms
 
+from annotations.importing import ImportResult
 from annotations.models import MetaAnswer, Question, Study
 
 # An answer time above a day is a tab left open, not a measurement.
@@ -138,3 +139,21 @@ class DemographicsForm(_PageForm):
 
 class InviteForm(forms.Form):
     count = forms.IntegerField(min_value=1, max_value=1000, initial=10, label="Number of invitation links")
+
+
+class UploadForm(forms.Form):
+    """A file for one of the imports (the admin's and the study page's upload forms)."""
+
+    file = forms.FileField(help_text="CSV (with a header row) or JSONL, UTF-8.")
+
+
+class DemographicsUploadForm(UploadForm):
+    replace = forms.BooleanField(required=False, label="Replace demographics raters already have")
+
+
+def import_summary(what: str, result: ImportResult) -> str:
+    """What an import did, in one line for the page that started it."""
+    if what == "demographics":
+        return (f"Set the demographics of {result.updated_raters} rater(s) "
+                f"({result.unchanged_raters} already had exactly these).")
+    return f"Imported {result.created_items} item(s) and {result.created_ratings} rating(s)."
