@@ -45,7 +45,8 @@ def _home(request: HttpRequest, study: Study, forms: dict[str, UploadForm] | Non
         "study": study,
         "overview": study_overview(study=study),
         "runs": [(run, run_progress(run=run)) for run in runs_for_study(study=study)],
-        "uploads": uploads,
+        # A list, not the dict: in a template, uploads.items would look up the "items" key.
+        "uploads": list(uploads.items()),
         "invite_form": InviteForm(),
         "open_url": open_url,
     }

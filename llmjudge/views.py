@@ -47,7 +47,8 @@ def _runs_page(request: HttpRequest, study: Study, run_form: RunStartForm | None
             "runs": runs,
             "run_form": run_form or RunStartForm(user=request.user),
             "experiment_form": ExperimentForm(user=request.user),
-            "ablation_form": AblationForm(user=request.user),
+            # Its own ids: the run form's judge menu is already id_judge.
+            "ablation_form": AblationForm(user=request.user, auto_id="ablation_%s"),
         },
         status=status,
     )
