@@ -3,15 +3,20 @@ services and messages as the commands, errors next to their field, nothing writt
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from annotations.models import HumanRating, Item, Rater, Study
-from annotations.studies import study_create_from_template
+from annotations.selectors import study_overview
+from annotations.services import invitations_create
+from annotations.studies import protocol_templates, study_create_from_template
 from llmjudge.models import Judge, JudgeRun
-from tests.annotations.raterkit import add_story_items, open_study
+from tests.annotations.raterkit import add_story_items, answer, open_study
 
 pytestmark = pytest.mark.django_db
 
@@ -149,8 +154,6 @@ def test_new_study_from_a_template_goes_to_its_page_owned_by_the_user(owner, res
 
 
 def test_new_study_from_a_json_file(owner, researcher):
-    from annotations.studies import protocol_templates
-
     spec = json.dumps(protocol_templates()["story-likert"]).encode()
     response = owner.post(reverse("study_new"), {"slug": "from-file", "file": SimpleUploadedFile("s.json", spec)})
     assert response.status_code == 302
@@ -190,16 +193,6 @@ def test_the_home_page_links_each_study_to_its_page(owner, researcher, other_res
 
 
 def test_study_overview_counts_seats_ratings_and_active_raters(story_study):
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    from annotations.selectors import study_overview
-    from django.test import Client
-
-    from annotations.services import invitations_create
-    from tests.annotations.raterkit import answer
-
     open_study(story_study)
     add_story_items(story_study)
     idle, busy = invitations_create(study=story_study, count=2)
