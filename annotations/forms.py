@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
 
 from annotations.importing import ImportResult
 from annotations.models import MetaAnswer, Question, Study
@@ -145,6 +147,14 @@ class UploadForm(forms.Form):
     """A file for one of the imports (the admin's and the study page's upload forms)."""
 
     file = forms.FileField(help_text="CSV (with a header row) or JSONL, UTF-8.")
+
+    def clean_file(self) -> UploadedFile:
+        # Refused before it is copied for the import, with the import's own message for a file too large.
+        upload = self.cleaned_data["file"]
+        if upload.size > settings.IMPORT_MAX_BYTES:
+            raise forms.ValidationError(
+                f"the file is {upload.size} bytes, above the limit of {settings.IMPORT_MAX_BYTES} bytes")
+        return upload
 
 
 class DemographicsUploadForm(UploadForm):

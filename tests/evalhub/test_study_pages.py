@@ -203,3 +203,11 @@ def test_study_overview_counts_seats_ratings_and_active_raters(story_study):
     assert overview.ratings == 2 * 3 and overview.raters_active == 2 and overview.seats_filled == 0
     later = timezone.now() + timedelta(minutes=61)
     assert study_overview(study=story_study, now=later).raters_active == 0
+
+
+def test_a_file_above_the_import_limit_is_refused_before_it_is_read(owner, story_study, settings):
+    settings.IMPORT_MAX_BYTES = 20
+    response = _upload(owner, "story", "items", "big.csv", ITEMS_CSV)
+    assert response.status_code == 400
+    assert f"the file is {len(ITEMS_CSV)} bytes, above the limit of 20 bytes" in response.content.decode()
+    assert Item.objects.count() == 0
