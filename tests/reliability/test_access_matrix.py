@@ -114,8 +114,8 @@ MATRIX: dict[str, Row] = {
                                                   RESEARCHER_GET),
     "studies/<slug:slug>/export/<str:table>.csv": Row(
         "GET", lambda w: f"/studies/{_study(w)}/export/rater_means.csv", RESEARCHER_GET),
-    # The study's home page and what it posts (evalhub/study_pages.py). Opening a draft with items
-    # succeeds; closing it then is refused (not open) with a message: both are the owner's 302.
+    # The study's home page and what it posts (evalhub/study_pages.py). The world's study is open: "open"
+    # is refused with a message, "close" closes it; either way the owner is sent back to the page (302).
     "studies/<slug:slug>/home/": Row("GET", lambda w: f"/studies/{_study(w)}/home/", RESEARCHER_GET),
     "studies/<slug:slug>/open/": Row("POST", lambda w: f"/studies/{_study(w)}/open/", RESEARCHER_POST),
     "studies/<slug:slug>/close/": Row("POST", lambda w: f"/studies/{_study(w)}/close/", RESEARCHER_POST),
