@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
 
+from annotations.forms import DemographicsUploadForm, UploadForm, import_summary
 from annotations.importing import (
     ImportFileError,
     ImportResult,
@@ -28,21 +29,6 @@ from annotations.models import (
 )
 from annotations.selectors import studies_for_researcher
 from annotations.services import invitations_create, rater_revoke
-
-
-class UploadForm(forms.Form):
-    file = forms.FileField(help_text="CSV (with a header row) or JSONL, UTF-8.")
-
-
-class DemographicsUploadForm(UploadForm):
-    replace = forms.BooleanField(required=False, label="Replace demographics raters already have")
-
-
-def _import_summary(what: str, result: ImportResult) -> str:
-    if what == "demographics":
-        return (f"Set the demographics of {result.updated_raters} rater(s) "
-                f"({result.unchanged_raters} already had exactly these).")
-    return f"Imported {result.created_items} item(s) and {result.created_ratings} rating(s)."
 
 
 class QuestionInline(admin.StackedInline):
@@ -112,7 +98,7 @@ class StudyAdmin(admin.ModelAdmin):
                 except ImportFileError as exc:
                     messages.error(request, f"{upload.name}: {exc}. Nothing was imported.")
                 else:
-                    messages.success(request, _import_summary(what, result))
+                    messages.success(request, import_summary(what, result))
                     return HttpResponseRedirect(reverse("admin:annotations_study_change", args=[study.pk]))
         context = {**self.admin_site.each_context(request), "form": form, "study": study, "what": what,
                    "opts": self.model._meta, "title": f"Import {what} into {study.slug}"}

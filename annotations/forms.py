@@ -1,4 +1,4 @@
-"""Forms of the rater pages and the researcher's invitation form.
+"""Forms of the rater pages, the researcher's invitation form and the import uploads.
 
 They repeat the database's rules only to give raters a readable message; the services and the
 constraints decide.
@@ -8,7 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
 
+from annotations.importing import ImportResult
 from annotations.models import MetaAnswer, Question, Study
 
 # An answer time above a day is a tab left open, not a measurement.
@@ -138,3 +141,29 @@ class DemographicsForm(_PageForm):
 
 class InviteForm(forms.Form):
     count = forms.IntegerField(min_value=1, max_value=1000, initial=10, label="Number of invitation links")
+
+
+class UploadForm(forms.Form):
+    """A file for one of the imports (the admin's and the study page's upload forms)."""
+
+    file = forms.FileField(help_text="CSV (with a header row) or JSONL, UTF-8.")
+
+    def clean_file(self) -> UploadedFile:
+        # Refused before it is copied for the import, with the import's own message for a file too large.
+        upload = self.cleaned_data["file"]
+        if upload.size > settings.IMPORT_MAX_BYTES:
+            raise forms.ValidationError(
+                f"the file is {upload.size} bytes, above the limit of {settings.IMPORT_MAX_BYTES} bytes")
+        return upload
+
+
+class DemographicsUploadForm(UploadForm):
+    replace = forms.BooleanField(required=False, label="Replace demographics raters already have")
+
+
+def import_summary(what: str, result: ImportResult) -> str:
+    """What an import did, in one line for the page that started it."""
+    if what == "demographics":
+        return (f"Set the demographics of {result.updated_raters} rater(s) "
+                f"({result.unchanged_raters} already had exactly these).")
+    return f"Imported {result.created_items} item(s) and {result.created_ratings} rating(s)."

@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotations.importing import ImportFileError, items_import, uploaded_file
+from annotations.lifecycle import LifecycleError, study_close, study_open
 from annotations.models import Study
 from annotations.selectors import studies_for_researcher, study_for_researcher
 from annotations.services import invitations_create
@@ -117,6 +118,27 @@ class StudyItemsView(APIView):
             except ImportFileError as exc:
                 return Response({"detail": f"{exc}; nothing was imported"}, status=status.HTTP_400_BAD_REQUEST)
         return Response({"created_items": result.created_items}, status=status.HTTP_201_CREATED)
+
+
+class DetailSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+
+
+class StudyLifecycleView(APIView):
+    """POST /api/studies/<slug>/open/ or /close/: the same services as open_study, close_study and the
+    study page's buttons; a change that cannot happen (already open, no item, not open) is a 409."""
+
+    permission_classes = [permissions.IsAuthenticated]
+    action = "open"  # set per URL in api_urls
+
+    @extend_schema(request=None, responses={200: StudySerializer, 404: DetailSerializer, 409: DetailSerializer})
+    def post(self, request: Request, slug: str) -> Response:
+        study = study_for_researcher(user=request.user, slug=slug)
+        try:
+            (study_open if self.action == "open" else study_close)(study=study)
+        except LifecycleError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(StudySerializer(study).data)
 
 
 class InvitationsSerializer(serializers.Serializer):

@@ -10,6 +10,8 @@ urlpatterns = [
     path("studies/", api.StudyListView.as_view(), name="api-studies"),
     path("studies/<slug:slug>/", api.StudyDetailView.as_view(), name="api-study"),
     path("studies/<slug:slug>/items/", api.StudyItemsView.as_view(), name="api-study-items"),
+    path("studies/<slug:slug>/open/", api.StudyLifecycleView.as_view(action="open"), name="api-study-open"),
+    path("studies/<slug:slug>/close/", api.StudyLifecycleView.as_view(action="close"), name="api-study-close"),
     path("studies/<slug:slug>/invitations/", api.StudyInvitationsView.as_view(), name="api-study-invitations"),
     path("studies/<slug:slug>/runs/", api.StudyRunsView.as_view(), name="api-study-runs"),
     path("studies/<slug:slug>/analysis/", api.StudyAnalysisView.as_view(), name="api-study-analysis"),

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 
-from evalhub import health, login, views
+from evalhub import health, login, study_pages, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -17,6 +17,7 @@ urlpatterns = [
     path("api/", include("evalhub.api_urls")),
     path("", include("annotations.urls")),
     path("studies/", include("evalhub.dashboard_urls")),
+    path("new-study/", study_pages.study_new, name="study_new"),
     path("llm/", include("llmjudge.urls")),
 ]
 

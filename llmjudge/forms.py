@@ -5,6 +5,7 @@ from django.db.models import Q, QuerySet
 
 from llmjudge.backends import BACKENDS
 from llmjudge.judging import PAPER_TEMPERATURES, PAPER_VARIANTS
+from llmjudge.kinds import kind_names
 from llmjudge.kinds.persona.prompts import METHODS as PERSONA_METHODS
 from llmjudge.models import Judge
 
@@ -16,7 +17,7 @@ def runnable_judges(user) -> QuerySet[Judge]:  # noqa: ANN001
 
 
 class RunStartForm(forms.Form):
-    judge = forms.ModelChoiceField(queryset=Judge.objects.none())
+    judge = forms.ModelChoiceField(queryset=Judge.objects.none(), error_messages={"required": "Choose a judge to run."})
     # Per-rater judges (personalized, persona): the split, for this run only (blank: the judge's own).
     profile_size = forms.IntegerField(required=False, min_value=1, label="Profile size k (personalized)")
     training_examples = forms.IntegerField(required=False, min_value=1, label="Training examples (persona)")
@@ -42,7 +43,11 @@ class RunStartForm(forms.Form):
 
     def __init__(self, *args, user, **kwargs) -> None:  # noqa: ANN001, ANN002, ANN003
         super().__init__(*args, **kwargs)
-        self.fields["judge"].queryset = runnable_judges(user)
+        judges = runnable_judges(user)
+        self.fields["judge"].queryset = judges
+        only = list(judges[:2])
+        if len(only) == 1:  # one judge: nothing to choose, so it is chosen
+            self.fields["judge"].initial = only[0].pk
 
 
 class ExperimentForm(forms.Form):
@@ -83,3 +88,39 @@ class AblationForm(forms.Form):
     def __init__(self, *args, user, **kwargs) -> None:  # noqa: ANN001, ANN002, ANN003
         super().__init__(*args, **kwargs)
         self.fields["judge"].queryset = runnable_judges(user).filter(kind=Judge.Kind.PERSONA)
+
+
+def _field_of(message: str) -> str | None:
+    """The form field a JudgeSpecError message is about: it starts with the command's flag or the
+    model field's name (the messages of judge_specs and of the model's validators)."""
+    for name in JudgeCreateForm.base_fields:
+        if message.startswith((f"--{name.replace('_', '-')} ", f"{name}: ")):
+            return name
+    return "name" if message.startswith("a judge named") else None
+
+
+class JudgeCreateForm(forms.Form):
+    """A judge from the web UI. Only the *name* of the environment variable that holds the key is asked
+    for: the key itself never reaches the database. Every check is judge_specs.judge_create's."""
+
+    name = forms.CharField(max_length=100)
+    kind = forms.ChoiceField(initial="plain")
+    backend = forms.ChoiceField(initial="fake", help_text="fake: the offline demo judge, no key needed")
+    model = forms.CharField(required=False, max_length=200, help_text="e.g. gpt-4o-mini; blank for the fake backend")
+    base_url = forms.CharField(required=False, max_length=500, label="Base URL",
+                               help_text="openai-compatible servers only, e.g. http://localhost:8000/v1")
+    api_key_env = forms.CharField(required=False, max_length=100, label="Key variable",
+                                  help_text="The NAME of the environment variable holding the key (e.g. "
+                                            "OPENAI_API_KEY), never the key itself")
+
+    def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
+        super().__init__(*args, **kwargs)
+        self.fields["kind"].choices = [(k, k) for k in kind_names()]
+        self.fields["backend"].choices = [(b, b) for b in BACKENDS]
+
+    def spec(self) -> dict:
+        """The judge_create arguments; blank optional fields are left to the service's defaults."""
+        return {name: value for name, value in self.cleaned_data.items() if value not in ("", None)}
+
+    def add_spec_error(self, message: str) -> None:
+        self.add_error(_field_of(message), message)

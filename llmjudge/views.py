@@ -8,13 +8,14 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotations.models import Study
 from annotations.rendering import rater_page
 from annotations.selectors import studies_for_researcher, study_for_researcher
 from llmjudge import judging
-from llmjudge.forms import AblationForm, ExperimentForm, RunStartForm, runnable_judges
+from llmjudge.forms import AblationForm, ExperimentForm, JudgeCreateForm, RunStartForm, runnable_judges
+from llmjudge.judge_specs import JudgeSpecError, judge_create
 from llmjudge.models import Experiment, Judge, JudgeRun
 from llmjudge.preview import judge_preview
 from llmjudge.selectors import run_for_researcher, run_progress, runs_for_study
@@ -35,10 +36,8 @@ def index(request: HttpRequest) -> HttpResponse:
     return render(request, "llmjudge/index.html", {"studies": studies_for_researcher(user=request.user)})
 
 
-@login_required
-@require_GET
-def study_runs(request: HttpRequest, slug: str) -> HttpResponse:
-    study = _get_study_for_researcher(request, slug)
+def _runs_page(request: HttpRequest, study: Study, run_form: RunStartForm | None = None,
+               status: int = 200) -> HttpResponse:
     runs = [(run, run_progress(run=run)) for run in runs_for_study(study=study)]
     return render(
         request,
@@ -46,11 +45,19 @@ def study_runs(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "study": study,
             "runs": runs,
-            "run_form": RunStartForm(user=request.user),
+            "run_form": run_form or RunStartForm(user=request.user),
             "experiment_form": ExperimentForm(user=request.user),
-            "ablation_form": AblationForm(user=request.user),
+            # Its own ids: the run form's judge menu is already id_judge.
+            "ablation_form": AblationForm(user=request.user, auto_id="ablation_%s"),
         },
+        status=status,
     )
+
+
+@login_required
+@require_GET
+def study_runs(request: HttpRequest, slug: str) -> HttpResponse:
+    return _runs_page(request, _get_study_for_researcher(request, slug))
 
 
 @login_required
@@ -58,17 +65,34 @@ def study_runs(request: HttpRequest, slug: str) -> HttpResponse:
 def run_start(request: HttpRequest, slug: str) -> HttpResponse:
     study = _get_study_for_researcher(request, slug)
     form = RunStartForm(request.POST, user=request.user)
-    if not form.is_valid():
-        messages.error(request, "Choose a judge to run.")
-        return redirect("llmjudge:study_runs", slug=study.slug)
+    if not form.is_valid():  # the page again, with the error under the judge menu
+        return _runs_page(request, study, form, status=400)
     try:
         run = judging.judge_run_start(
             study=study, judge=form.cleaned_data["judge"], kind_options=form.kind_options()
         )
     except judging.RunError as exc:
-        messages.error(request, str(exc))
-        return redirect("llmjudge:study_runs", slug=study.slug)
+        form.add_error("judge", str(exc))
+        return _runs_page(request, study, form, status=400)
     return redirect("llmjudge:run_detail", run_id=run.pk)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def judge_new(request: HttpRequest, slug: str) -> HttpResponse:
+    """Create a judge owned by the researcher, from the study's runs page, and go back to it."""
+    study = _get_study_for_researcher(request, slug)
+    form = JudgeCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            judge = judge_create(owner=request.user, **form.spec())
+        except JudgeSpecError as exc:
+            form.add_spec_error(str(exc))
+        else:
+            messages.success(request, f"Created judge {judge.name}: choose it below and run it.")
+            return redirect("llmjudge:study_runs", slug=study.slug)
+    status = 400 if form.is_bound else 200
+    return render(request, "llmjudge/judge_new.html", {"study": study, "form": form}, status=status)
 
 
 def _launch_experiment(

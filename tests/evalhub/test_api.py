@@ -195,3 +195,38 @@ def test_resuming_a_run_with_nothing_to_resume_is_reported_not_answered_200(owne
     assert response.json()["detail"] == f"run {run.pk} is done: nothing to resume"
     run.refresh_from_db()
     assert run.status == JudgeRun.Status.DONE
+
+
+def test_open_and_close_through_the_api_with_409_for_what_cannot_happen(owner_api, story_study):
+    from tests.annotations.raterkit import add_story_items
+
+    refused = owner_api.post("/api/studies/story/open/")
+    assert refused.status_code == 409
+    assert refused.json() == {"detail": "study 'story' has no item: import items before opening it"}
+    add_story_items(story_study)
+    opened = owner_api.post("/api/studies/story/open/")
+    assert opened.status_code == 200 and opened.json()["status"] == "open"
+    assert owner_api.post("/api/studies/story/open/").json() == {"detail": "study 'story' is already open"}
+    closed = owner_api.post("/api/studies/story/close/")
+    assert closed.status_code == 200 and closed.json()["status"] == "closed"
+    again = owner_api.post("/api/studies/story/close/")
+    assert again.status_code == 409 and "nothing to close" in again.json()["detail"]
+    assert owner_api.post("/api/studies/story/open/").json()["status"] == "open"  # reopen
+
+
+def test_another_researcher_cannot_open_or_close_a_study(other_api, story_study):
+    from tests.annotations.raterkit import add_story_items
+
+    add_story_items(story_study)
+    assert other_api.post("/api/studies/story/open/").status_code == 404
+    story_study.refresh_from_db()
+    assert story_study.status == Study.Status.DRAFT
+
+
+def test_the_schema_documents_the_lifecycle_actions_and_their_statuses(owner_api):
+    import yaml
+
+    schema = yaml.safe_load(owner_api.get("/api/schema/").content)
+    for action in ("open", "close"):
+        responses = schema["paths"][f"/api/studies/{{slug}}/{action}/"]["post"]["responses"]
+        assert {"200", "404", "409"} <= set(responses), action

@@ -114,6 +114,24 @@ MATRIX: dict[str, Row] = {
                                                   RESEARCHER_GET),
     "studies/<slug:slug>/export/<str:table>.csv": Row(
         "GET", lambda w: f"/studies/{_study(w)}/export/rater_means.csv", RESEARCHER_GET),
+    # The study's home page and what it posts (evalhub/study_pages.py). The world's study is open: "open"
+    # is refused with a message, "close" closes it; either way the owner is sent back to the page (302).
+    "studies/<slug:slug>/home/": Row("GET", lambda w: f"/studies/{_study(w)}/home/", RESEARCHER_GET),
+    "studies/<slug:slug>/open/": Row("POST", lambda w: f"/studies/{_study(w)}/open/", RESEARCHER_POST),
+    "studies/<slug:slug>/close/": Row("POST", lambda w: f"/studies/{_study(w)}/close/", RESEARCHER_POST),
+    "studies/<slug:slug>/upload/<str:what>/": Row(
+        "POST", lambda w: f"/studies/{_study(w)}/upload/items/", (LOGIN, LOGIN, LOGIN, 400, 404, 400),
+        note="no file: the form again with the error under the field (nothing written)"),
+    "new-study/": Row("GET", lambda w: "/new-study/", (LOGIN, LOGIN, LOGIN, 200, 200, 200),
+                      note="any researcher may create a study of their own"),
+    "api/studies/<slug:slug>/open/": Row(
+        "POST", lambda w: f"/api/studies/{_study(w)}/open/", (401, 401, 401, (200, 409), 404, (200, 409)),
+        note="409 when the study is already open"),
+    "api/studies/<slug:slug>/close/": Row(
+        "POST", lambda w: f"/api/studies/{_study(w)}/close/", (401, 401, 401, (200, 409), 404, (200, 409)),
+        note="409 when the study is not open"),
+    "llm/studies/<slug:slug>/judges/new/": Row("GET", lambda w: f"/llm/studies/{_study(w)}/judges/new/",
+                                               RESEARCHER_GET),
     "llm/": Row("GET", lambda w: "/llm/", (LOGIN, LOGIN, LOGIN, 200, 200, 200), note="own studies only"),
     "llm/studies/<slug:slug>/": Row("GET", lambda w: f"/llm/studies/{_study(w)}/", RESEARCHER_GET),
     "llm/studies/<slug:slug>/runs/": Row("POST", lambda w: f"/llm/studies/{_study(w)}/runs/", RESEARCHER_POST,

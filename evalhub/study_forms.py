@@ -1,0 +1,59 @@
+"""Forms of the study's home page and of "New study": they check what a form can check, for good
+messages next to the field; the services (study_create, the imports) check everything again."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+
+from annotations.models import Study
+from annotations.studies import protocol_templates
+
+# A study specification is a few kilobytes; anything much larger is not one.
+SPEC_MAX_BYTES = 1024 * 1024
+
+
+def template_choices() -> list[tuple[str, str]]:
+    return [("", "— choose a template —")] + [
+        (slug, f"{entry.get('title', slug)} ({slug})") for slug, entry in sorted(protocol_templates().items())
+    ]
+
+
+class StudyNewForm(forms.Form):
+    slug = forms.SlugField(max_length=100, help_text="Letters, digits, - and _; it names the study in every URL.")
+    template = forms.ChoiceField(required=False, label="From a protocol template")
+    file = forms.FileField(required=False, label="Or from a JSON file",
+                           help_text="One object shaped like an entry of the protocol file (create_study --file).")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["template"].choices = template_choices()
+
+    def clean_slug(self) -> str:
+        slug = self.cleaned_data["slug"]
+        if Study.objects.filter(slug=slug).exists():
+            raise forms.ValidationError(f"a study with slug {slug!r} already exists")
+        return slug
+
+    def clean_file(self) -> dict[str, Any] | None:
+        upload = self.cleaned_data.get("file")
+        if upload is None:
+            return None
+        if upload.size > SPEC_MAX_BYTES:
+            raise forms.ValidationError(f"the file is {upload.size} bytes; a study specification is under 1 MB")
+        try:
+            spec = json.loads(upload.read().decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise forms.ValidationError(f"not a JSON file: {exc}") from None
+        if not isinstance(spec, dict):
+            raise forms.ValidationError("the file must hold one JSON object (one study), not a list or a value")
+        return spec
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if "file" in self.errors:
+            return data
+        if bool(data.get("template")) == bool(data.get("file")):
+            self.add_error("template", "choose a template or upload a JSON file (one of the two)")
+        return data
