@@ -60,3 +60,15 @@ def test_inline_scripts_carry_the_nonce_of_their_response_and_nonces_are_fresh(w
         assert all(f'nonce="{nonce}"' in attributes for attributes in scripts), (url, scripts)
         seen.add(nonce)
     assert len(seen) == 4
+
+
+def test_no_template_uses_an_inline_event_handler_the_policy_would_block():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "templates"
+    handlers = [
+        f"{path.relative_to(root)}: {match.group(0)}"
+        for path in root.rglob("*.html")
+        for match in re.finditer(r"\son[a-z]+\s*=\s*[\"']", path.read_text())
+    ]
+    assert not handlers, handlers
