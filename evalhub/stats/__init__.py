@@ -48,8 +48,10 @@ from evalhub.stats.kappa import (
     KappaResult,
     cohen_kappa,
     fleiss_kappa,
+    KappaTest,
     kappa_per_rater,
     kappa_vs_majority,
+    kappa_z_test,
     pool_label,
 )
 from evalhub.stats.results import (
@@ -110,6 +112,8 @@ __all__ = [
     "fleiss_kappa",
     "kappa_per_rater",
     "kappa_vs_majority",
+    "kappa_z_test",
+    "KappaTest",
     "pool_label",
     "LOW_HUMAN_ALPHA",
     "SCORINGS",

@@ -14,6 +14,7 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
+from scipy import special
 
 from evalhub.stats.agreement import majority_choice
 from evalhub.stats.confusion import category_index, category_list, majority_pairs
@@ -375,3 +376,46 @@ def pool_label(samples: npt.ArrayLike, *, reduction: str, scale: Sequence[float]
     take_upper = points[upper] - means <= means - points[lower] + 1e-9
     out[rated] = np.where(take_upper, points[upper], points[lower])
     return out
+
+
+@dataclass(frozen=True)
+class KappaTest:
+    """The large-sample z-test of Cohen's kappa = 0: ``z`` and its two-sided ``p`` (None with a reason)."""
+
+    z: float | None
+    p: float | None
+    n_items: int
+    reason: str | None = None
+
+
+def kappa_z_test(x: npt.ArrayLike, y: npt.ArrayLike, *, categories: Sequence[float] | None = None) -> KappaTest:
+    """The z-test of H0: unweighted Cohen's kappa = 0, with the variance under H0 of Fleiss, Cohen & Everitt (1969).
+
+    Formula: with p_rc = O_rc / n the cell proportions, p_r. and p_.c the margins and
+    p_e = sum_c p_c. p_.c, Var0(kappa) = (p_e + p_e^2 - sum_c p_c. p_.c (p_c. + p_.c)) / (n (1 - p_e)^2),
+    z = kappa / sqrt(Var0) and p = 2 (1 - Phi(|z|)). Equal to statsmodels'
+    ``cohens_kappa(table).z_value`` and ``.pvalue_two_sided`` (the tests check it). Large-sample:
+    on a few dozen items it is approximate.
+
+    Missing data: an item where either label is NaN is left out, as in ``cohen_kappa``.
+    Undefined (None, with reason): no paired item, kappa undefined (one shared category), or
+    Var0 = 0 (e.g. a single item).
+    """
+    a, b = _paired(x, y)
+    n = int(a.size)
+    if n == 0:
+        return KappaTest(None, None, 0, "no item has both labels")
+    cats = category_list(categories, a, b)
+    k = cats.size
+    counts = np.bincount(category_index(a, cats) * k + category_index(b, cats), minlength=k * k).reshape(k, k)
+    p = counts / n
+    rows, cols = p.sum(axis=1), p.sum(axis=0)
+    p_e = float((rows * cols).sum())
+    if p_e >= 1.0:
+        return KappaTest(None, None, n, _NO_EXPECTED_DISAGREEMENT)
+    kappa = (float(np.trace(p)) - p_e) / (1.0 - p_e)
+    var0 = (p_e + p_e**2 - float((rows * cols * (rows + cols)).sum())) / (n * (1.0 - p_e) ** 2)
+    if not var0 > 0:
+        return KappaTest(None, None, n, "the variance of kappa under H0 is 0")
+    z = kappa / float(np.sqrt(var0))
+    return KappaTest(z, float(2 * special.ndtr(-abs(z))), n)
