@@ -117,10 +117,12 @@ def dashboard_context(result: dict[str, Any]) -> dict[str, Any]:
 
     # Significant Welch contrasts mark the preferred group's cell, as the paper marks its table 1.
     marks: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    # Issue 19: Benjamini-Hochberg adjusted over the analysis's contrasts (raw p when a cached result lacks it).
     for w in result["welch"]:
-        if w["p"] is not None and w["p"] < SIGNIFICANCE:
+        p = w.get("p_adjusted", w["p"])
+        if p is not None and p < SIGNIFICANCE:
             high, low = (w["group_a"], w["group_b"]) if w["mean_diff"] > 0 else (w["group_b"], w["group_a"])
-            marks[(w["question"], high, w["pool"])].append(f"{stars(w['p'])} over {low} ({p_text(w['p'])})")
+            marks[(w["question"], high, w["pool"])].append(f"{stars(p)} over {low} (BH-adjusted {p_text(p)})")
 
     personal = []
     for entry in result.get("personal", []):
@@ -150,7 +152,8 @@ def dashboard_context(result: dict[str, Any]) -> dict[str, Any]:
     kendall_rows = [{"pool": pool, "colour": pool_colours[pool],
                      "cells": [kendall.get((q, g, pool)) for q, g in columns]} for pool in llm_pools]
 
-    welch = [{"sentence": welch_sentence(w), "significant": w["p"] is not None and w["p"] < SIGNIFICANCE,
+    welch = [{"sentence": welch_sentence(w), "significant": w.get("p_adjusted", w["p"]) is not None
+              and w.get("p_adjusted", w["p"]) < SIGNIFICANCE,
               "row": w} for w in result["welch"]]
 
     pairwise = {(r["question"], r["group"], r["pool"]): r for r in result["pairwise_kendall"]}
