@@ -19,6 +19,7 @@ from annotations.models import Study
 from annotations.selectors import study_for_researcher
 from evalhub import charts
 from evalhub.analysis import ALL_GROUPS, HUMAN, AnalysisOptions, pool_names, study_analysis_cached
+from evalhub.evidence import evidence_context
 from evalhub.exports import TABLE_COLUMNS, csv_lines, rating_rows, table_rows
 from evalhub.text_report import SIGNIFICANCE, p_text, pool_label, stars, welch_sentence
 
@@ -190,6 +191,7 @@ def dashboard_context(result: dict[str, Any]) -> dict[str, Any]:
         "distribution_charts": _distribution_charts(result, groups, pool_colours),
         "scatter_charts": _scatter_charts(result, groups),
         "alpha_charts": _alpha_charts(result, groups, pools, pool_colours),
+        **evidence_context(result, pool_colours),  # issue 19
         "undefined": sorted({f"{c['question']} / {c['group']} / {c['pool']}: {k} — {v}" for c in result["cells"]
                              for k, v in c["notes"].items()})[:40],
     }
