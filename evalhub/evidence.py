@@ -1,4 +1,4 @@
-"""The evidence beside the verdict on the dashboard (issue 19): kappa per pool, the confusion heat map, the ceiling strip.
+"""The evidence beside the verdict (issue 19): kappa per pool, the confusion heat map, the ceiling strip.
 
 A pure function of the analysis result (``evidence_context``) and two server-side SVG charts in the house
 style of ``evalhub.charts``: every data-derived string is escaped, numbers are formatted here.
@@ -117,14 +117,15 @@ def evidence_context(result: dict[str, Any], pool_colours: dict[str, str]) -> di
         key = (c["question"], c["group"], c["pool"])
         where = f"{c['question']} · {c['group']} · {c['pool']}"
         ceiling = ceilings.get(key)
+        block_colour = pool_colours.get(c["pool"], colour(1))
         blocks.append({
             "question": c["question"], "group": c["group"], "pool": c["pool"],
-            "colour": pool_colours.get(c["pool"], colour(1)),
+            "colour": block_colour,
             "kappas": kappas.get(key, []), "fleiss": fleiss.get(key[:2]), "confusion": c,
             "confusion_chart": confusion_chart(title=f"{where}: confusion", labels=c["labels"], counts=c["counts"]),
             "ceiling": ceiling,
             "ceiling_chart": ceiling_chart(title=f"{where}: human ceiling", scoring=ceiling["scoring"],
-                                           raters=ceiling["raters"], judge_colour=pool_colours.get(c["pool"], colour(1)))
+                                           raters=ceiling["raters"], judge_colour=block_colour)
             if ceiling and ceiling["raters"] else None,
         })
     return {"evidence": blocks, "evidence_cut": len(result.get("confusion", [])) > MAX_BLOCKS}

@@ -64,7 +64,7 @@ class _HumanSide:
         n_raters = int(cell.raters()[0].size) if cell.item.size else 0
         self.too_many = self.items.size * n_raters > MAX_RATER_CELLS
         if self.items.size == 0:
-            self.matrix, self.rater_names = np.empty((0, 0)), []
+            self.matrix, self.rater_names = np.empty((0, 0)), list[str]()
         elif self.too_many:
             self.matrix, self.rater_names = cell.compact_matrix(), []
         else:
@@ -123,7 +123,7 @@ def agreement_sections(data: StudyData, cells: dict[tuple[str, str, str], Cell],
     alphas = {(c["question"], c["group"]): stats.Stat(c["alpha"][level], c["notes"].get(f"alpha.{level}"))
               for c in cell_rows if c["pool"] == HUMAN}
     llm_pools = [p for p in data.pools if p.kind == "llm"]
-    boot = {"n_boot": options.n_boot, "seed": options.seed}
+    boot: dict[str, Any] = {"n_boot": options.n_boot, "seed": options.seed}
     out: dict[str, list[dict]] = {"kappa": [], "confusion": [], "ceiling": []}
     for question in data.questions:
         for group in groups:
