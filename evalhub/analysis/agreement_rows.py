@@ -31,6 +31,9 @@ from evalhub.analysis.reading import HUMAN, AnalysisOptions, StudyData
 # Per-rater kappa and the ceiling need the items x raters matrix; a crowd study with thousands of workers
 # would not fit in memory as rater columns (see cells.py), so above this many cells they are left out.
 MAX_RATER_CELLS = 20_000_000
+# Each rater costs a bootstrap per pool for kappa and for the ceiling: a few ms, so a crowd of thousands of
+# workers would cost minutes per analysis; their rows would not be read either.
+MAX_RATERS = 500
 
 
 def _ci(ci: stats.BootstrapCI) -> list[float] | None:
@@ -62,7 +65,11 @@ class _HumanSide:
         self.items = cell.items_and_inverse()[0] if cell.item.size else np.empty(0, dtype=np.int64)
         self.alpha = alpha
         n_raters = int(cell.raters()[0].size) if cell.item.size else 0
-        self.too_many = self.items.size * n_raters > MAX_RATER_CELLS
+        self.too_many: str | None = None
+        if self.items.size * n_raters > MAX_RATER_CELLS:
+            self.too_many = f"{self.items.size} items x {n_raters} raters exceed {MAX_RATER_CELLS} cells"
+        elif n_raters > MAX_RATERS:
+            self.too_many = f"{n_raters} raters: at most {MAX_RATERS} are compared one by one"
         if self.items.size == 0:
             self.matrix, self.rater_names = np.empty((0, 0)), list[str]()
         elif self.too_many:
@@ -147,8 +154,7 @@ def agreement_sections(data: StudyData, cells: dict[tuple[str, str, str], Cell],
                     base, data, stats.confusion_vs_majority(side.matrix, labels, categories=cats,
                                                             majority=side.majority)))
                 if side.too_many:
-                    note = (f"{side.items.size} items x {len(side.rater_names) or 'many'} raters exceed "
-                            f"{MAX_RATER_CELLS} cells: per-rater kappa and the ceiling are left out")
+                    note = f"{side.too_many}: per-rater kappa and the ceiling are left out"
                     out["ceiling"].append({**base, "scoring": None, "summary": None, "judge_better": 0,
                                            "n_compared": 0, "notes": [note], "raters": []})
                     continue

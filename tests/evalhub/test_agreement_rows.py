@@ -224,3 +224,21 @@ def test_pairwise_stats_reference_kappa_z_test_matches_statsmodels():
     assert result.p == pytest.approx(reference.pvalue_two_sided, rel=1e-9)
     assert stats.kappa_z_test([1.0, 1.0], [1.0, 1.0]).p is None
     assert stats.kappa_z_test([math.nan], [1.0]).reason == "no item has both labels"
+
+
+def test_a_cell_with_too_many_raters_keeps_the_majority_kappa_and_says_why_the_rest_is_left_out(
+        researcher, tmp_path, monkeypatch):
+    from evalhub.analysis import agreement_rows
+
+    monkeypatch.setattr(agreement_rows, "MAX_RATERS", 2)
+    study = _likert_study(researcher, "crowd", ["q"])
+    rows = [(f"i{n}", "g", "q", "human", f"r{k}", 1 + (n + k) % 5) for n in range(6) for k in range(3)]
+    rows += [(f"i{n}", "g", "q", "judge", "0", 1 + n % 5) for n in range(6)]
+    import_long(study, rows, tmp_path)
+    result = study_analysis(study=study, options=AnalysisOptions(n_boot=20))
+    assert {k["against"] for k in result["kappa"]} == {"majority", "raters"}
+    (ceiling,) = result["ceiling"]
+    assert ceiling["raters"] == [] and ceiling["summary"] is None
+    assert ceiling["notes"] == ["3 raters: at most 2 are compared one by one: per-rater kappa and the ceiling "
+                                "are left out"]
+    assert len(result["confusion"]) == 1
