@@ -146,9 +146,10 @@ def agreement_sections(data: StudyData, cells: dict[tuple[str, str, str], Cell],
             for pool in llm_pools:
                 base = {"question": question.key, "group": group, "pool": pool.name}
                 labels, ceiling_labels = _pool_labels(side, cells[(question.key, group, pool.name)], data)
-                for weights in ("unweighted",) if data.nominal else stats.WEIGHTS:
-                    result = stats.kappa_vs_majority(side.matrix, labels, weights=weights, categories=cats,
-                                                     majority=side.majority, **boot)
+                weightings = ("unweighted",) if data.nominal else stats.WEIGHTS
+                results = stats.kappas_vs_majority(side.matrix, labels, weights=weightings, categories=cats,
+                                                   majority=side.majority, **boot)
+                for weights, result in zip(weightings, results, strict=True):
                     out["kappa"].append(_kappa_row(base, "majority", weights, result))
                 out["confusion"].append(_confusion_row(
                     base, data, stats.confusion_vs_majority(side.matrix, labels, categories=cats,

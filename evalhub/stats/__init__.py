@@ -52,6 +52,7 @@ from evalhub.stats.kappa import (
     kappa_per_rater,
     kappa_vs_majority,
     kappa_z_test,
+    kappas_vs_majority,
     pool_label,
 )
 from evalhub.stats.results import (
@@ -113,6 +114,7 @@ __all__ = [
     "kappa_per_rater",
     "kappa_vs_majority",
     "kappa_z_test",
+    "kappas_vs_majority",
     "KappaTest",
     "pool_label",
     "LOW_HUMAN_ALPHA",

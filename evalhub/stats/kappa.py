@@ -119,37 +119,48 @@ def _cohen(
     a: np.ndarray,
     b: np.ndarray,
     *,
-    weights: str,
+    weights: str | Sequence[str],
     categories: Sequence[float] | None,
     n_boot: int,
     seed: int,
     confidence: float,
     n_tied: int,
     n_unpaired: int,
-) -> KappaResult:
-    w = _weight_matrix(1, weights)  # validates the name before anything else
+) -> tuple[KappaResult, ...]:
+    """One result per weighting; the weightings share one set of bootstrap draws (the same draws that
+    separate calls with the same seed would make, so the results are identical, at a fraction of the cost)."""
+    names = (weights,) if isinstance(weights, str) else tuple(weights)
+    for name in names:
+        _weight_matrix(1, name)  # validates the names before anything else
     _check_bootstrap(n_boot, confidence)
     if a.size == 0:
         reason = "no item has both labels"
         ci = BootstrapCI(None, None, confidence, n_boot, 0, reason)
-        return KappaResult(None, 0, ci, reason, n_tied, n_unpaired)
+        return tuple(KappaResult(None, 0, ci, reason, n_tied, n_unpaired) for _ in names)
     cats = category_list(categories, a, b)
     k = cats.size
-    w = _weight_matrix(k, weights)
+    matrices = [_weight_matrix(k, name) for name in names]
     cells = category_index(a, cats) * k + category_index(b, cats)
     freq = np.bincount(cells, minlength=k * k).astype(float)
-    value = float(_cohen_from_counts(freq.reshape(1, k, k), w)[0])
-    if np.isnan(value):
-        ci = BootstrapCI(None, None, confidence, n_boot, 0, _NO_EXPECTED_DISAGREEMENT)
-        return KappaResult(None, int(a.size), ci, _NO_EXPECTED_DISAGREEMENT, n_tied, n_unpaired)
+    values = [float(_cohen_from_counts(freq.reshape(1, k, k), w)[0]) for w in matrices]
     used = np.flatnonzero(freq)
-    replicates = []
-    for draws in _multinomial_replicates(freq[used], n_boot, seed):
-        counts = np.zeros((draws.shape[0], k * k))
-        counts[:, used] = draws
-        replicates.append(_cohen_from_counts(counts.reshape(-1, k, k), w))
-    ci = _percentile_ci(np.concatenate(replicates), n_boot, confidence, "kappa")
-    return KappaResult(value, int(a.size), ci, None, n_tied, n_unpaired)
+    replicates: list[list[np.ndarray]] = [[] for _ in names]
+    if not all(np.isnan(values)):
+        for draws in _multinomial_replicates(freq[used], n_boot, seed):
+            counts = np.zeros((draws.shape[0], k * k))
+            counts[:, used] = draws
+            for n, w in enumerate(matrices):
+                if not np.isnan(values[n]):
+                    replicates[n].append(_cohen_from_counts(counts.reshape(-1, k, k), w))
+    results = []
+    for value, reps in zip(values, replicates, strict=True):
+        if np.isnan(value):
+            ci = BootstrapCI(None, None, confidence, n_boot, 0, _NO_EXPECTED_DISAGREEMENT)
+            results.append(KappaResult(None, int(a.size), ci, _NO_EXPECTED_DISAGREEMENT, n_tied, n_unpaired))
+        else:
+            ci = _percentile_ci(np.concatenate(reps), n_boot, confidence, "kappa")
+            results.append(KappaResult(value, int(a.size), ci, None, n_tied, n_unpaired))
+    return tuple(results)
 
 
 def cohen_kappa(
@@ -184,7 +195,7 @@ def cohen_kappa(
     """
     a, b = _paired(x, y)
     n_unpaired = int(np.asarray(x, dtype=float).shape[0] - a.size)
-    return _cohen(
+    (result,) = _cohen(
         a,
         b,
         weights=weights,
@@ -195,6 +206,7 @@ def cohen_kappa(
         n_tied=0,
         n_unpaired=n_unpaired,
     )
+    return result
 
 
 def kappa_vs_majority(
@@ -220,6 +232,27 @@ def kappa_vs_majority(
     without a human rating or without a pool label are left out and counted in ``n_unpaired``.
 
     Undefined (None, with reason): as ``cohen_kappa`` (no kept item; one single shared category).
+    """
+    (result,) = kappas_vs_majority(humans, pool, weights=(weights,), categories=categories, n_boot=n_boot,
+                                   seed=seed, confidence=confidence, majority=majority)
+    return result
+
+
+def kappas_vs_majority(
+    humans: npt.ArrayLike,
+    pool: npt.ArrayLike,
+    *,
+    weights: Sequence[str] = WEIGHTS,
+    categories: Sequence[float] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    majority: npt.ArrayLike | None = None,
+) -> tuple[KappaResult, ...]:
+    """``kappa_vs_majority`` for several weightings at once, one result per name in ``weights``.
+
+    Each result equals ``kappa_vs_majority(..., weights=name)`` with the same seed, CI included: the
+    weightings share the pairing and the bootstrap draws, which are the costly part.
     """
     pairs = majority_pairs(humans, pool, majority=majority)
     return _cohen(
