@@ -26,15 +26,15 @@ def confusion_chart(*, title: str, labels: Sequence[str], counts: Sequence[Seque
     """
     k = len(labels)
     cell = max(26, min(56, 260 // max(k, 1)))
-    left, top = 84, 44
+    left, top = 84, 50
     width, height = left + k * cell + 16, top + k * cell + 30
     peak = max([c for row in counts for c in row] + [1])
     body = [_text(width / 2, 14, title, size=12, weight="600"),
-            _text(left + k * cell / 2, 32, "pool's label", size=10, fill="#57606a"),
+            _text(left + k * cell / 2, 30, "pool's label", size=10, fill="#57606a"),
             f'<text transform="translate(12 {top + k * cell / 2:.1f}) rotate(-90)" text-anchor="middle" '
             f'font-size="10" fill="#57606a">human majority</text>']
     for c, label in enumerate(labels):
-        body.append(_text(left + c * cell + cell / 2, top - 4, label[:8], size=10))
+        body.append(_text(left + c * cell + cell / 2, top - 5, label[:12], size=9))
     for r, (label, row) in enumerate(zip(labels, counts, strict=True)):
         y = top + r * cell
         body.append(_text(left - 6, y + cell / 2 + 4, label[:12], anchor="end", size=10))

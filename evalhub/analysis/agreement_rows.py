@@ -53,6 +53,8 @@ def _kappa_row(base: dict[str, Any], against: str, weights: str, result: stats.K
 
 
 def _label(data: StudyData, value: float) -> str:
+    if data.study.is_pairwise and value == 3 and "3" not in data.study.scale_labels:
+        return "tie"  # pairwise studies store a tie as 3 (docs/judge-kinds.md)
     if float(value).is_integer():
         return data.study.label_for(int(value))
     return f"{value:g}"

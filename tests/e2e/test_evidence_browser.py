@@ -5,6 +5,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from tests.e2e.conftest import SCREENSHOTS
 from tests.evalhub.test_agreement_rows import _import_alt_test
 
 
@@ -52,3 +53,4 @@ def test_the_dashboard_shows_kappa_the_confusion_heat_map_and_the_ceiling_strip(
     summary = block.locator(".ceiling-summary").inner_text()
     assert summary.startswith("gpt-4o: the judge agrees with your raters better than ")
     assert summary.endswith(" of 3 of them do")
+    block.screenshot(path=str(SCREENSHOTS / "dashboard-evidence-mtbench.png"))
