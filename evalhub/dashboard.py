@@ -19,6 +19,7 @@ from annotations.models import Study
 from annotations.selectors import study_for_researcher
 from evalhub import charts
 from evalhub.analysis import ALL_GROUPS, HUMAN, AnalysisOptions, pool_names, study_analysis_cached
+from evalhub.evidence import evidence_context
 from evalhub.exports import TABLE_COLUMNS, csv_lines, rating_rows, table_rows
 from evalhub.text_report import SIGNIFICANCE, p_text, pool_label, stars, welch_sentence
 
@@ -117,10 +118,12 @@ def dashboard_context(result: dict[str, Any]) -> dict[str, Any]:
 
     # Significant Welch contrasts mark the preferred group's cell, as the paper marks its table 1.
     marks: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    # Issue 19: Benjamini-Hochberg adjusted over the analysis's contrasts (raw p when a cached result lacks it).
     for w in result["welch"]:
-        if w["p"] is not None and w["p"] < SIGNIFICANCE:
+        p = w.get("p_adjusted", w["p"])
+        if p is not None and p < SIGNIFICANCE:
             high, low = (w["group_a"], w["group_b"]) if w["mean_diff"] > 0 else (w["group_b"], w["group_a"])
-            marks[(w["question"], high, w["pool"])].append(f"{stars(w['p'])} over {low} ({p_text(w['p'])})")
+            marks[(w["question"], high, w["pool"])].append(f"{stars(p)} over {low} (BH-adjusted {p_text(p)})")
 
     personal = []
     for entry in result.get("personal", []):
@@ -150,7 +153,8 @@ def dashboard_context(result: dict[str, Any]) -> dict[str, Any]:
     kendall_rows = [{"pool": pool, "colour": pool_colours[pool],
                      "cells": [kendall.get((q, g, pool)) for q, g in columns]} for pool in llm_pools]
 
-    welch = [{"sentence": welch_sentence(w), "significant": w["p"] is not None and w["p"] < SIGNIFICANCE,
+    welch = [{"sentence": welch_sentence(w), "significant": w.get("p_adjusted", w["p"]) is not None
+              and w.get("p_adjusted", w["p"]) < SIGNIFICANCE,
               "row": w} for w in result["welch"]]
 
     pairwise = {(r["question"], r["group"], r["pool"]): r for r in result["pairwise_kendall"]}
@@ -187,6 +191,7 @@ def dashboard_context(result: dict[str, Any]) -> dict[str, Any]:
         "distribution_charts": _distribution_charts(result, groups, pool_colours),
         "scatter_charts": _scatter_charts(result, groups),
         "alpha_charts": _alpha_charts(result, groups, pools, pool_colours),
+        **evidence_context(result, pool_colours),  # issue 19
         "undefined": sorted({f"{c['question']} / {c['group']} / {c['pool']}: {k} — {v}" for c in result["cells"]
                              for k, v in c["notes"].items()})[:40],
     }

@@ -25,12 +25,21 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
               "full_agreement_pct", "icc1", "icc1k", "notes"),
     "kendall": ("question", "group", "pool", "tau", "p", "n", "band", "notes"),
     "welch": ("question", "pool", "group_a", "group_b", "mean_a", "mean_b", "t", "df", "p", "mean_diff", "cohens_d",
-              "n_a", "n_b", "unit", "notes"),
+              "n_a", "n_b", "unit", "notes", "p_adjusted"),
     "pairwise_kendall": ("question", "group", "pool", "mean_tau", "n_pairs", "notes"),
     "rater_means": ("question", "group", "pool", "rater", "mean", "n"),
     # Pairwise studies only: each judge pool's majority choice against the human majority choice.
     "majority": ("question", "group", "pool", "agreement_pct", "n_items", "n_agree", "human_no_majority",
                  "pool_no_majority", "notes"),
+    # Issue 19: kappa rows as in the JSON; the confusion matrix one row per (human label, pool label) cell;
+    # the ceiling one row per rater.
+    "kappa": ("question", "group", "pool", "against", "rater", "weights", "kappa", "ci95_low", "ci95_high",
+              "n_items", "n_tied", "n_unpaired", "p", "p_adjusted", "notes"),
+    "confusion": ("question", "group", "pool", "human_label", "pool_label", "count", "n_items", "n_tied",
+                  "n_unpaired"),
+    "ceiling": ("question", "group", "pool", "scoring", "rater", "n_items", "human", "human_ci95_low",
+                "human_ci95_high", "judge", "judge_ci95_low", "judge_ci95_high", "judge_better", "summary",
+                "notes"),
 }
 ALL_TABLE_COLUMNS: tuple[str, ...] = ("table", *dict.fromkeys(c for cols in TABLE_COLUMNS.values() for c in cols))
 
@@ -92,9 +101,28 @@ def _flat(table: str, row: dict[str, Any]) -> dict[str, Any]:
             flat[f"alpha_{level}"] = value
         ci = row["alpha_ci95"] or (None, None)
         flat["alpha_ci95_low"], flat["alpha_ci95_high"] = ci
+    if "ci95" in row:
+        flat["ci95_low"], flat["ci95_high"] = row["ci95"] or (None, None)
     if "notes" in row:
         flat["notes"] = "; ".join(f"{k}: {v}" for k, v in row["notes"].items())
     return flat
+
+
+def _expanded(table: str, row: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The CSV rows of one JSON row: one, except a confusion matrix (one per cell) and a ceiling (one per rater)."""
+    if table == "confusion":
+        for labels, counts in zip(row["labels"], row["counts"], strict=True):
+            for label, count in zip(row["labels"], counts, strict=True):
+                yield {**row, "human_label": labels, "pool_label": label, "count": count}
+    elif table == "ceiling":
+        notes = "; ".join(row["notes"])
+        for rater in row["raters"]:
+            flat = {**row, **rater, "notes": "; ".join(n for n in (notes, rater["reason"]) if n)}
+            for key in ("human_ci95", "judge_ci95"):
+                flat[f"{key}_low"], flat[f"{key}_high"] = rater[key] or (None, None)
+            yield flat
+    else:
+        yield _flat(table, row)
 
 
 def table_rows(result: dict[str, Any], table: str | None = None) -> Iterator[tuple[Any, ...]]:
@@ -105,8 +133,9 @@ def table_rows(result: dict[str, Any], table: str | None = None) -> Iterator[tup
     yield columns
     for name in [table] if table else list(TABLE_COLUMNS):
         for row in result.get(name, []):  # a result cached before a table existed lacks it
-            flat = {"table": name, **_flat(name, row)}
-            yield tuple("" if flat.get(c) is None else flat[c] for c in columns)
+            for part in _expanded(name, row):
+                flat = {"table": name, **part}
+                yield tuple("" if flat.get(c) is None else flat[c] for c in columns)
 
 
 def csv_text(rows: Iterable[Iterable[Any]]) -> str:

@@ -36,8 +36,17 @@ def pool_label(pool: str) -> str:
 def welch_sentence(row: dict[str, Any]) -> str:
     """e.g. "Human raters prefer human over gpt2 on cohesiveness (4.29 vs 3.19, p < 0.001, d = 1.52)."
 
-    The means quoted are those the test compared (of item means, or of all ratings).
+    The means quoted are those the test compared (of item means, or of all ratings). The verdict and the
+    p quoted are Benjamini-Hochberg adjusted over the analysis's Welch contrasts when the row has
+    ``p_adjusted`` (a result cached before issue 19 has only the raw ``p``).
     """
+    if row.get("p_adjusted") is not None:
+        return _welch_sentence({**row, "p": row["p_adjusted"]}).replace("p = ", "BH-adjusted p = ").replace(
+            "p < ", "BH-adjusted p < ")
+    return _welch_sentence(row)
+
+
+def _welch_sentence(row: dict[str, Any]) -> str:
     who = "Human raters" if row["pool"] == HUMAN else row["pool"]
     prefer, show = ("prefer", "show") if row["pool"] == HUMAN else ("prefers", "shows")
     a, b, q = row["group_a"], row["group_b"], row["question"]
@@ -121,6 +130,7 @@ def text_report(result: dict[str, Any]) -> str:
                 for r in table["rows"]]
         out.append(_table(["question", "method", "run", "raters", "n", "missing", "accuracy", "MAE",
                            "rater-mean accuracy", "rater-mean MAE"], rows))
+    out += _evidence_lines(result)
     for table, reason in result.get("not_computed", {}).items():
         out += ["", f"== {table}: not computed ({reason})"]
     notes = sorted({f"{c['question']}/{c['group']}/{c['pool']} {k}: {v}" for c in result["cells"]
@@ -130,3 +140,32 @@ def text_report(result: dict[str, Any]) -> str:
         if len(notes) > 50:
             out.append(f"... and {len(notes) - 50} more (see --format json)")
     return "\n".join(out) + "\n"
+
+
+def _evidence_lines(result: dict[str, Any]) -> list[str]:
+    """Issue 19: kappa, the confusion matrices and the human ceiling as plain text."""
+    out: list[str] = []
+    if result.get("kappa"):
+        out += ["", "== Cohen's kappa of each LLM pool (vs the human majority, vs each rater; BH-adjusted p) "
+                    "and Fleiss' kappa among the human raters"]
+        rows = [[k["question"], k["group"], k["pool"], k["against"] if k["rater"] is None else k["rater"],
+                 k["weights"], fmt(k["kappa"], 3),
+                 f"[{fmt(k['ci95'][0], 3)}, {fmt(k['ci95'][1], 3)}]" if k["ci95"] else "–", str(k["n_items"]),
+                 str(k["n_tied"]), "" if k["p_adjusted"] is None else p_text(k["p_adjusted"]) + stars(k["p_adjusted"])]
+                for k in result["kappa"]]
+        out.append(_table(["question", "group", "pool", "against", "weights", "kappa", "95% CI", "n", "tied",
+                           "p (BH)"], rows))
+    for c in result.get("confusion", []):
+        out += ["", f"== Confusion: {c['question']} / {c['group']} / {c['pool']} (rows: human majority, "
+                    f"columns: pool; {c['n_items']} items, {c['n_tied']} tied left out)"]
+        out.append(_table(["human \\ pool", *c["labels"]],
+                          [[label, *map(str, counts)] for label, counts in zip(c["labels"], c["counts"], strict=True)]))
+    for c in result.get("ceiling", []):
+        head = f"== Human ceiling ({c['scoring']}): {c['question']} / {c['group']} / {c['pool']}"
+        out += ["", head + (f": {c['summary']}" if c["summary"] else "")]
+        rows = [[r["rater"], str(r["n_items"]), fmt(r["human"], 3), fmt(r["judge"], 3),
+                 "" if r["judge_better"] is None else "yes" if r["judge_better"] else "no"] for r in c["raters"]]
+        if rows:
+            out.append(_table(["rater", "items", "rater vs others", "judge vs the same others", "judge better"], rows))
+        out += [f"note: {n}" for n in c["notes"]]
+    return out

@@ -16,6 +16,7 @@ import numpy as np
 
 from annotations.models import Study
 from evalhub import stats
+from evalhub.analysis.agreement_rows import adjust_p, agreement_sections
 from evalhub.analysis.cells import Cell, study_cells
 from evalhub.analysis.chart_data import item_mean_scatter, score_distributions
 from evalhub.analysis.reading import ALL_GROUPS, HUMAN, AnalysisOptions, Pool, StudyData, WelchUnit, study_data
@@ -212,6 +213,10 @@ def analysis_from_data(data: StudyData, options: AnalysisOptions) -> dict[str, A
                 result["welch"].append(_welch_row(
                     question.key, pool, cells.get((question.key, group_a, pool.name)),
                     cells.get((question.key, group_b, pool.name)), group_a, group_b, options.welch_unit))
+    # Issue 19: kappa, confusion and the human ceiling beside the verdict; stars and sentences on the
+    # Welch contrasts use Benjamini-Hochberg adjusted p-values (raw p stays in "p").
+    result.update(agreement_sections(data, cells, shown_groups, options, result["cells"]))
+    adjust_p(result["welch"])
     # Personalized and persona runs: each predicted rater against that rater's own scores, under the
     # same filters; runs sharing a split also side by side (the persona ablations).
     result["personal"], result["ablations"] = personal_sections(

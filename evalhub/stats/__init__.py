@@ -46,10 +46,13 @@ from evalhub.stats.kappa import (
     WEIGHTS,
     BootstrapCI,
     KappaResult,
+    KappaTest,
     cohen_kappa,
     fleiss_kappa,
     kappa_per_rater,
     kappa_vs_majority,
+    kappa_z_test,
+    kappas_vs_majority,
     pool_label,
 )
 from evalhub.stats.results import (
@@ -110,6 +113,9 @@ __all__ = [
     "fleiss_kappa",
     "kappa_per_rater",
     "kappa_vs_majority",
+    "kappa_z_test",
+    "kappas_vs_majority",
+    "KappaTest",
     "pool_label",
     "LOW_HUMAN_ALPHA",
     "SCORINGS",

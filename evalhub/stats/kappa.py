@@ -14,6 +14,7 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
+from scipy import special
 
 from evalhub.stats.agreement import majority_choice
 from evalhub.stats.confusion import category_index, category_list, majority_pairs
@@ -118,37 +119,48 @@ def _cohen(
     a: np.ndarray,
     b: np.ndarray,
     *,
-    weights: str,
+    weights: str | Sequence[str],
     categories: Sequence[float] | None,
     n_boot: int,
     seed: int,
     confidence: float,
     n_tied: int,
     n_unpaired: int,
-) -> KappaResult:
-    w = _weight_matrix(1, weights)  # validates the name before anything else
+) -> tuple[KappaResult, ...]:
+    """One result per weighting; the weightings share one set of bootstrap draws (the same draws that
+    separate calls with the same seed would make, so the results are identical, at a fraction of the cost)."""
+    names = (weights,) if isinstance(weights, str) else tuple(weights)
+    for name in names:
+        _weight_matrix(1, name)  # validates the names before anything else
     _check_bootstrap(n_boot, confidence)
     if a.size == 0:
         reason = "no item has both labels"
         ci = BootstrapCI(None, None, confidence, n_boot, 0, reason)
-        return KappaResult(None, 0, ci, reason, n_tied, n_unpaired)
+        return tuple(KappaResult(None, 0, ci, reason, n_tied, n_unpaired) for _ in names)
     cats = category_list(categories, a, b)
     k = cats.size
-    w = _weight_matrix(k, weights)
+    matrices = [_weight_matrix(k, name) for name in names]
     cells = category_index(a, cats) * k + category_index(b, cats)
     freq = np.bincount(cells, minlength=k * k).astype(float)
-    value = float(_cohen_from_counts(freq.reshape(1, k, k), w)[0])
-    if np.isnan(value):
-        ci = BootstrapCI(None, None, confidence, n_boot, 0, _NO_EXPECTED_DISAGREEMENT)
-        return KappaResult(None, int(a.size), ci, _NO_EXPECTED_DISAGREEMENT, n_tied, n_unpaired)
+    values = [float(_cohen_from_counts(freq.reshape(1, k, k), w)[0]) for w in matrices]
     used = np.flatnonzero(freq)
-    replicates = []
-    for draws in _multinomial_replicates(freq[used], n_boot, seed):
-        counts = np.zeros((draws.shape[0], k * k))
-        counts[:, used] = draws
-        replicates.append(_cohen_from_counts(counts.reshape(-1, k, k), w))
-    ci = _percentile_ci(np.concatenate(replicates), n_boot, confidence, "kappa")
-    return KappaResult(value, int(a.size), ci, None, n_tied, n_unpaired)
+    replicates: list[list[np.ndarray]] = [[] for _ in names]
+    if not all(np.isnan(values)):
+        for draws in _multinomial_replicates(freq[used], n_boot, seed):
+            counts = np.zeros((draws.shape[0], k * k))
+            counts[:, used] = draws
+            for n, w in enumerate(matrices):
+                if not np.isnan(values[n]):
+                    replicates[n].append(_cohen_from_counts(counts.reshape(-1, k, k), w))
+    results = []
+    for value, reps in zip(values, replicates, strict=True):
+        if np.isnan(value):
+            ci = BootstrapCI(None, None, confidence, n_boot, 0, _NO_EXPECTED_DISAGREEMENT)
+            results.append(KappaResult(None, int(a.size), ci, _NO_EXPECTED_DISAGREEMENT, n_tied, n_unpaired))
+        else:
+            ci = _percentile_ci(np.concatenate(reps), n_boot, confidence, "kappa")
+            results.append(KappaResult(value, int(a.size), ci, None, n_tied, n_unpaired))
+    return tuple(results)
 
 
 def cohen_kappa(
@@ -183,7 +195,7 @@ def cohen_kappa(
     """
     a, b = _paired(x, y)
     n_unpaired = int(np.asarray(x, dtype=float).shape[0] - a.size)
-    return _cohen(
+    (result,) = _cohen(
         a,
         b,
         weights=weights,
@@ -194,6 +206,7 @@ def cohen_kappa(
         n_tied=0,
         n_unpaired=n_unpaired,
     )
+    return result
 
 
 def kappa_vs_majority(
@@ -219,6 +232,27 @@ def kappa_vs_majority(
     without a human rating or without a pool label are left out and counted in ``n_unpaired``.
 
     Undefined (None, with reason): as ``cohen_kappa`` (no kept item; one single shared category).
+    """
+    (result,) = kappas_vs_majority(humans, pool, weights=(weights,), categories=categories, n_boot=n_boot,
+                                   seed=seed, confidence=confidence, majority=majority)
+    return result
+
+
+def kappas_vs_majority(
+    humans: npt.ArrayLike,
+    pool: npt.ArrayLike,
+    *,
+    weights: Sequence[str] = WEIGHTS,
+    categories: Sequence[float] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    majority: npt.ArrayLike | None = None,
+) -> tuple[KappaResult, ...]:
+    """``kappa_vs_majority`` for several weightings at once, one result per name in ``weights``.
+
+    Each result equals ``kappa_vs_majority(..., weights=name)`` with the same seed, CI included: the
+    weightings share the pairing and the bootstrap draws, which are the costly part.
     """
     pairs = majority_pairs(humans, pool, majority=majority)
     return _cohen(
@@ -375,3 +409,46 @@ def pool_label(samples: npt.ArrayLike, *, reduction: str, scale: Sequence[float]
     take_upper = points[upper] - means <= means - points[lower] + 1e-9
     out[rated] = np.where(take_upper, points[upper], points[lower])
     return out
+
+
+@dataclass(frozen=True)
+class KappaTest:
+    """The large-sample z-test of Cohen's kappa = 0: ``z`` and its two-sided ``p`` (None with a reason)."""
+
+    z: float | None
+    p: float | None
+    n_items: int
+    reason: str | None = None
+
+
+def kappa_z_test(x: npt.ArrayLike, y: npt.ArrayLike, *, categories: Sequence[float] | None = None) -> KappaTest:
+    """The z-test of H0: unweighted Cohen's kappa = 0, with the variance under H0 of Fleiss, Cohen & Everitt (1969).
+
+    Formula: with p_rc = O_rc / n the cell proportions, p_r. and p_.c the margins and
+    p_e = sum_c p_c. p_.c, Var0(kappa) = (p_e + p_e^2 - sum_c p_c. p_.c (p_c. + p_.c)) / (n (1 - p_e)^2),
+    z = kappa / sqrt(Var0) and p = 2 (1 - Phi(|z|)). Equal to statsmodels'
+    ``cohens_kappa(table).z_value`` and ``.pvalue_two_sided`` (the tests check it). Large-sample:
+    on a few dozen items it is approximate.
+
+    Missing data: an item where either label is NaN is left out, as in ``cohen_kappa``.
+    Undefined (None, with reason): no paired item, kappa undefined (one shared category), or
+    Var0 = 0 (e.g. a single item).
+    """
+    a, b = _paired(x, y)
+    n = int(a.size)
+    if n == 0:
+        return KappaTest(None, None, 0, "no item has both labels")
+    cats = category_list(categories, a, b)
+    k = cats.size
+    counts = np.bincount(category_index(a, cats) * k + category_index(b, cats), minlength=k * k).reshape(k, k)
+    p = counts / n
+    rows, cols = p.sum(axis=1), p.sum(axis=0)
+    p_e = float((rows * cols).sum())
+    if p_e >= 1.0:
+        return KappaTest(None, None, n, _NO_EXPECTED_DISAGREEMENT)
+    kappa = (float(np.trace(p)) - p_e) / (1.0 - p_e)
+    var0 = (p_e + p_e**2 - float((rows * cols * (rows + cols)).sum())) / (n * (1.0 - p_e) ** 2)
+    if not var0 > 0:
+        return KappaTest(None, None, n, "the variance of kappa under H0 is 0")
+    z = kappa / float(np.sqrt(var0))
+    return KappaTest(z, float(2 * special.ndtr(-abs(z))), n)

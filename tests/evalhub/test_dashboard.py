@@ -4,6 +4,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 import pytest
 from django.core.cache import cache
@@ -64,7 +65,14 @@ def test_the_dashboard_shows_the_tables_words_and_charts(client, rated, research
     assert response.status_code == 200
     for anchor in ('id="table1"', 'id="kendall"', 'id="pairwise"', 'id="raters"', 'id="welch"'):
         assert anchor in html
-    assert html.count("<svg") == 2 * 2 + 2 + 2  # distributions (question x group), scatters, alpha charts
+    before, rest = html.split('<section id="evidence">')
+    evidence, after = rest.split("</section>", 1)
+    # distributions (question x group), scatters, alpha charts; the evidence section (issue 19) apart
+    assert (before + after).count("<svg") == 2 * 2 + 2 + 2
+    blocks = evidence.count('class="evidence-block"')
+    confusion_maps = len(re.findall(r'<svg [^>]*aria-label="[^"]*: confusion"', evidence))
+    ceiling_strips = len(re.findall(r'<svg [^>]*aria-label="[^"]*: human ceiling"', evidence))
+    assert blocks > 0 and confusion_maps == blocks and evidence.count("<svg") == blocks + ceiling_strips
     assert "Human raters prefer" in html or "Human raters show no significant preference" in html
     # Data-derived names are escaped in tables and inside the SVG charts.
     assert "judge <b>x</b>" not in html and "judge &lt;b&gt;x&lt;/b&gt;" in html

@@ -351,3 +351,18 @@ def test_a_precomputed_majority_gives_the_same_kappa_and_confusion_and_is_checke
     assert stats.confusion_vs_majority(matrix, pool, majority=majority) == stats.confusion_vs_majority(matrix, pool)
     with pytest.raises(ValueError, match="majority has 2 labels for 1008 items"):
         stats.kappa_vs_majority(matrix, pool, majority=[1, 2])
+
+
+def test_kappas_vs_majority_equal_separate_calls_ci_included() -> None:
+    import numpy as np
+
+    from evalhub import stats
+
+    rng = np.random.default_rng(11)
+    humans = rng.integers(1, 6, size=(300, 3)).astype(float)
+    pool = np.clip(humans[:, 0] + rng.integers(-1, 2, size=300), 1, 5)
+    together = stats.kappas_vs_majority(humans, pool, categories=[1, 2, 3, 4, 5], n_boot=300, seed=4)
+    for weights, result in zip(stats.WEIGHTS, together, strict=True):
+        alone = stats.kappa_vs_majority(humans, pool, weights=weights, categories=[1, 2, 3, 4, 5], n_boot=300, seed=4)
+        assert result == alone
+    assert len({r.value for r in together}) == 3
