@@ -1,12 +1,19 @@
 """The paper's protocol judge: the prompt the rater's page shares, asked as it is."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from annotations.models import Item, Question, Study
 from llmjudge.config import JudgeConfig
 from llmjudge.conversation import Conversation, RatingState, Turn
+from llmjudge.parsing import ParsedScore
 from llmjudge.prompts import chat_turn_texts, judge_prompts, study_choices, study_parser
+
+
+def plain_parser(*, study: Study) -> Callable[[str], ParsedScore]:
+    """What every plain turn is parsed with (and ``llmjudge.reparse`` re-reads with)."""
+    return study_parser(study)
 
 
 class PlainBuilder:
@@ -26,7 +33,7 @@ class PlainBuilder:
     ) -> list[Conversation]:
         prompts = judge_prompts(study=study, config=config, item=item, questions=questions)
         scale = (study.scale_min, study.scale_max)
-        parse = study_parser(study)
+        parse = plain_parser(study=study)
         chat = config.mode == "chat"
         texts = chat_turn_texts(prompts) if chat else prompts
         turns = []
