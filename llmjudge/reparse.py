@@ -107,7 +107,8 @@ def _reparse_run(ratings: Any, parse: Callable[[str], ParsedScore], report: Repa
         report.n_changed += 1
         report.transitions[f"{rating.status} -> {parsed.status}"] += 1
         if len(report.examples) < MAX_EXAMPLES:
-            report.examples.append(ReparseExample(rating.run_id, rating.item.external_id, rating.question.key, old, new))
+            report.examples.append(
+                ReparseExample(rating.run_id, rating.item.external_id, rating.question.key, old, new))
         entry: dict[str, Any] = {"reparse": now.isoformat(), "status": rating.status, "score": rating.score,
                                  "rationale": rating.rationale, "version": rating.template_version}
         rating.history = [*(rating.history or []), entry]
