@@ -13,24 +13,27 @@ from typing import Any
 
 from annotations.models import HumanRating, Study
 from evalhub.analysis import HUMAN, pool_names
+from evalhub.text_report import pool_labels
 from llmjudge.models import LLMRating
 
 RATING_COLUMNS = ("study", "item", "group", "question", "pool", "rater", "score", "status", "rationale", "created")
 CHUNK = 5000
 
-# Column lists per analysis table; the combined export has `table` first and the union of these.
+# Column lists per analysis table; the combined export has `table` first and the union of these. `pool` is
+# the pool's key (unique: "judge#run" when a judge ran twice), `pool_label` what it compares ("gpt-4 · T=0.7"),
+# last so that the columns before it keep their places.
 TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "cells": ("question", "group", "pool", "n_items", "n_ratings", "n_raters", "mean", "std", "alpha_nominal",
               "alpha_ordinal", "alpha_interval", "alpha_ratio", "alpha_ci95_low", "alpha_ci95_high",
-              "full_agreement_pct", "icc1", "icc1k", "notes"),
-    "kendall": ("question", "group", "pool", "tau", "p", "n", "band", "notes"),
+              "full_agreement_pct", "icc1", "icc1k", "notes", "pool_label"),
+    "kendall": ("question", "group", "pool", "tau", "p", "n", "band", "notes", "pool_label"),
     "welch": ("question", "pool", "group_a", "group_b", "mean_a", "mean_b", "t", "df", "p", "mean_diff", "cohens_d",
-              "n_a", "n_b", "unit", "notes"),
-    "pairwise_kendall": ("question", "group", "pool", "mean_tau", "n_pairs", "notes"),
-    "rater_means": ("question", "group", "pool", "rater", "mean", "n"),
+              "n_a", "n_b", "unit", "notes", "pool_label"),
+    "pairwise_kendall": ("question", "group", "pool", "mean_tau", "n_pairs", "notes", "pool_label"),
+    "rater_means": ("question", "group", "pool", "rater", "mean", "n", "pool_label"),
     # Pairwise studies only: each judge pool's majority choice against the human majority choice.
     "majority": ("question", "group", "pool", "agreement_pct", "n_items", "n_agree", "human_no_majority",
-                 "pool_no_majority", "notes"),
+                 "pool_no_majority", "notes", "pool_label"),
 }
 ALL_TABLE_COLUMNS: tuple[str, ...] = ("table", *dict.fromkeys(c for cols in TABLE_COLUMNS.values() for c in cols))
 
@@ -102,10 +105,11 @@ def table_rows(result: dict[str, Any], table: str | None = None) -> Iterator[tup
     if table is not None and table not in TABLE_COLUMNS:
         raise ValueError(f"unknown table {table!r}; choose from {', '.join(TABLE_COLUMNS)}")
     columns = TABLE_COLUMNS[table] if table else ALL_TABLE_COLUMNS
+    labels = pool_labels(result)
     yield columns
     for name in [table] if table else list(TABLE_COLUMNS):
         for row in result.get(name, []):  # a result cached before a table existed lacks it
-            flat = {"table": name, **_flat(name, row)}
+            flat = {"table": name, **_flat(name, row), "pool_label": labels.get(row["pool"], row["pool"])}
             yield tuple("" if flat.get(c) is None else flat[c] for c in columns)
 
 
