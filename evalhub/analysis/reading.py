@@ -123,7 +123,9 @@ def pool_labels(study: Study) -> dict[int, tuple[str, dict[str, Any]]]:
     runs = list(JudgeRun.objects.filter(study=study).order_by("id").values_list(
         "id", "judge__name", "judge__model", "judge__kind", "params"))
     values = {run_id: run_label_params(params or {}, model, kind) for run_id, _, model, kind, params in runs}
-    differing = [key for key in LABEL_PARAMS if len({repr(v[key]) for v in values.values()}) > 1]
+    # Unknown values (an imported run's sampling) neither make a parameter differ nor appear in a label.
+    differing = [key for key in LABEL_PARAMS
+                 if len({repr(v[key]) for v in values.values() if v[key] is not None}) > 1]
     labels = {run_id: " · ".join([name, *(_label_part(k, values[run_id][k]) for k in differing
                                           if values[run_id][k] is not None)])
               for run_id, name, *_ in runs}
