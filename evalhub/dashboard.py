@@ -190,7 +190,8 @@ def dashboard_context(result: dict[str, Any]) -> dict[str, Any]:
         "distribution_charts": _distribution_charts(result, groups, pool_colours),
         "scatter_charts": _scatter_charts(result, groups, labels),
         "alpha_charts": _alpha_charts(result, groups, pools, pool_colours, labels),
-        "undefined": sorted({f"{c['question']} / {c['group']} / {c['pool']}: {k} — {v}" for c in result["cells"]
+        "undefined": sorted({f"{c['question']} / {c['group']} / {labels.get(c['pool'], c['pool'])}: {k} — {v}"
+                             for c in result["cells"]
                              for k, v in c["notes"].items()})[:40],
     }
 

@@ -25,7 +25,8 @@ CHUNK = 5000
 TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "cells": ("question", "group", "pool", "n_items", "n_ratings", "n_raters", "mean", "std", "alpha_nominal",
               "alpha_ordinal", "alpha_interval", "alpha_ratio", "alpha_ci95_low", "alpha_ci95_high",
-              "full_agreement_pct", "icc1", "icc1k", "notes", "pool_label"),
+              "full_agreement_pct", "icc1", "icc1k", "notes", "pool_label", "icc_n_items", "alpha_ci_n_boot",
+              "alpha_ci_n_valid"),
     "kendall": ("question", "group", "pool", "tau", "p", "n", "band", "notes", "pool_label"),
     "welch": ("question", "pool", "group_a", "group_b", "mean_a", "mean_b", "t", "df", "p", "mean_diff", "cohens_d",
               "n_a", "n_b", "unit", "notes", "pool_label"),

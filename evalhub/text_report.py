@@ -145,10 +145,10 @@ def text_report(result: dict[str, Any]) -> str:
                            "rater-mean accuracy", "rater-mean MAE"], rows))
     for table, reason in result.get("not_computed", {}).items():
         out += ["", f"== {table}: not computed ({reason})"]
-    notes = sorted({f"{c['question']}/{c['group']}/{c['pool']} {k}: {v}" for c in result["cells"]
+    notes = sorted({f"{c['question']}/{c['group']}/{labels.get(c['pool'], c['pool'])} {k}: {v}" for c in result["cells"]
                     for k, v in c["notes"].items()})
     if notes:
-        out += ["", "== Undefined values", *notes[:50]]
+        out += ["", "== Notes: undefined values, and values that rest on part of the data", *notes[:50]]
         if len(notes) > 50:
             out.append(f"... and {len(notes) - 50} more (see --format json)")
     return "\n".join(out) + "\n"

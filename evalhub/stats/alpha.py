@@ -73,7 +73,7 @@ def _coincidences(matrix: npt.ArrayLike, value_domain: Sequence[float] | None) -
     n_pairable = int(pairable.sum())
     if n_pairable == 0:
         if int(rated.any(axis=0).sum()) == 1:
-            return "only one rater: agreement needs at least two"
+            return "only one rater: agreement needs at least two (no item has 2 or more ratings)"
         return "no pairable item: no item has 2 or more ratings"
     values = m[pairable][rated[pairable]]
     observed = np.unique(values)
