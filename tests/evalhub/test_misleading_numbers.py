@@ -11,6 +11,7 @@ import pytest
 
 from evalhub import stats
 from evalhub.analysis import AnalysisOptions, study_analysis
+from evalhub.dashboard import dashboard_context
 from evalhub.exports import csv_text, table_rows
 from evalhub.text_report import text_report
 from tests.evalhub.factories import import_long
@@ -110,6 +111,9 @@ def test_the_analysis_notes_icc_on_part_of_the_items_and_the_bootstrap_replicate
     report = text_report(result)
     assert "relevance/gpt2/Human raters icc: ICC uses the 3 of 4 items rated by all 3 raters" in report
     assert "relevance/human/Human raters alpha_ci95: from " in report
+    notes = dashboard_context(result)["undefined"]
+    assert "relevance / gpt2 / Human raters: icc — ICC uses the 3 of 4 items rated by all 3 raters " \
+           "(complete items only)" in notes
 
 
 @pytest.mark.django_db
