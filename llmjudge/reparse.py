@@ -55,7 +55,9 @@ class ReparseReport:
 def current_version(version: str) -> str:
     """The rating's template version naming the current parser ("...+parser<N>")."""
     base = _PARSER_SUFFIX.sub("", version)
-    return f"{base}+parser{PARSER_VERSION}"[-50:] if base else f"parser{PARSER_VERSION}"
+    suffix = f"+parser{PARSER_VERSION}"
+    # The field holds 50 characters: the parser suffix is what this version must name, so the base gives way.
+    return f"{base[:50 - len(suffix)]}{suffix}" if base else suffix[1:]
 
 
 def _shown(status: str, score: float | None) -> str:

@@ -137,3 +137,15 @@ def test_the_command_refuses_an_unknown_study_and_another_studys_run(stale_run, 
     with pytest.raises(CommandError, match="no judge run 999999"):
         call_command("reparse", other.slug, "--run", "999999")
     assert _snapshot(run) == before
+
+
+@pytest.mark.parametrize(("stored", "expected"), [
+    ("story+p2+parser1", f"story+p2+parser{PARSER_VERSION}"),
+    ("", f"parser{PARSER_VERSION}"),
+    ("x" * 50, "x" * (50 - len(f"+parser{PARSER_VERSION}")) + f"+parser{PARSER_VERSION}"),
+])
+def test_the_version_names_the_current_parser_within_the_fields_length(stored, expected):
+    from llmjudge.reparse import current_version
+
+    assert current_version(stored) == expected
+    assert len(current_version(stored)) <= 50
