@@ -149,3 +149,22 @@ def test_the_version_names_the_current_parser_within_the_fields_length(stored, e
 
     assert current_version(stored) == expected
     assert len(current_version(stored)) <= 50
+
+
+def test_every_kind_but_the_panel_re_reads_through_its_own_parser():
+    from llmjudge.kinds import kind_for, kind_names
+
+    assert {name for name in kind_names() if kind_for(name).answer_parser is None} == {"roleplay"}
+
+
+def test_a_panel_run_is_skipped_and_counted_not_guessed(story_with_items, make_judge):
+    judge = make_judge("panel", kind="roleplay")
+    run = JudgeRun.objects.create(study=story_with_items, judge=judge, params={"kind": "roleplay"})
+    item, question = story_with_items.items.first(), story_with_items.questions.first()
+    LLMRating.objects.create(run=run, item=item, question=question, sample=0, raw="Critic: 4", status="unparseable")
+
+    report = study_reparse(study=story_with_items)
+
+    assert (report.n_read, report.n_changed) == (0, 0)
+    assert report.skipped == {f"a roleplay answer cannot be re-read alone (run {run.pk})": 1}
+    assert LLMRating.objects.get(run=run).status == "unparseable"
