@@ -18,9 +18,9 @@ from django.shortcuts import render
 from annotations.models import Study
 from annotations.selectors import study_for_researcher
 from evalhub import charts
-from evalhub.analysis import ALL_GROUPS, HUMAN, AnalysisOptions, pool_names, study_analysis_cached
+from evalhub.analysis import ALL_GROUPS, HUMAN, AnalysisOptions, pool_labels, study_analysis_cached
 from evalhub.exports import TABLE_COLUMNS, csv_lines, rating_rows, table_rows
-from evalhub.text_report import SIGNIFICANCE, p_text, pool_label, pool_labels, stars, welch_sentence
+from evalhub.text_report import SIGNIFICANCE, p_text, pool_label, result_pool_labels, stars, welch_sentence
 
 
 class FilterForm(forms.Form):
@@ -33,7 +33,7 @@ class FilterForm(forms.Form):
 
     def __init__(self, data: Any, *, study: Study) -> None:
         super().__init__(data)
-        self.fields["run"].choices = [(run_id, name) for run_id, name in pool_names(study).items()]
+        self.fields["run"].choices = [(run_id, label) for run_id, (label, _) in pool_labels(study).items()]
         self.fields["question"].choices = [(k, k) for k in study.questions.values_list("key", flat=True)]
         groups = list(study.groups) or list(study.items.order_by("group").values_list("group", flat=True).distinct())
         self.fields["group"].choices = [(g, g) for g in [*groups, ALL_GROUPS]]
@@ -109,7 +109,7 @@ def dashboard_context(result: dict[str, Any]) -> dict[str, Any]:
     """Rows and charts of the dashboard from an analysis result (with charts)."""
     study = result["study"]
     pools = [p["name"] for p in result["pools"]]
-    labels = pool_labels(result)
+    labels = result_pool_labels(result)
     pool_colours = {name: charts.colour(i) for i, name in enumerate(pools)}
     groups = [g for g in [*study["groups"], ALL_GROUPS] if any(c["group"] == g for c in result["cells"])]
     questions = study["questions"]

@@ -13,7 +13,7 @@ from typing import Any
 
 from annotations.models import HumanRating, Study
 from evalhub.analysis import HUMAN, pool_names
-from evalhub.text_report import pool_labels
+from evalhub.text_report import result_pool_labels
 from llmjudge.models import LLMRating
 
 RATING_COLUMNS = ("study", "item", "group", "question", "pool", "rater", "score", "status", "rationale", "created")
@@ -106,7 +106,7 @@ def table_rows(result: dict[str, Any], table: str | None = None) -> Iterator[tup
     if table is not None and table not in TABLE_COLUMNS:
         raise ValueError(f"unknown table {table!r}; choose from {', '.join(TABLE_COLUMNS)}")
     columns = TABLE_COLUMNS[table] if table else ALL_TABLE_COLUMNS
-    labels = pool_labels(result)
+    labels = result_pool_labels(result)
     yield columns
     for name in [table] if table else list(TABLE_COLUMNS):
         for row in result.get(name, []):  # a result cached before a table existed lacks it

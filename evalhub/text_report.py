@@ -36,7 +36,7 @@ def pool_label(pool: str, labels: dict[str, str] | None = None) -> str:
     return HUMAN_LABEL if pool == HUMAN else pool
 
 
-def pool_labels(result: dict[str, Any]) -> dict[str, str]:
+def result_pool_labels(result: dict[str, Any]) -> dict[str, str]:
     """Pool key -> label, from the result's ``pools`` (a result cached before labels existed has none)."""
     return {p["name"]: p.get("label") or pool_label(p["name"]) for p in result["pools"]}
 
@@ -81,7 +81,7 @@ def text_report(result: dict[str, Any]) -> str:
     groups = sorted({c["group"] for c in result["cells"]}, key=lambda g: (g == ALL_GROUPS, study["groups"].index(g)
                                                                          if g in study["groups"] else 0))
     pools = [p["name"] for p in result["pools"]]
-    labels = pool_labels(result)
+    labels = result_pool_labels(result)
     cells = {(c["question"], c["group"], c["pool"]): c for c in result["cells"]}
     out = [f"Study {study['slug']}: {study['title']} ({study['n_items']} items, scale "
            f"{study['scale']['min']}-{study['scale']['max']})", ""]

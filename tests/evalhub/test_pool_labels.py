@@ -11,6 +11,7 @@ from django.core.cache import cache
 
 from annotations.models import Item
 from evalhub.analysis import AnalysisOptions, pool_labels, study_analysis
+from evalhub.dashboard import FilterForm
 from evalhub.exports import csv_text, table_rows
 from evalhub.text_report import text_report, welch_sentence
 from llmjudge import judging
@@ -92,6 +93,8 @@ def test_the_labels_appear_in_the_text_report_the_csv_the_json_and_the_dashboard
     body = json.loads(client.get(f"/studies/{grid_study.slug}/analysis.json").content)
     assert {p["label"]: (p["temperature"], p["variant"]) for p in _llm_pools(body)} == {
         label: key for key, label in GRID_LABELS.items()}
+    run_filter = FilterForm({}, study=grid_study).fields["run"].choices
+    assert {label for _, label in run_filter} == set(GRID_LABELS.values())
     html = client.get(f"/studies/{grid_study.slug}/").content.decode()
     for label in GRID_LABELS.values():
         assert f"{label}</td>" in html  # a row header of the tables
