@@ -18,10 +18,10 @@ from django.shortcuts import render
 from annotations.models import Study
 from annotations.selectors import study_for_researcher
 from evalhub import charts
-from evalhub.analysis import ALL_GROUPS, HUMAN, AnalysisOptions, pool_names, study_analysis_cached
+from evalhub.analysis import ALL_GROUPS, HUMAN, AnalysisOptions, pool_labels, study_analysis_cached
 from evalhub.evidence import evidence_context
 from evalhub.exports import TABLE_COLUMNS, csv_lines, rating_rows, table_rows
-from evalhub.text_report import SIGNIFICANCE, p_text, pool_label, stars, welch_sentence
+from evalhub.text_report import SIGNIFICANCE, p_text, pool_label, result_pool_labels, stars, welch_sentence
 
 
 class FilterForm(forms.Form):
@@ -34,7 +34,7 @@ class FilterForm(forms.Form):
 
     def __init__(self, data: Any, *, study: Study) -> None:
         super().__init__(data)
-        self.fields["run"].choices = [(run_id, name) for run_id, name in pool_names(study).items()]
+        self.fields["run"].choices = [(run_id, label) for run_id, (label, _) in pool_labels(study).items()]
         self.fields["question"].choices = [(k, k) for k in study.questions.values_list("key", flat=True)]
         groups = list(study.groups) or list(study.items.order_by("group").values_list("group", flat=True).distinct())
         self.fields["group"].choices = [(g, g) for g in [*groups, ALL_GROUPS]]
@@ -110,6 +110,7 @@ def dashboard_context(result: dict[str, Any]) -> dict[str, Any]:
     """Rows and charts of the dashboard from an analysis result (with charts)."""
     study = result["study"]
     pools = [p["name"] for p in result["pools"]]
+    labels = result_pool_labels(result)
     pool_colours = {name: charts.colour(i) for i, name in enumerate(pools)}
     groups = [g for g in [*study["groups"], ALL_GROUPS] if any(c["group"] == g for c in result["cells"])]
     questions = study["questions"]
@@ -140,7 +141,7 @@ def dashboard_context(result: dict[str, Any]) -> dict[str, Any]:
             mark = marks.get((q, g, pool), [])
             row.append({"cell": c, "stars": max((m.split(" ")[0] for m in mark), key=len, default=""),
                         "mark_title": "; ".join(mark)})
-        table1.append({"pool": pool, "label": pool_label(pool), "colour": pool_colours[pool], "cells": row})
+        table1.append({"pool": pool, "label": pool_label(pool, labels), "colour": pool_colours[pool], "cells": row})
     level = result["settings"]["ci_level"]
     for row in table1:
         for item in row["cells"]:
@@ -150,21 +151,23 @@ def dashboard_context(result: dict[str, Any]) -> dict[str, Any]:
 
     kendall = {(k["question"], k["group"], k["pool"]): k for k in result["kendall"]}
     llm_pools = [p["name"] for p in result["pools"] if p["kind"] == "llm"]
-    kendall_rows = [{"pool": pool, "colour": pool_colours[pool],
+    kendall_rows = [{"pool": pool, "label": labels[pool], "colour": pool_colours[pool],
                      "cells": [kendall.get((q, g, pool)) for q, g in columns]} for pool in llm_pools]
 
-    welch = [{"sentence": welch_sentence(w), "significant": w.get("p_adjusted", w["p"]) is not None
+    welch = [{"sentence": welch_sentence(w, labels), "significant": w.get("p_adjusted", w["p"]) is not None
               and w.get("p_adjusted", w["p"]) < SIGNIFICANCE,
               "row": w} for w in result["welch"]]
 
     pairwise = {(r["question"], r["group"], r["pool"]): r for r in result["pairwise_kendall"]}
-    pairwise_rows = [{"pool": pool, "cells": [pairwise.get((q, g, pool)) for q, g in columns]} for pool in pools]
+    pairwise_rows = [{"pool": pool, "label": labels[pool], "cells": [pairwise.get((q, g, pool)) for q, g in columns]}
+                     for pool in pools]
 
     rater_columns = [(q, g) for q, g in columns if g != ALL_GROUPS]
     rater_means: dict[tuple[str, str], dict[tuple[str, str], dict]] = defaultdict(dict)
     for r in result["rater_means"]:
         rater_means[(r["pool"], r["rater"])][(r["question"], r["group"])] = r
-    rater_rows = [{"pool": pool, "rater": rater, "cells": [values.get(col) for col in rater_columns]}
+    rater_rows = [{"pool": pool, "label": labels.get(pool, pool), "rater": rater,
+                   "cells": [values.get(col) for col in rater_columns]}
                   for (pool, rater), values in list(rater_means.items())[:60]]
 
     return {
@@ -180,7 +183,7 @@ def dashboard_context(result: dict[str, Any]) -> dict[str, Any]:
         "kendall_rows": kendall_rows,
         "nominal": result["settings"].get("measurement") == "nominal",
         "not_computed": result.get("not_computed", {}),
-        "majority_rows": [{"pool": pool, "colour": pool_colours[pool],
+        "majority_rows": [{"pool": pool, "label": labels[pool], "colour": pool_colours[pool],
                            "cells": [majority.get((q, g, pool)) for q, g in columns]} for pool in llm_pools]
         if majority else [],
         "welch": welch,
@@ -189,10 +192,11 @@ def dashboard_context(result: dict[str, Any]) -> dict[str, Any]:
         "rater_rows": rater_rows,
         "rater_rows_cut": len(rater_means) > 60,
         "distribution_charts": _distribution_charts(result, groups, pool_colours),
-        "scatter_charts": _scatter_charts(result, groups),
-        "alpha_charts": _alpha_charts(result, groups, pools, pool_colours),
+        "scatter_charts": _scatter_charts(result, groups, labels),
+        "alpha_charts": _alpha_charts(result, groups, pools, pool_colours, labels),
         **evidence_context(result, pool_colours),  # issue 19
-        "undefined": sorted({f"{c['question']} / {c['group']} / {c['pool']}: {k} — {v}" for c in result["cells"]
+        "undefined": sorted({f"{c['question']} / {c['group']} / {labels.get(c['pool'], c['pool'])}: {k} — {v}"
+                             for c in result["cells"]
                              for k, v in c["notes"].items()})[:40],
     }
 
@@ -214,7 +218,7 @@ def _distribution_charts(result: dict[str, Any], groups: list[str], pool_colours
     return out
 
 
-def _scatter_charts(result: dict[str, Any], groups: list[str]) -> list[dict]:
+def _scatter_charts(result: dict[str, Any], groups: list[str], labels: dict[str, str]) -> list[dict]:
     scale = (result["study"]["scale"]["min"], result["study"]["scale"]["max"])
     kendall = {(k["question"], k["group"], k["pool"]): k for k in result["kendall"]}
     by_key: dict[tuple[str, str], list[dict]] = defaultdict(list)
@@ -235,14 +239,15 @@ def _scatter_charts(result: dict[str, Any], groups: list[str]) -> list[dict]:
                 if tau and tau["tau"] is not None:
                     entry["group"] = f"{entry['group']} (τ {tau['tau']:.2f})"
             row.append(charts.scatter_chart(title=question, scale=scale, series=series,
-                                            x_label="human raters: mean per item", y_label=f"{pool}: mean per item"))
+                                            x_label="human raters: mean per item",
+                                            y_label=f"{labels[pool]}: mean per item"))
         if row:
-            out.append({"pool": pool, "charts": row})
+            out.append({"pool": labels[pool], "charts": row})
     return out
 
 
 def _alpha_charts(result: dict[str, Any], groups: list[str], pools: list[str],
-                  pool_colours: dict[str, str]) -> list[dict]:
+                  pool_colours: dict[str, str], labels: dict[str, str]) -> list[dict]:
     cells = {(c["question"], c["group"], c["pool"]): c for c in result["cells"]}
     level = result["settings"]["ci_level"]
     out = []
@@ -253,7 +258,7 @@ def _alpha_charts(result: dict[str, Any], groups: list[str], pools: list[str],
                 c = cells.get((question, group, pool))
                 if c is None or not c["n_ratings"]:
                     continue
-                rows.append({"label": f"{group} · {pool if pool != HUMAN else 'human raters'}",
+                rows.append({"label": f"{group} · {labels[pool] if pool != HUMAN else 'human raters'}",
                              "colour": pool_colours[pool], "alpha": c["alpha"][level], "ci": c["alpha_ci95"],
                              "note": c["notes"].get(f"alpha.{level}", "")})
         if rows:

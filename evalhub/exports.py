@@ -13,33 +13,37 @@ from typing import Any
 
 from annotations.models import HumanRating, Study
 from evalhub.analysis import HUMAN, pool_names
+from evalhub.text_report import result_pool_labels
 from llmjudge.models import LLMRating
 
 RATING_COLUMNS = ("study", "item", "group", "question", "pool", "rater", "score", "status", "rationale", "created")
 CHUNK = 5000
 
-# Column lists per analysis table; the combined export has `table` first and the union of these.
+# Column lists per analysis table; the combined export has `table` first and the union of these. `pool` is
+# the pool's key (unique: "judge#run" when a judge ran twice), `pool_label` what it compares ("gpt-4 · T=0.7"),
+# last so that the columns before it keep their places.
 TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "cells": ("question", "group", "pool", "n_items", "n_ratings", "n_raters", "mean", "std", "alpha_nominal",
               "alpha_ordinal", "alpha_interval", "alpha_ratio", "alpha_ci95_low", "alpha_ci95_high",
-              "full_agreement_pct", "icc1", "icc1k", "notes"),
-    "kendall": ("question", "group", "pool", "tau", "p", "n", "band", "notes"),
+              "full_agreement_pct", "icc1", "icc1k", "notes", "pool_label", "icc_n_items", "alpha_ci_n_boot",
+              "alpha_ci_n_valid"),
+    "kendall": ("question", "group", "pool", "tau", "p", "n", "band", "notes", "pool_label"),
     "welch": ("question", "pool", "group_a", "group_b", "mean_a", "mean_b", "t", "df", "p", "mean_diff", "cohens_d",
-              "n_a", "n_b", "unit", "notes", "p_adjusted"),
-    "pairwise_kendall": ("question", "group", "pool", "mean_tau", "n_pairs", "notes"),
-    "rater_means": ("question", "group", "pool", "rater", "mean", "n"),
+              "n_a", "n_b", "unit", "notes", "p_adjusted", "pool_label"),
+    "pairwise_kendall": ("question", "group", "pool", "mean_tau", "n_pairs", "notes", "pool_label"),
+    "rater_means": ("question", "group", "pool", "rater", "mean", "n", "pool_label"),
     # Pairwise studies only: each judge pool's majority choice against the human majority choice.
     "majority": ("question", "group", "pool", "agreement_pct", "n_items", "n_agree", "human_no_majority",
-                 "pool_no_majority", "notes"),
+                 "pool_no_majority", "notes", "pool_label"),
     # Issue 19: kappa rows as in the JSON; the confusion matrix one row per (human label, pool label) cell;
     # the ceiling one row per rater.
     "kappa": ("question", "group", "pool", "against", "rater", "weights", "kappa", "ci95_low", "ci95_high",
-              "n_items", "n_tied", "n_unpaired", "p", "p_adjusted", "notes"),
-    "confusion": ("question", "group", "pool", "human_label", "pool_label", "count", "n_items", "n_tied",
-                  "n_unpaired"),
+              "n_items", "n_tied", "n_unpaired", "p", "p_adjusted", "notes", "pool_label"),
+    "confusion": ("question", "group", "pool", "human_category", "pool_category", "count", "n_items", "n_tied",
+                  "n_unpaired", "pool_label"),
     "ceiling": ("question", "group", "pool", "scoring", "rater", "n_items", "human", "human_ci95_low",
                 "human_ci95_high", "judge", "judge_ci95_low", "judge_ci95_high", "judge_better", "summary",
-                "notes"),
+                "notes", "pool_label"),
 }
 ALL_TABLE_COLUMNS: tuple[str, ...] = ("table", *dict.fromkeys(c for cols in TABLE_COLUMNS.values() for c in cols))
 
@@ -113,7 +117,7 @@ def _expanded(table: str, row: dict[str, Any]) -> Iterator[dict[str, Any]]:
     if table == "confusion":
         for labels, counts in zip(row["labels"], row["counts"], strict=True):
             for label, count in zip(row["labels"], counts, strict=True):
-                yield {**row, "human_label": labels, "pool_label": label, "count": count}
+                yield {**row, "human_category": labels, "pool_category": label, "count": count}
     elif table == "ceiling":
         notes = "; ".join(row["notes"])
         for rater in row["raters"]:
@@ -130,11 +134,12 @@ def table_rows(result: dict[str, Any], table: str | None = None) -> Iterator[tup
     if table is not None and table not in TABLE_COLUMNS:
         raise ValueError(f"unknown table {table!r}; choose from {', '.join(TABLE_COLUMNS)}")
     columns = TABLE_COLUMNS[table] if table else ALL_TABLE_COLUMNS
+    labels = result_pool_labels(result)
     yield columns
     for name in [table] if table else list(TABLE_COLUMNS):
         for row in result.get(name, []):  # a result cached before a table existed lacks it
             for part in _expanded(name, row):
-                flat = {"table": name, **part}
+                flat = {"table": name, **part, "pool_label": labels.get(row["pool"], row["pool"])}
                 yield tuple("" if flat.get(c) is None else flat[c] for c in columns)
 
 

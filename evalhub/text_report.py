@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalhub.analysis import ALL_GROUPS, HUMAN
+from evalhub.analysis import ALL_GROUPS, HUMAN, HUMAN_LABEL
 
 SIGNIFICANCE = 0.05
 
@@ -29,25 +29,39 @@ def stars(p: float | None) -> str:
     return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < SIGNIFICANCE else ""
 
 
-def pool_label(pool: str) -> str:
-    return "Human raters" if pool == HUMAN else pool
+def pool_label(pool: str, labels: dict[str, str] | None = None) -> str:
+    """What a reader sees of a pool: its label ("gpt-4 · T=0.7 · variant explain") when known, else its key."""
+    if labels and pool in labels:
+        return labels[pool]
+    return HUMAN_LABEL if pool == HUMAN else pool
 
 
-def welch_sentence(row: dict[str, Any]) -> str:
+def result_pool_labels(result: dict[str, Any]) -> dict[str, str]:
+    """Pool key -> label, from the result's ``pools`` (a result cached before labels existed has none)."""
+    return {p["name"]: p.get("label") or pool_label(p["name"]) for p in result["pools"]}
+
+
+def d_text(d: float | None) -> str:
+    # Sentences name the higher group first, so the effect size is given as a magnitude.
+    return "d undefined" if d is None else f"d = {fmt(abs(d))}"
+
+
+def welch_sentence(row: dict[str, Any], labels: dict[str, str] | None = None) -> str:
     """e.g. "Human raters prefer human over gpt2 on cohesiveness (4.29 vs 3.19, p < 0.001, d = 1.52)."
 
-    The means quoted are those the test compared (of item means, or of all ratings). The verdict and the
-    p quoted are Benjamini-Hochberg adjusted over the analysis's Welch contrasts when the row has
-    ``p_adjusted`` (a result cached before issue 19 has only the raw ``p``).
+    The means quoted are those the test compared (of item means, or of all ratings); Cohen's d is given
+    whether or not the difference is significant. The verdict and the p quoted are Benjamini-Hochberg
+    adjusted over the analysis's Welch contrasts when the row has ``p_adjusted`` (a result cached before
+    issue 19 has only the raw ``p``).
     """
     if row.get("p_adjusted") is not None:
-        return _welch_sentence({**row, "p": row["p_adjusted"]}).replace("p = ", "BH-adjusted p = ").replace(
+        return _welch_sentence({**row, "p": row["p_adjusted"]}, labels).replace("p = ", "BH-adjusted p = ").replace(
             "p < ", "BH-adjusted p < ")
-    return _welch_sentence(row)
+    return _welch_sentence(row, labels)
 
 
-def _welch_sentence(row: dict[str, Any]) -> str:
-    who = "Human raters" if row["pool"] == HUMAN else row["pool"]
+def _welch_sentence(row: dict[str, Any], labels: dict[str, str] | None = None) -> str:
+    who = pool_label(row["pool"], labels)
     prefer, show = ("prefer", "show") if row["pool"] == HUMAN else ("prefers", "shows")
     a, b, q = row["group_a"], row["group_b"], row["question"]
     mean_a, mean_b = row["mean_a"], row["mean_b"]
@@ -59,8 +73,9 @@ def _welch_sentence(row: dict[str, Any]) -> str:
     if row["p"] < SIGNIFICANCE:
         high, low = (a, b) if row["mean_diff"] > 0 else (b, a)
         return (f"{who} {prefer} {high} over {low} on {q} ({quoted}, {p_text(row['p'])}, "
-                f"d = {fmt(abs(row['cohens_d']))}{unit}).")
-    return f"{who} {show} no significant preference between {a} and {b} on {q} ({quoted}, {p_text(row['p'])}{unit})."
+                f"{d_text(row['cohens_d'])}{unit}).")
+    return (f"{who} {show} no significant preference between {a} and {b} on {q} ({quoted}, {p_text(row['p'])}, "
+            f"{d_text(row['cohens_d'])}{unit}).")
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -75,11 +90,12 @@ def text_report(result: dict[str, Any]) -> str:
     groups = sorted({c["group"] for c in result["cells"]}, key=lambda g: (g == ALL_GROUPS, study["groups"].index(g)
                                                                          if g in study["groups"] else 0))
     pools = [p["name"] for p in result["pools"]]
+    labels = result_pool_labels(result)
     cells = {(c["question"], c["group"], c["pool"]): c for c in result["cells"]}
     out = [f"Study {study['slug']}: {study['title']} ({study['n_items']} items, scale "
            f"{study['scale']['min']}-{study['scale']['max']})", ""]
     out.append("Pools: " + "; ".join(
-        f"{p['name']} ({p['n_raters']} raters, {p['n_ratings']} ratings"
+        f"{labels[p['name']]} ({p['n_raters']} raters, {p['n_ratings']} ratings"
         + ("".join(f", {k} {v}" for k, v in sorted(p["status_counts"].items()) if k != "ok") if p["kind"] == "llm"
            else "") + ")" for p in result["pools"]))
     level = result["settings"]["ci_level"]
@@ -88,7 +104,7 @@ def text_report(result: dict[str, Any]) -> str:
         header = ["pool", *groups]
         rows = []
         for pool in pools:
-            line1, line2 = [pool], [""]
+            line1, line2 = [labels[pool]], [""]
             for group in groups:
                 c = cells.get((question, group, pool))
                 if c is None:
@@ -104,21 +120,27 @@ def text_report(result: dict[str, Any]) -> str:
         out.append(_table(header, rows))
     if result["kendall"]:
         out += ["", "== Kendall's tau-b: per-item mean of the human raters vs the LLM pool"]
-        rows = [[k["question"], k["group"], k["pool"], fmt(k["tau"], 3), p_text(k["p"]), str(k["n"]), k["band"]]
+        rows = [[k["question"], k["group"], labels.get(k["pool"], k["pool"]), fmt(k["tau"], 3), p_text(k["p"]),
+                 str(k["n"]), k["band"]]
                 for k in result["kendall"]]
         out.append(_table(["question", "group", "pool", "tau", "p", "n", "band"], rows))
     if result["welch"]:
         out += ["", f"== Welch's t-test between groups ({result['settings']['welch_unit']})"]
-        out += [welch_sentence(w) for w in result["welch"]]
+        rows = [[w["question"], labels.get(w["pool"], w["pool"]), f"{w['group_a']} vs {w['group_b']}", fmt(w["t"], 3),
+                 fmt(w["df"], 1), p_text(w["p"]), fmt(w["cohens_d"], 2), f"{w['n_a']}/{w['n_b']}"]
+                for w in result["welch"]]
+        out.append(_table(["question", "pool", "groups", "t", "df", "p", "d", "n"], rows))
+        out += [welch_sentence(w, labels) for w in result["welch"]]
     if result.get("majority"):
         out += ["", "== Pairwise: each pool's majority choice vs the human majority choice"]
-        rows = [[m["question"], m["group"], m["pool"], fmt(m["agreement_pct"], 1), f"{m['n_agree']}/{m['n_items']}",
+        rows = [[m["question"], m["group"], labels.get(m["pool"], m["pool"]), fmt(m["agreement_pct"], 1),
+                 f"{m['n_agree']}/{m['n_items']}",
                  str(m["human_no_majority"]), str(m["pool_no_majority"])] for m in result["majority"]]
         out.append(_table(["question", "group", "pool", "agreement %", "agree/items", "human no majority",
                            "pool no majority"], rows))
     if result["pairwise_kendall"]:
         out += ["", "== Mean pairwise Kendall's tau among a pool's raters (table 6)"]
-        rows = [[r["question"], r["group"], r["pool"], fmt(r["mean_tau"], 3), str(r["n_pairs"])]
+        rows = [[r["question"], r["group"], labels.get(r["pool"], r["pool"]), fmt(r["mean_tau"], 3), str(r["n_pairs"])]
                 for r in result["pairwise_kendall"]]
         out.append(_table(["question", "group", "pool", "mean tau", "pairs"], rows))
     for table in result.get("ablations", []):
@@ -133,10 +155,10 @@ def text_report(result: dict[str, Any]) -> str:
     out += _evidence_lines(result)
     for table, reason in result.get("not_computed", {}).items():
         out += ["", f"== {table}: not computed ({reason})"]
-    notes = sorted({f"{c['question']}/{c['group']}/{c['pool']} {k}: {v}" for c in result["cells"]
+    notes = sorted({f"{c['question']}/{c['group']}/{labels.get(c['pool'], c['pool'])} {k}: {v}" for c in result["cells"]
                     for k, v in c["notes"].items()})
     if notes:
-        out += ["", "== Undefined values", *notes[:50]]
+        out += ["", "== Notes: undefined values, and values that rest on part of the data", *notes[:50]]
         if len(notes) > 50:
             out.append(f"... and {len(notes) - 50} more (see --format json)")
     return "\n".join(out) + "\n"

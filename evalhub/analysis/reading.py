@@ -54,6 +54,10 @@ class Pool:
     run_status: str | None = None
     status_counts: dict[str, int] = field(default_factory=dict)
     rater_labels: dict[int, str] = field(default_factory=dict)
+    # What a reader sees ("gpt-4 · T=0.7 · variant explain") and the run's parameters it names (pool_labels);
+    # ``name`` stays the key that keeps two runs apart.
+    label: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
     # Parallel arrays of the pool's counted ratings, filled by _fill.
     item: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     question: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
@@ -72,6 +76,9 @@ class Pool:
             "n_raters": int(self.raters.size),
             "n_ratings": int(self.score.size),
             "status_counts": self.status_counts,
+            "label": self.label or self.name,
+            # "kind" already says human or llm: the judge's kind is "judge_kind".
+            **{("judge_kind" if key == "kind" else key): self.params.get(key) for key in LABEL_PARAMS},
         }
 
 
@@ -86,6 +93,45 @@ def pool_names(study: Study) -> dict[int, str]:
         run_id: name if per_judge[name] == 1 and name != HUMAN else f"{name}#{run_id}" for run_id, name in runs
     }
 
+
+# The parameters a pool label may name, in label order; only those that differ between the study's runs are named.
+LABEL_PARAMS = ("model", "temperature", "top_p", "variant", "kind")
+HUMAN_LABEL = "Human raters"
+
+
+def _label_part(key: str, value: Any) -> str:
+    if key == "temperature":
+        return f"T={value:g}"
+    if key == "top_p":
+        return f"top_p={value:g}"
+    return f"{key} {value}"
+
+
+def run_label_params(params: dict[str, Any], judge_model: str, judge_kind: str) -> dict[str, Any]:
+    """The label parameters of one run, as it ran (``JudgeRun.params``). An imported run records no
+    sampling: its temperature, top_p and variant are None, never the judge's defaults."""
+    values = {key: params.get(key) for key in LABEL_PARAMS}
+    values["model"] = values["model"] or judge_model or None
+    values["kind"] = values["kind"] or judge_kind or None
+    return values
+
+
+def pool_labels(study: Study) -> dict[int, tuple[str, dict[str, Any]]]:
+    """Run id -> (label, label parameters): the judge's name, then each parameter whose value differs
+    between the study's runs, e.g. "gpt-4 · T=0.7 · variant explain" (Chiang & Lee's table 3 reads
+    straight from it). Runs that still share a label get "run <id>" so no two pools read alike."""
+    runs = list(JudgeRun.objects.filter(study=study).order_by("id").values_list(
+        "id", "judge__name", "judge__model", "judge__kind", "params"))
+    values = {run_id: run_label_params(params or {}, model, kind) for run_id, _, model, kind, params in runs}
+    # Unknown values (an imported run's sampling) neither make a parameter differ nor appear in a label.
+    differing = [key for key in LABEL_PARAMS
+                 if len({repr(v[key]) for v in values.values() if v[key] is not None}) > 1]
+    labels = {run_id: " · ".join([name, *(_label_part(k, values[run_id][k]) for k in differing
+                                          if values[run_id][k] is not None)])
+              for run_id, name, *_ in runs}
+    shared = Counter(labels.values())
+    return {run_id: (f"{label} · run {run_id}" if shared[label] > 1 else label, values[run_id])
+            for run_id, label in labels.items()}
 
 
 def human_rows_sql(question_ids: list[int]) -> tuple[str, tuple[Any, ...]]:
@@ -165,7 +211,7 @@ def study_data(*, study: Study, options: AnalysisOptions) -> StudyData:
     item_ids = np.array([i for i, _ in items], dtype=np.int64)
     item_group = np.array([group_index[g] for _, g in items], dtype=np.int64)
 
-    human = Pool(name=HUMAN, kind="human")
+    human = Pool(name=HUMAN, kind="human", label=HUMAN_LABEL)
     human.rater_labels = {pk: ext or f"rater-{pk}" for pk, ext in Rater.objects.filter(study=study).values_list(
         "id", "external_id")}
     rows = fetch_matrix(*human_rows_sql(question_ids), 4) if question_ids else np.empty((0, 4))
@@ -173,6 +219,7 @@ def study_data(*, study: Study, options: AnalysisOptions) -> StudyData:
     pools = [human]
 
     names = pool_names(study)
+    labels = pool_labels(study)
     runs = JudgeRun.objects.filter(study=study).select_related("judge").order_by("id")
     if options.runs is not None:
         runs = runs.filter(id__in=options.runs)
@@ -197,7 +244,8 @@ def study_data(*, study: Study, options: AnalysisOptions) -> StudyData:
         for run in runs:
             lo = np.searchsorted(run_col, run.pk, side="left")
             hi = np.searchsorted(run_col, run.pk, side="right")
-            pool = Pool(name=names[run.pk], kind="llm", run_id=run.pk, judge=run.judge.name, run_status=run.status)
+            pool = Pool(name=names[run.pk], kind="llm", run_id=run.pk, judge=run.judge.name, run_status=run.status,
+                        label=labels[run.pk][0], params=labels[run.pk][1])
             part = rows[lo:hi]
             if is_per_rater(run.judge.kind):
                 # A per-rater run's raters are the humans it predicts, one vote of its samples each.

@@ -48,18 +48,32 @@ def _cell_row(cell: Cell, data: StudyData, options: AnalysisOptions) -> dict[str
         matrix = np.full((0, 1), np.nan)
     alphas, ci = stats.alpha_with_ci(matrix, ci_level=data.ci_level, value_domain=data.domain, n_boot=options.n_boot,
                                      seed=options.seed)
+    # The scale itself, not only the ratings seen: ratio alpha on a scale with 0 or negatives means nothing
+    # even where the raters happened to use only positive points.
+    ratio_reason = None if data.nominal else stats.ratio_scale_reason([data.study.scale_min])
+    if ratio_reason:
+        alphas = {**alphas, "ratio": stats.Stat(None, ratio_reason)}
     row["alpha"] = {}
     for level, stat in alphas.items():
         row["alpha"][level] = stat.value
         if stat.value is None:
             notes[f"alpha.{level}"] = stat.reason or "undefined"
     row["alpha_ci95"] = None if ci.low is None else [ci.low, ci.high]
+    row["alpha_ci_n_boot"], row["alpha_ci_n_valid"] = ci.n_boot, ci.n_valid
     if ci.low is None:
         notes["alpha_ci95"] = ci.reason or "undefined"
+    elif ci.n_valid < ci.n_boot:
+        notes["alpha_ci95"] = (f"from {ci.n_valid} of {ci.n_boot} bootstrap replicates: "
+                               f"{ci.n_boot - ci.n_valid} had no variation (alpha undefined) and were dropped")
     row["full_agreement_pct"] = _value(stats.full_agreement_pct(matrix), "full_agreement_pct", notes)
-    icc1, icc1k = stats.icc1_and_icc1k(matrix)
-    row["icc1"] = _value(icc1, "icc1", notes)
-    row["icc1k"] = _value(icc1k, "icc1k", notes)
+    icc = stats.icc_one_way(matrix)
+    row["icc1"] = _value(icc.icc1, "icc1", notes)
+    row["icc1k"] = _value(icc.icc1k, "icc1k", notes)
+    row["icc_n_items"] = icc.n_items
+    if icc.icc1.value is not None and icc.n_items < desc.n_items:
+        # ICC needs a balanced design: only items every rater rated count (listwise deletion).
+        notes["icc"] = (f"ICC uses the {icc.n_items} of {desc.n_items} items rated by all {icc.n_raters} "
+                        "raters (complete items only)")
     row["notes"] = notes
     return row
 

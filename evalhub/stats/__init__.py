@@ -24,8 +24,22 @@ One module per family of statistic; this package re-exports the public names, so
 
 from __future__ import annotations
 
-from evalhub.stats.agreement import agreement_pct, full_agreement_pct, icc1, icc1_and_icc1k, icc1k, majority_choice
-from evalhub.stats.alpha import alpha_all_levels, alpha_bootstrap_ci, alpha_with_ci, krippendorff_alpha
+from evalhub.stats.agreement import (
+    agreement_pct,
+    full_agreement_pct,
+    icc1,
+    icc1_and_icc1k,
+    icc1k,
+    icc_one_way,
+    majority_choice,
+)
+from evalhub.stats.alpha import (
+    alpha_all_levels,
+    alpha_bootstrap_ci,
+    alpha_with_ci,
+    krippendorff_alpha,
+    ratio_scale_reason,
+)
 from evalhub.stats.alt_test import (
     DEFAULT_EPSILON,
     EPSILON_GUIDANCE,
@@ -60,6 +74,7 @@ from evalhub.stats.results import (
     AlphaCI,
     CorrResult,
     Describe,
+    ICCResult,
     Level,
     PairwiseTau,
     Stat,
@@ -78,6 +93,7 @@ __all__ = [
     "alt_test_long",
     "LEVELS",
     "AlphaCI",
+    "ICCResult",
     "CorrResult",
     "Describe",
     "Level",
@@ -93,10 +109,12 @@ __all__ = [
     "full_agreement_pct",
     "icc1",
     "icc1_and_icc1k",
+    "icc_one_way",
     "icc1k",
     "item_means",
     "kendall_tau",
     "krippendorff_alpha",
+    "ratio_scale_reason",
     "majority_choice",
     "mean_pairwise_kendall",
     "pearson",

@@ -6,7 +6,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evalhub.stats.inputs import _as_matrix, _paired
-from evalhub.stats.results import Stat
+from evalhub.stats.results import ICCResult, Stat
 
 
 def full_agreement_pct(matrix: npt.ArrayLike) -> Stat:
@@ -76,11 +76,16 @@ def _row_extremes(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return high, low
 
 
-def _one_way_anova(matrix: npt.ArrayLike) -> tuple[float, float, int] | str:
-    """(MSB, MSW, k) over complete items, or the reason it is undefined."""
+def _complete_items(matrix: npt.ArrayLike) -> tuple[np.ndarray, int]:
+    """(the complete items x the raters with any rating, the number of items with any rating)."""
     m = _as_matrix(matrix)
     m = m[:, ~np.isnan(m).all(axis=0)]
-    complete = m[~np.isnan(m).any(axis=1)]
+    return m[~np.isnan(m).any(axis=1)], int((~np.isnan(m)).any(axis=1).sum())
+
+
+def _one_way_anova(matrix: npt.ArrayLike) -> tuple[float, float, int] | str:
+    """(MSB, MSW, k) over complete items, or the reason it is undefined."""
+    complete, _ = _complete_items(matrix)
     n, k = complete.shape
     if n < 2:
         return f"fewer than 2 complete items ({n} item(s) rated by all {k} raters)"
@@ -141,3 +146,12 @@ def icc1_and_icc1k(matrix: npt.ArrayLike) -> tuple[Stat, Stat]:
     if msb == 0:
         return single, Stat(None, "no between-item variance (MSB = 0): all item means equal")
     return single, Stat((msb - msw) / msb)
+
+
+def icc_one_way(matrix: npt.ArrayLike) -> ICCResult:
+    """``icc1_and_icc1k`` with the counts they rest on: the complete items used, the raters, and the
+    items rated at all. Same formulas, missing-data rule (listwise deletion) and undefined cases;
+    a reader told "ICC 0.8" must also be told when it rests on 2 of 52 items."""
+    single, average = icc1_and_icc1k(matrix)
+    complete, n_rated = _complete_items(matrix)
+    return ICCResult(single, average, int(complete.shape[0]), int(complete.shape[1]), n_rated)

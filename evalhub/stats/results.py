@@ -34,6 +34,18 @@ class AlphaCI:
 
 
 @dataclass(frozen=True)
+class ICCResult:
+    """ICC(1) and ICC(1,k) with the data they rest on: ICC uses complete items only (every kept rater
+    rated them), so ``n_items`` may be far fewer than the items rated (``n_rated_items``)."""
+
+    icc1: Stat
+    icc1k: Stat
+    n_items: int  # complete items the ANOVA used
+    n_raters: int  # raters (columns with at least one rating) the ANOVA used
+    n_rated_items: int  # items with at least one rating
+
+
+@dataclass(frozen=True)
 class TauResult:
     tau: float | None
     p: float | None

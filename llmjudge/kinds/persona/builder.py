@@ -14,6 +14,12 @@ from llmjudge.kinds.common.turns import pending_turns
 from llmjudge.kinds.persona import prompts as persona
 from llmjudge.kinds.persona.options import persona_options
 from llmjudge.kinds.persona.preparation import persona_characters
+from llmjudge.parsing import ParsedScore
+
+
+def persona_parser(*, study: Study, question: Question | None = None) -> Callable[[str], ParsedScore]:
+    """What every persona turn is parsed with (and ``llmjudge.reparse`` re-reads with)."""
+    return functools.partial(persona.parse_answer, scale=(study.scale_min, study.scale_max))
 
 
 class PersonaBuilder:
@@ -52,7 +58,7 @@ class PersonaBuilder:
                 prompt = persona.personalized_judge_prompt(demographics=demographics, **kw)
             else:
                 prompt = persona.plain_judge_prompt(**kw)
-            return prompt, functools.partial(persona.parse_answer, scale=scale)
+            return prompt, persona_parser(study=study)
 
         if spec.characters:
             # Rows whose rater lacks characters were set to error by the preparation.

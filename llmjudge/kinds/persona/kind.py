@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from llmjudge.kinds.common.spec import JudgeKind
-from llmjudge.kinds.persona.builder import PersonaBuilder
+from llmjudge.kinds.persona.builder import PersonaBuilder, persona_parser
 from llmjudge.kinds.persona.options import persona_options
 from llmjudge.kinds.persona.plan import persona_rows, persona_steps
 from llmjudge.kinds.persona.preparation import persona_prepare
@@ -15,4 +15,5 @@ KIND = JudgeKind(
     planned_rows=persona_rows,
     planned_steps=persona_steps,
     prepare=persona_prepare,
+    answer_parser=persona_parser,
 )

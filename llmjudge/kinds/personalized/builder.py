@@ -14,6 +14,12 @@ from llmjudge.kinds.common.option_values import without_backend_keys
 from llmjudge.kinds.common.turns import pending_turns
 from llmjudge.kinds.personalized import prompts as personalized
 from llmjudge.kinds.personalized.options import personalized_options
+from llmjudge.parsing import ParsedScore
+
+
+def personalized_parser(*, study: Study, question: Question | None = None) -> Callable[[str], ParsedScore]:
+    """What every personalized turn is parsed with (and ``llmjudge.reparse`` re-reads with)."""
+    return functools.partial(personalized.parse_personalized, scale=(study.scale_min, study.scale_max))
 
 
 class PersonalizedBuilder:
@@ -59,6 +65,6 @@ class PersonalizedBuilder:
                 noun=options.noun,
                 noun_plural=options.noun_plural,
             )
-            return prompt, functools.partial(personalized.parse_personalized, scale=scale)
+            return prompt, personalized_parser(study=study)
 
         return pending_turns(ratings, questions, make, scale, sample, config.sample_seed(sample))

@@ -24,6 +24,11 @@ def answer_format(
     return study_parser(study, question), study_choices(study)
 
 
+def plain_parser(*, study: Study, question: Question | None = None) -> Callable[[str], ParsedScore]:
+    """What a plain turn is parsed with (and ``llmjudge.reparse`` re-reads with): see ``answer_format``."""
+    return answer_format(study, question)[0]
+
+
 class PlainBuilder:
     """The paper's protocol: one query per question, or (chat mode) one conversation per item/sample."""
 

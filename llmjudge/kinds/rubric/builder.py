@@ -14,6 +14,7 @@ from llmjudge.kinds.common.option_values import without_backend_keys
 from llmjudge.kinds.common.turns import pending_turns
 from llmjudge.kinds.rubric import prompts as rubric
 from llmjudge.kinds.rubric.options import rubric_options
+from llmjudge.parsing import ParsedScore
 from llmjudge.prompts import choice_score, study_choices
 
 
@@ -36,6 +37,14 @@ def question_rubric(question: Question) -> rubric.Rubric:
     if question.key in shipped:
         return shipped[question.key]
     raise KindError(f"question {question.key!r} has no rubric (set Question.rubric) and none ships for it")
+
+
+def rubric_parser(*, study: Study, question: Question | None = None) -> Callable[[str], ParsedScore]:
+    """What every rubric turn is parsed with (and ``llmjudge.reparse`` re-reads with): relative
+    grading's A/B as the study stores choices, else absolute grading's 1-5."""
+    if study.is_pairwise:
+        return lambda text: choice_score(study, rubric.parse_relative(text))
+    return rubric.parse_absolute
 
 
 class RubricBuilder:
@@ -82,7 +91,7 @@ class RubricBuilder:
                     rubric=pairwise_criteria(question),
                     reference_answer=reference,
                 )
-                return prompt, lambda text: choice_score(study, rubric.parse_relative(text))
+                return prompt, rubric_parser(study=study)
 
             return pending_turns(
                 ratings, questions, relative, scale, sample, seed, system=system, choices=study_choices(study)
@@ -97,6 +106,6 @@ class RubricBuilder:
                 reference_answer=reference,
                 version=options.version,
             )
-            return prompt, rubric.parse_absolute
+            return prompt, rubric_parser(study=study)
 
         return pending_turns(ratings, questions, make, scale, sample, seed, system=system)
