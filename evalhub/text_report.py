@@ -165,12 +165,14 @@ def text_report(result: dict[str, Any]) -> str:
 
 
 def _evidence_lines(result: dict[str, Any]) -> list[str]:
-    """Issue 19: kappa, the confusion matrices and the human ceiling as plain text."""
+    """Issue 19: kappa, the confusion matrices and the human ceiling as plain text, pools by their labels."""
     out: list[str] = []
+    labels = result_pool_labels(result)
     if result.get("kappa"):
         out += ["", "== Cohen's kappa of each LLM pool (vs the human majority, vs each rater; BH-adjusted p) "
                     "and Fleiss' kappa among the human raters"]
-        rows = [[k["question"], k["group"], k["pool"], k["against"] if k["rater"] is None else k["rater"],
+        rows = [[k["question"], k["group"], pool_label(k["pool"], labels),
+                 k["against"] if k["rater"] is None else k["rater"],
                  k["weights"], fmt(k["kappa"], 3),
                  f"[{fmt(k['ci95'][0], 3)}, {fmt(k['ci95'][1], 3)}]" if k["ci95"] else "–", str(k["n_items"]),
                  str(k["n_tied"]), "" if k["p_adjusted"] is None else p_text(k["p_adjusted"]) + stars(k["p_adjusted"])]
@@ -178,12 +180,12 @@ def _evidence_lines(result: dict[str, Any]) -> list[str]:
         out.append(_table(["question", "group", "pool", "against", "weights", "kappa", "95% CI", "n", "tied",
                            "p (BH)"], rows))
     for c in result.get("confusion", []):
-        out += ["", f"== Confusion: {c['question']} / {c['group']} / {c['pool']} (rows: human majority, "
-                    f"columns: pool; {c['n_items']} items, {c['n_tied']} tied left out)"]
+        out += ["", f"== Confusion: {c['question']} / {c['group']} / {pool_label(c['pool'], labels)} "
+                    f"(rows: human majority, columns: pool; {c['n_items']} items, {c['n_tied']} tied left out)"]
         out.append(_table(["human \\ pool", *c["labels"]],
                           [[label, *map(str, counts)] for label, counts in zip(c["labels"], c["counts"], strict=True)]))
     for c in result.get("ceiling", []):
-        head = f"== Human ceiling ({c['scoring']}): {c['question']} / {c['group']} / {c['pool']}"
+        head = f"== Human ceiling ({c['scoring']}): {c['question']} / {c['group']} / {pool_label(c['pool'], labels)}"
         out += ["", head + (f": {c['summary']}" if c["summary"] else "")]
         rows = [[r["rater"], str(r["n_items"]), fmt(r["human"], 3), fmt(r["judge"], 3),
                  "" if r["judge_better"] is None else "yes" if r["judge_better"] else "no"] for r in c["raters"]]

@@ -33,6 +33,6 @@ class JudgeKind:
     # (run=, config=, pending=, on_progress=) -> a fatal error or "": the calls asked before the ratings.
     prepare: Callable[..., str] = nothing_to_prepare
     # (study=, question=) -> the parser the builder gives a question's turns, so ``llmjudge.reparse``
-    # re-reads a stored answer exactly as the judge read it; None when an answer cannot be re-read alone (a panel's votes depend on
-    # its roles and on log-probabilities that are not stored).
+    # re-reads a stored answer exactly as the judge read it; None when an answer cannot be re-read alone
+    # (a panel's votes depend on its roles and on log-probabilities that are not stored).
     answer_parser: Callable[..., Callable[[str], ParsedScore]] | None = None
