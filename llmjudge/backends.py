@@ -30,19 +30,36 @@ import openai
 
 from annotations.env_secrets import SecretFileError, env_or_file
 from llmjudge.backend_protocol import Backend, BackendAnswer, BackendConfig, BackendError, BackendRequest
+from llmjudge.endpoint_rules import EndpointRefused, check_base_url_resolved, check_key_variable
 
 
 def api_key_from_env(name: str) -> str | None:
     """The key in $NAME, or in the file $NAME_FILE names (annotations.env_secrets: the settings' rule).
 
-    Read at call time, never stored or logged. A $NAME_FILE that names no file stops the run.
+    Read at call time, never stored or logged. A name the key rule refuses (llmjudge.endpoint_rules:
+    a deployment secret, or not in JUDGE_KEY_VARIABLES) stops the run before anything is read, so a
+    judge saved before the rule, or written straight into the database, sends nothing; so does a
+    $NAME_FILE that names no file.
     """
     if not name:
         return None
     try:
+        check_key_variable(name)
+    except EndpointRefused as exc:
+        raise BackendError(str(exc), transient=False, fatal=True) from None
+    try:
         return env_or_file(name)
     except SecretFileError as exc:
         raise BackendError(str(exc), transient=False, fatal=True) from None
+
+
+def checked_base_url(url: str) -> str:
+    """The base URL once the address rule holds for it now, after DNS resolution (fatal otherwise)."""
+    try:
+        check_base_url_resolved(url)
+    except EndpointRefused as exc:
+        raise BackendError(str(exc), transient=False, fatal=True) from None
+    return url
 
 
 # --- fake: deterministic offline answers -------------------------------------------------------
@@ -165,6 +182,10 @@ class OpenAIBackend:
     key_required = True
 
     def __init__(self, config: BackendConfig) -> None:
+        # The address first: a refused host never gets the key. Resolved here, before any connection;
+        # the SDK resolves again when it connects, so a name whose DNS answer changes within seconds
+        # (rebinding) is not covered: list addresses, not names, where that matters (docs/judges.md).
+        base_url = checked_base_url(config.base_url) if config.base_url else None
         env = config.api_key_env or self.default_key_env
         key = api_key_from_env(env)
         # A named variable must be set even for a local server: a typo should stop the run, not 401 later.
@@ -178,7 +199,7 @@ class OpenAIBackend:
         )
         self.client = openai.OpenAI(
             api_key=key or "not-needed",
-            base_url=config.base_url or None,
+            base_url=base_url,
             max_retries=0,
             timeout=config.timeout,
             http_client=http_client,

@@ -182,21 +182,21 @@ def test_sdk_errors_are_classified(error, transient, fatal):
 
 
 def test_openai_backend_without_its_key_is_fatal_and_names_only_the_variable(monkeypatch):
-    monkeypatch.delenv("EVALHUB_TEST_KEY", raising=False)
-    monkeypatch.delenv("EVALHUB_TEST_KEY_FILE", raising=False)
+    monkeypatch.delenv("EVALHUB_JUDGE_KEY_TEST", raising=False)
+    monkeypatch.delenv("EVALHUB_JUDGE_KEY_TEST_FILE", raising=False)
     with pytest.raises(BackendError) as caught:
-        backend_for(BackendConfig(backend="openai", model="gpt-4o-mini", api_key_env="EVALHUB_TEST_KEY"))
+        backend_for(BackendConfig(backend="openai", model="gpt-4o-mini", api_key_env="EVALHUB_JUDGE_KEY_TEST"))
     assert caught.value.fatal
-    assert "EVALHUB_TEST_KEY" in str(caught.value)
+    assert "EVALHUB_JUDGE_KEY_TEST" in str(caught.value)
 
 
 def test_api_key_may_come_from_a_file(monkeypatch, tmp_path, openai_server):
     secret = tmp_path / "key"
     secret.write_text("sk-from-file\n")
-    monkeypatch.delenv("EVALHUB_TEST_KEY", raising=False)
-    monkeypatch.setenv("EVALHUB_TEST_KEY_FILE", str(secret))
+    monkeypatch.delenv("EVALHUB_JUDGE_KEY_TEST", raising=False)
+    monkeypatch.setenv("EVALHUB_JUDGE_KEY_TEST_FILE", str(secret))
     backend = backend_for(
-        BackendConfig(backend="openai", model="m", base_url=f"{openai_server.url}/v1", api_key_env="EVALHUB_TEST_KEY")
+        BackendConfig(backend="openai", model="m", base_url=f"{openai_server.url}/v1", api_key_env="EVALHUB_JUDGE_KEY_TEST")
     )
     assert backend.client.api_key == "sk-from-file"
     asyncio.run(backend.aclose())
