@@ -24,7 +24,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import httpx
 import httpx2
 import openai
 
@@ -124,7 +123,7 @@ class FakeBackend:
 # --- openai and openai-compatible: the openai SDK ----------------------------------------------
 
 
-def _retry_after(response: httpx.Response | None) -> float | None:
+def _retry_after(response: httpx2.Response | None) -> float | None:
     if response is None:
         return None
     headers = response.headers
@@ -156,9 +155,11 @@ def classify_sdk_error(exc: BaseException) -> BackendError:
         return BackendError(message, transient=False)
     if isinstance(exc, (openai.APIResponseValidationError, json.JSONDecodeError, UnicodeDecodeError)):
         return BackendError(f"invalid response body: {type(exc).__name__}", transient=True)
-    if isinstance(exc, (httpx.TimeoutException,)):
+    # The SDK's transport is httpx2 (openai.DefaultHttpxClient is an httpx2.Client): reading a body after
+    # the SDK returned (response.json() below) can still raise its errors unwrapped.
+    if isinstance(exc, httpx2.TimeoutException):
         return BackendError("timeout", transient=True)
-    if isinstance(exc, httpx.HTTPError):
+    if isinstance(exc, httpx2.HTTPError):
         return BackendError(f"connection error: {exc}", transient=True)
     return BackendError(f"{type(exc).__name__}: {exc}"[:500], transient=False)
 
@@ -168,7 +169,7 @@ class OpenAIBackend:
 
     The engine is asyncio, but the calls go through the SDK's *sync* client in a thread pool of the
     judge's concurrency, with an HTTP connection pool of the same size. Requests are sent with the
-    SDK's ``client.post(path, body=..., cast_to=httpx.Response)`` (its documented way to call any
+    SDK's ``client.post(path, body=..., cast_to=httpx2.Response)`` (its documented way to call any
     endpoint): auth, base URL, timeouts and the SDK's error classes are the SDK's, but the request
     is not run through its TypedDict transform and the answer is read as plain JSON instead of
     pydantic models. Measured on this SDK version (tests/bench/bench_judge.py, docs/judges.md): that
@@ -236,7 +237,7 @@ class OpenAIBackend:
         return body
 
     def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        response = self.client.post(path, body=body, cast_to=httpx.Response)
+        response = self.client.post(path, body=body, cast_to=httpx2.Response)
         data = response.json()  # a JSONDecodeError (HTML page, body cut off) is classified transient
         choices = data.get("choices") if isinstance(data, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):

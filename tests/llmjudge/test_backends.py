@@ -200,3 +200,24 @@ def test_api_key_may_come_from_a_file(monkeypatch, tmp_path, openai_server):
     )
     assert backend.client.api_key == "sk-from-file"
     asyncio.run(backend.aclose())
+
+
+def test_the_sdks_own_transport_errors_are_classified_against_a_real_server():
+    """The openai SDK's transport is httpx2 (not httpx, a dev-only package): a connection refused and a read
+    timeout raised by the very client class the backend hands the SDK are classified transient."""
+    import httpx2
+
+    from llmjudge.backends import classify_sdk_error
+
+    with OpenAIServer() as server:
+        closed = server.url
+    with openai.DefaultHttpxClient(timeout=1.0) as http, pytest.raises(httpx2.ConnectError) as refused:
+        http.post(f"{closed}/v1/chat/completions", json={})
+    error = classify_sdk_error(refused.value)
+    assert (error.transient, error.fatal, str(error).startswith("connection error")) == (True, False, True)
+
+    with OpenAIServer(Behaviour(latency=2.0)) as server, openai.DefaultHttpxClient(timeout=0.2) as http:
+        with pytest.raises(httpx2.TimeoutException) as slow:
+            http.post(f"{server.url}/v1/chat/completions", json={"model": "m", "messages": []})
+    error = classify_sdk_error(slow.value)
+    assert (error.transient, str(error)) == (True, "timeout")
