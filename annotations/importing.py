@@ -27,6 +27,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
 from annotations.models import HumanRating, Item, Question, Rater, Study
+from annotations.rendering import PromptTooLarge, llm_prompt, rater_page
 
 BATCH = 5000
 RATING_COLUMNS = ("item", "group", "question", "pool", "rater", "score")
@@ -258,10 +259,24 @@ def check_group(study: Study, group: str, line: int) -> None:
     check_length(group, "group", Item._meta.get_field("group").max_length, line)
 
 
+def check_rendered_size(study: Study, item: Item, questions: list[Question], line: int) -> None:
+    """Refuse an item whose rater page or judge prompt (the protocol's, before a judge's variant text)
+    would be above MAX_PROMPT_CHARS, naming the line."""
+    try:
+        rater_page(study=study, item=item, questions=questions)
+        for question in questions:
+            llm_prompt(study=study, item=item, question=question)
+    except PromptTooLarge as exc:
+        raise ImportFileError(str(exc), line) from None
+    except (KeyError, IndexError, ValueError):
+        return  # a template this item cannot fill is not a size question: the rest of the import decides
+
+
 def items_import(*, study: Study, path: Path) -> ImportResult:
     """Create the study's items from a file with columns id, group and each of the study's item fields."""
     required = ["id", "group", *study.item_fields]
     existing = set(study.items.values_list("external_id", flat=True))
+    questions = list(study.questions.order_by("order"))
     seen: set[str] = set()
     new_items: list[Item] = []
     position = study.items.count()
@@ -281,15 +296,15 @@ def items_import(*, study: Study, path: Path) -> ImportResult:
         for name in study.item_fields:
             if not row[name].strip():
                 raise ImportFileError(f"empty field {name!r}", line)
-        new_items.append(
-            Item(
-                study=study,
-                external_id=item_id,
-                group=group,
-                fields={name: row[name] for name in study.item_fields},
-                position=position,
-            )
+        item = Item(
+            study=study,
+            external_id=item_id,
+            group=group,
+            fields={name: row[name] for name in study.item_fields},
+            position=position,
         )
+        check_rendered_size(study, item, questions, line)
+        new_items.append(item)
         position += 1
     if not new_items:
         raise ImportFileError("the file has a header but no rows")
