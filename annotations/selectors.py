@@ -64,14 +64,9 @@ def _changes_every_study(user: AbstractBaseUser | AnonymousUser) -> bool:
     return bool(user.is_superuser)
 
 
-def studies_for_researcher(
-    *, user: AbstractBaseUser | AnonymousUser, admin: bool = False, for_change: bool = False
-) -> QuerySet[Study]:
-    """The studies a user may see (``for_change``: may change): see the role model above.
-
-    ``admin`` is accepted for the callers written when the admin had a rule of its own; the rule is now
-    the same everywhere. Anonymous users see none.
-    """
+def studies_for_researcher(*, user: AbstractBaseUser | AnonymousUser, for_change: bool = False) -> QuerySet[Study]:
+    """The studies a user may see (``for_change``: may change): see the role model above. Anonymous users
+    see none."""
     if not user.is_authenticated:
         return Study.objects.none()
     every = _changes_every_study(user) if for_change else _sees_every_study(user)
