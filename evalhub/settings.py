@@ -198,7 +198,7 @@ STORAGES = {
 
 # The largest rater page or judge prompt an item may render to (characters): items that would exceed it
 # are refused at import, and a judge run stops rather than store a larger prompt (annotations/rendering.py).
-MAX_PROMPT_CHARS = env_int("MAX_PROMPT_CHARS", 200_000, minimum=1000)
+MAX_PROMPT_CHARS = env_int("MAX_PROMPT_CHARS", 2_000_000, minimum=1000)
 # Imports above this size are refused before parsing (bytes).
 IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 200 * 1024 * 1024, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
