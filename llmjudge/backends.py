@@ -195,8 +195,10 @@ class OpenAIBackend:
         size = max(config.concurrency, 1)
         # Keep-alive for every concurrent call: the SDK's default keeps 100, so a judge above that
         # would reconnect on most calls.
+        # No redirects (the SDK's client follows them by default): the address rule checked this host,
+        # and a 307 from it must not carry the call to one it never checked (a metadata address).
         http_client = openai.DefaultHttpxClient(
-            limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size)
+            limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size), follow_redirects=False
         )
         self.client = openai.OpenAI(
             api_key=key or "not-needed",

@@ -145,3 +145,43 @@ def test_the_backend_refuses_at_call_time_an_address_saved_before_the_rule(setti
     settings.JUDGE_BASE_URL_HOSTS = ["127.0.0.1"]
     with pytest.raises(BackendError, match="JUDGE_BASE_URL_HOSTS lists 127.0.0.1"):
         backend_for(BackendConfig(backend="openai-compatible", model="m", base_url="http://localhost:6379/v1"))
+
+
+def test_the_backend_does_not_follow_a_redirect_to_an_address_it_never_checked(openai_server):
+    """The openai SDK's client follows redirects by default; a listed host answering 307 must not carry the
+    call (and its key) elsewhere. Here "elsewhere" is a second local server that counts what reaches it."""
+    import asyncio
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from llmjudge.backend_protocol import BackendRequest
+
+    class Redirect(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            self.send_response(307)
+            self.send_header("Location", f"{openai_server.url}/v1/chat/completions")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            return None
+
+    redirector = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    threading.Thread(target=redirector.serve_forever, daemon=True).start()
+    try:
+        backend = backend_for(BackendConfig(backend="openai-compatible", model="m", timeout=2.0,
+                                            base_url=f"http://127.0.0.1:{redirector.server_port}/v1"))
+        request = BackendRequest(messages=[{"role": "user", "content": "hi"}], model="m", temperature=0, top_p=1,
+                                 max_tokens=5, scale=(1, 5))
+
+        async def go():
+            try:
+                return await backend.complete(request)
+            finally:
+                await backend.aclose()
+
+        with pytest.raises(BackendError, match="HTTP 307"):
+            asyncio.run(go())
+    finally:
+        redirector.shutdown()
+    assert openai_server.stats.requests == 0
