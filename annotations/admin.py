@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
 
+from annotations.admin_access import StudyScopedAdmin
 from annotations.forms import DemographicsUploadForm, UploadForm, import_summary
 from annotations.importing import (
     ImportFileError,
@@ -27,7 +28,6 @@ from annotations.models import (
     Rater,
     Study,
 )
-from annotations.selectors import studies_for_researcher
 from annotations.services import invitations_create, rater_revoke
 
 
@@ -38,9 +38,10 @@ class QuestionInline(admin.StackedInline):
 
 
 @admin.register(Study)
-class StudyAdmin(admin.ModelAdmin):
+class StudyAdmin(StudyScopedAdmin):
     """The study admin of this app's rows; evalhub.admin extends it with what also touches LLM pools."""
 
+    study_path = ""
     list_display = ("slug", "title", "kind", "status", "ordering", "raters_per_item", "owner", "created_at")
     list_filter = ("status", "kind", "ordering", "template")
     search_fields = ("slug", "title")
@@ -57,12 +58,8 @@ class StudyAdmin(admin.ModelAdmin):
             url = reverse("annotations:study_raters", args=[study.slug])
             messages.success(request, f"{study.slug}: 10 new invitation links, listed at {url}")
 
-    def get_queryset(self, request: HttpRequest):  # noqa: ANN201
-        # The one study-access rule, in its admin form (annotations.selectors).
-        return super().get_queryset(request) & studies_for_researcher(user=request.user, admin=True)
-
     def save_model(self, request: HttpRequest, obj: Study, form: forms.Form, change: bool) -> None:
-        if not change and obj.owner is None:
+        if not change and (obj.owner is None or not request.user.is_superuser):
             obj.owner = request.user
         super().save_model(request, obj, form, change)
 
@@ -106,21 +103,21 @@ class StudyAdmin(admin.ModelAdmin):
 
 
 @admin.register(Question)
-class QuestionAdmin(admin.ModelAdmin):
+class QuestionAdmin(StudyScopedAdmin):
     list_display = ("study", "order", "key", "text")
     list_filter = ("study",)
     search_fields = ("key", "text")
 
 
 @admin.register(Item)
-class ItemAdmin(admin.ModelAdmin):
+class ItemAdmin(StudyScopedAdmin):
     list_display = ("external_id", "study", "group", "position")
     list_filter = ("study", "group")
     search_fields = ("external_id",)
 
 
 @admin.register(Rater)
-class RaterAdmin(admin.ModelAdmin):
+class RaterAdmin(StudyScopedAdmin):
     list_display = ("__str__", "study", "source", "external_id", "created_at")
     list_filter = ("study", "source")
     search_fields = ("external_id",)
@@ -135,7 +132,8 @@ class RaterAdmin(admin.ModelAdmin):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(StudyScopedAdmin):
+    study_path = "rater__study"
     list_display = ("rater", "position", "completion_code", "started_at", "completed_at")
     list_filter = ("rater__study",)
     readonly_fields = ("position",)  # the rater's finished items, counted by the submit service
@@ -143,7 +141,8 @@ class AssignmentAdmin(admin.ModelAdmin):
 
 
 @admin.register(HumanRating)
-class HumanRatingAdmin(admin.ModelAdmin):
+class HumanRatingAdmin(StudyScopedAdmin):
+    study_path = "item__study"
     list_display = ("item", "question", "rater", "score", "time_spent_ms", "updated_at")
     list_filter = ("item__study", "question__key", "item__group")
     search_fields = ("item__external_id", "rater__external_id", "comment")
@@ -152,20 +151,23 @@ class HumanRatingAdmin(admin.ModelAdmin):
 
 
 @admin.register(ItemClaim)
-class ItemClaimAdmin(admin.ModelAdmin):
+class ItemClaimAdmin(StudyScopedAdmin):
+    study_path = "item__study"
     list_display = ("assignment", "item", "seat", "claimed_at", "touched_at", "completed_at", "time_spent_ms")
     list_filter = ("item__study",)
     raw_id_fields = ("assignment", "item")
 
 
 @admin.register(AttentionCheck)
-class AttentionCheckAdmin(admin.ModelAdmin):
+class AttentionCheckAdmin(StudyScopedAdmin):
+    study_path = "assignment__rater__study"
     list_display = ("assignment", "position", "expected", "answer", "passed", "answered_at")
     list_filter = ("assignment__rater__study", "passed")
 
 
 @admin.register(MetaAnswer)
-class MetaAnswerAdmin(admin.ModelAdmin):
+class MetaAnswerAdmin(StudyScopedAdmin):
+    study_path = "item__study"
     list_display = ("item", "rater", "verdict", "updated_at")
     list_filter = ("item__study", "verdict")
     raw_id_fields = ("rater", "item")

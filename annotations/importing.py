@@ -16,6 +16,7 @@ import io
 import json
 import math
 import re
+import string
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -258,10 +259,56 @@ def check_group(study: Study, group: str, line: int) -> None:
     check_length(group, "group", Item._meta.get_field("group").max_length, line)
 
 
+class RenderedSize:
+    """The length an item's rater page and judge prompts render to, without rendering them.
+
+    Placeholders are plain ``{name}`` (annotations.studies refuses anything else), so a rendered text's
+    length is its template's literal length plus the length of each value it names: one sum per item,
+    where rendering every prompt of a 200 MB file would cost more than the import itself. The number is
+    the one annotations.rendering checks again when it renders.
+    """
+
+    def __init__(self, study: Study, questions: list[Question]) -> None:
+        hidden = {q.reveals for q in questions if q.reveals}
+        self.page_fields = [name for name in study.item_fields if name not in hidden]
+        self.page_literal = len(study.instruction) + sum(len(q.text) for q in questions)
+        self.contexts = [_template_parts(q.context) for q in questions]
+        self.prompts = [(q.key, len(q.text), _template_parts(study.llm_template)) for q in questions]
+
+    def oversize(self, fields: dict[str, str]) -> str | None:
+        """What is above MAX_PROMPT_CHARS for these fields ("the rater page ... would be N characters"), or None."""
+        cap = settings.MAX_PROMPT_CHARS
+        length = {name: len(str(value)) for name, value in fields.items()}
+        try:
+            contexts = [literal + sum(length[n] for n in names) for literal, names in self.contexts]
+            page = self.page_literal + sum(length.get(n, 0) for n in self.page_fields) + sum(contexts)
+            if page > cap:
+                return f"the rater page would be {page} characters, above MAX_PROMPT_CHARS={cap}"
+            for (key, question, (literal, names)), context in zip(self.prompts, contexts, strict=True):
+                extra = {"question": question, "context": context}
+                prompt = literal + sum(extra[n] if n in extra else length[n] for n in names)
+                if prompt > cap:
+                    return (f"the prompt for question {key!r} would be {prompt} characters, "
+                            f"above MAX_PROMPT_CHARS={cap}")
+        except KeyError:
+            return None  # a template this item cannot fill is not a size question: rendering reports it
+        return None
+
+
+def _template_parts(template: str) -> tuple[int, list[str]]:
+    literal, names = 0, []
+    for text, name, _spec, _conversion in string.Formatter().parse(template):
+        literal += len(text)
+        if name is not None:
+            names.append(name)
+    return literal, names
+
+
 def items_import(*, study: Study, path: Path) -> ImportResult:
     """Create the study's items from a file with columns id, group and each of the study's item fields."""
     required = ["id", "group", *study.item_fields]
     existing = set(study.items.values_list("external_id", flat=True))
+    sizes = RenderedSize(study, list(study.questions.order_by("order")))
     seen: set[str] = set()
     new_items: list[Item] = []
     position = study.items.count()
@@ -281,15 +328,17 @@ def items_import(*, study: Study, path: Path) -> ImportResult:
         for name in study.item_fields:
             if not row[name].strip():
                 raise ImportFileError(f"empty field {name!r}", line)
-        new_items.append(
-            Item(
-                study=study,
-                external_id=item_id,
-                group=group,
-                fields={name: row[name] for name in study.item_fields},
-                position=position,
-            )
+        item = Item(
+            study=study,
+            external_id=item_id,
+            group=group,
+            fields={name: row[name] for name in study.item_fields},
+            position=position,
         )
+        too_big = sizes.oversize(item.fields)
+        if too_big:
+            raise ImportFileError(too_big, line)
+        new_items.append(item)
         position += 1
     if not new_items:
         raise ImportFileError("the file has a header but no rows")

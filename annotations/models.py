@@ -98,6 +98,9 @@ class Study(models.Model):
     class Meta:
         verbose_name_plural = "studies"
         ordering = ["-created_at"]
+        # Granted in the admin to staff who read (never change) every researcher's studies
+        # (annotations.selectors, the study-access rule).
+        permissions = [("view_all_studies", "Can view every researcher's studies (read-only)")]
         constraints = [
             models.CheckConstraint(
                 condition=models.Q(scale_min__lt=models.F("scale_max")), name="study_scale_min_below_max"

@@ -7,7 +7,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.conf import settings
+
 from annotations.models import Item, Question, Study
+
+
+class PromptTooLarge(ValueError):
+    """A rendered rater page or prompt is above MAX_PROMPT_CHARS; the message says which and by how much."""
+
+
+def _capped(text_chars: int, *, what: str, item: Item) -> None:
+    # One cap for the rater page and the judge prompt: the same text is built for every rater page view
+    # and stored in every LLM rating, so its size is bounded before anything is built again or stored.
+    cap = settings.MAX_PROMPT_CHARS
+    if text_chars > cap:
+        raise PromptTooLarge(
+            f"the {what} of item {item.external_id!r} would be {text_chars} characters, above MAX_PROMPT_CHARS={cap}"
+        )
 
 
 @dataclass(frozen=True)
@@ -30,13 +46,16 @@ def question_context(*, question: Question, item: Item) -> str:
 
 def rater_page(*, study: Study, item: Item, questions: list[Question]) -> RaterPage:
     hidden = {q.reveals for q in questions if q.reveals}
-    return RaterPage(
+    page = RaterPage(
         instruction=study.instruction,
         fields={name: item.fields.get(name, "") for name in study.item_fields if name not in hidden},
         questions=[
             RaterQuestion(key=q.key, text=q.text, context=question_context(question=q, item=item)) for q in questions
         ],
     )
+    size = len(page.instruction) + sum(len(str(value)) for value in page.fields.values())
+    _capped(size + sum(len(q.text) + len(q.context) for q in page.questions), what="rater page", item=item)
+    return page
 
 
 def llm_prompt(
@@ -50,4 +69,6 @@ def llm_prompt(
     values = dict(item.fields)
     values["context"] = question_context(question=question, item=item)
     values["question"] = question.text + question_suffix
-    return instruction_prefix + study.llm_template.format_map(values)
+    prompt = instruction_prefix + study.llm_template.format_map(values)
+    _capped(len(prompt), what=f"prompt for question {question.key!r}", item=item)
+    return prompt

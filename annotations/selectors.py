@@ -48,32 +48,45 @@ def assignment_progress(*, assignment: Assignment) -> Progress:
 
 
 # --- the study-access rule -----------------------------------------------------------------------
-# Written once, here: pages, the dashboard, the API and the admin ask these functions, and judge runs
-# are reached through their study (llmjudge.selectors.runs_for_researcher). A change of role model
-# is a change of `_sees_every_study` alone.
+# Written once, here: pages, the dashboard, the API and every admin class ask these functions, and judge
+# runs are reached through their study (llmjudge.selectors.runs_for_researcher). The role model:
+#
+# - a superuser sees and changes every study;
+# - a researcher (staff or not) sees and changes their own studies;
+# - a user holding the permission VIEW_ALL_STUDIES (granted in the admin) also sees every other
+#   researcher's study, read-only. Being staff grants nothing by itself: it only opens the admin.
+
+VIEW_ALL_STUDIES = "annotations.view_all_studies"
 
 
-def _sees_every_study(user: AbstractBaseUser | AnonymousUser, *, admin: bool) -> bool:
-    """Superusers see every study everywhere. Staff who are not superusers see every study on the pages
-    and in the API, but only their own in the admin's study list: the two differed before the rule was
-    written once, and docs/reliability.md documents both, so both are kept until the role model changes."""
-    return bool(user.is_superuser) if admin else bool(user.is_staff)
+def _sees_every_study(user: AbstractBaseUser | AnonymousUser) -> bool:
+    return bool(user.is_superuser) or user.has_perm(VIEW_ALL_STUDIES)
 
 
-def studies_for_researcher(*, user: AbstractBaseUser | AnonymousUser, admin: bool = False) -> QuerySet[Study]:
-    """The studies a researcher may see and manage: their own; staff see all (see `_sees_every_study`).
+def _changes_every_study(user: AbstractBaseUser | AnonymousUser) -> bool:
+    return bool(user.is_superuser)
 
-    ``admin=True`` asks for the admin's study list. Anonymous users see none.
-    """
+
+def studies_for_researcher(*, user: AbstractBaseUser | AnonymousUser, for_change: bool = False) -> QuerySet[Study]:
+    """The studies a user may see (``for_change``: may change): see the role model above. Anonymous users
+    see none."""
     if not user.is_authenticated:
         return Study.objects.none()
-    return Study.objects.all() if _sees_every_study(user, admin=admin) else Study.objects.filter(owner=user)
+    every = _changes_every_study(user) if for_change else _sees_every_study(user)
+    return Study.objects.all() if every else Study.objects.filter(owner=user)
 
 
-def study_for_researcher(*, user: AbstractBaseUser | AnonymousUser, slug: str) -> Study:
-    """The study if the user may see it; Http404 otherwise, the same as a slug that does not exist, so
-    another researcher's slugs cannot be probed."""
-    return get_object_or_404(studies_for_researcher(user=user), slug=slug)
+def study_for_researcher(*, user: AbstractBaseUser | AnonymousUser, slug: str, for_change: bool = False) -> Study:
+    """The study if the user may see it (``for_change``: change it); Http404 otherwise, the same as a slug
+    that does not exist, so another researcher's slugs cannot be probed."""
+    return get_object_or_404(studies_for_researcher(user=user, for_change=for_change), slug=slug)
+
+
+def study_changeable(*, user: AbstractBaseUser | AnonymousUser, study: Study | None) -> bool:
+    """Whether the user may change this study (and its questions, items, raters, ratings and runs)."""
+    if study is None or not user.is_authenticated:
+        return False
+    return _changes_every_study(user) or study.owner_id == user.pk
 
 
 # --- which items count -----------------------------------------------------------------------------

@@ -178,7 +178,9 @@ def study_create(
     """Create a study and its questions from a specification shaped like one protocol-file entry."""
     _validate(spec)
     if Study.objects.filter(slug=slug).exists():
-        raise StudySpecError(f"a study with slug {slug!r} already exists")
+        # The same words for the caller's own slugs and everyone else's, and no owner: whether a slug
+        # belongs to another researcher cannot be probed (GET answers 404 for it, as for no study).
+        raise StudySpecError(f"slug {slug!r} is not available: choose another")
     extras = _TEMPLATE_EXTRAS.get(template, {})
     ordering = spec.get("ordering") if isinstance(spec.get("ordering"), str) else extras.get("ordering")
     # The adversarial entries give no separate human instruction: raters read the judge's first line.

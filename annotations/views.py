@@ -273,7 +273,7 @@ def study_raters(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def study_invite(request: HttpRequest, slug: str) -> HttpResponse:
-    study = study_for_researcher(user=request.user, slug=slug)
+    study = study_for_researcher(user=request.user, slug=slug, for_change=True)
     form = InviteForm(request.POST)
     if form.is_valid():
         raters = services.invitations_create(study=study, count=form.cleaned_data["count"])
@@ -286,7 +286,7 @@ def study_invite(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def study_open_link(request: HttpRequest, slug: str) -> HttpResponse:
-    study = study_for_researcher(user=request.user, slug=slug)
+    study = study_for_researcher(user=request.user, slug=slug, for_change=True)
     services.open_link_set(study=study, enabled=request.POST.get("enabled") == "1")
     return redirect("annotations:study_raters", slug=study.slug)
 
@@ -294,7 +294,7 @@ def study_open_link(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def rater_revoke(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    study = study_for_researcher(user=request.user, slug=slug)
+    study = study_for_researcher(user=request.user, slug=slug, for_change=True)
     rater = get_object_or_404(study.raters, pk=pk)
     services.rater_revoke(rater=rater)
     messages.success(request, f"Revoked the link of {rater}.")

@@ -104,7 +104,7 @@ class StudyItemsView(APIView):
 
     @extend_schema(request=ItemsUploadSerializer, responses={201: dict})
     def post(self, request: Request, slug: str) -> Response:
-        study = study_for_researcher(user=request.user, slug=slug)
+        study = study_for_researcher(user=request.user, slug=slug, for_change=True)
         form = ItemsUploadSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         upload = form.validated_data.get("file")
@@ -150,7 +150,7 @@ class StudyInvitationsView(APIView):
 
     @extend_schema(request=InvitationsSerializer, responses={201: dict})
     def post(self, request: Request, slug: str) -> Response:
-        study = study_for_researcher(user=request.user, slug=slug)
+        study = study_for_researcher(user=request.user, slug=slug, for_change=True)
         form = InvitationsSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         raters = invitations_create(study=study, count=form.validated_data["count"])
@@ -178,7 +178,7 @@ class StudyRunsView(APIView):
 
     @extend_schema(request=RunStartSerializer, responses={201: dict})
     def post(self, request: Request, slug: str) -> Response:
-        study = study_for_researcher(user=request.user, slug=slug)
+        study = study_for_researcher(user=request.user, slug=slug, for_change=True)
         form = RunStartSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         judge = runnable_judges(request.user).filter(name=form.validated_data["judge"]).first()
@@ -208,7 +208,7 @@ class RunActionView(APIView):
 
     @extend_schema(request=None, responses={200: dict})
     def post(self, request: Request, run_id: int, action: str) -> Response:
-        run = run_for_researcher(user=request.user, run_id=run_id)
+        run = run_for_researcher(user=request.user, run_id=run_id, for_change=True)
         if action not in self.actions:
             return Response({"detail": f"unknown action {action!r}"}, status=status.HTTP_404_NOT_FOUND)
         try:

@@ -145,6 +145,13 @@ LLM_REFUSAL_RETRIES = env_int("LLM_REFUSAL_RETRIES", 2, minimum=0)  # re-asks of
 LLM_MAX_ATTEMPTS = env_int("LLM_MAX_ATTEMPTS", 6, minimum=1)  # calls per rating on transient errors
 LLM_TIMEOUT = env_int("LLM_TIMEOUT", 60, minimum=1)  # seconds per call
 LLM_CHUNK_SIZE = env_int("LLM_CHUNK_SIZE", 5000, minimum=1)  # ratings per Celery task (bigger: less tail per chunk)
+# Which environment variables a judge may name as its API key (names or PREFIX_* patterns), and which
+# hosts its base URL may point at (names, addresses, CIDR networks, *.domain). The deployment's own
+# secrets and link-local/metadata addresses are refused whatever these say (llmjudge/endpoint_rules.py).
+JUDGE_KEY_VARIABLES = env_list(
+    "JUDGE_KEY_VARIABLES", ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "VLLM_API_KEY", "EVALHUB_JUDGE_KEY_*"]
+)
+JUDGE_BASE_URL_HOSTS = env_list("JUDGE_BASE_URL_HOSTS", ["localhost", "127.0.0.1", "::1", "vllm"])
 LLM_BACKOFF_BASE = 0.5  # seconds; doubled per transient failure, full jitter, capped below
 LLM_BACKOFF_CAP = 30.0
 
@@ -189,6 +196,9 @@ STORAGES = {
     },
 }
 
+# The largest rater page or judge prompt an item may render to (characters): items that would exceed it
+# are refused at import, and a judge run stops rather than store a larger prompt (annotations/rendering.py).
+MAX_PROMPT_CHARS = env_int("MAX_PROMPT_CHARS", 2_000_000, minimum=1000)
 # Imports above this size are refused before parsing (bytes).
 IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 200 * 1024 * 1024, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024

@@ -1,15 +1,21 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from annotations.admin_access import FK_STUDY_PATHS, StudyScopedAdmin
 from annotations.models import Study
 from annotations.selectors import studies_for_researcher
 from llmjudge import judging
+from llmjudge.forms import runnable_judges
 from llmjudge.models import Experiment, Judge, JudgeCall, JudgeRun, LLMRating
+
+FK_STUDY_PATHS.update({JudgeRun: "study", Experiment: "study"})
 
 
 class RunOnStudyForm(forms.Form):
@@ -18,17 +24,45 @@ class RunOnStudyForm(forms.Form):
 
 @admin.register(Judge)
 class JudgeAdmin(admin.ModelAdmin):
-    list_display = ("name", "kind", "backend", "model", "temperature", "top_p", "samples", "variant", "mode")
-    list_filter = ("kind", "backend", "variant", "mode")
+    """Judges are listed as they are runnable (own and shared; a superuser: all), changed by their owner.
+
+    The key variable and base URL are checked by the model's validators (llmjudge.endpoint_rules).
+    """
+
+    list_display = ("name", "kind", "backend", "model", "temperature", "top_p", "samples", "variant", "mode",
+                    "owner", "shared")
+    list_filter = ("kind", "backend", "variant", "mode", "shared")
     search_fields = ("name", "model")
     actions = ["run_on_study"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Judge]:
+        judges = super().get_queryset(request)
+        return judges if request.user.is_superuser else judges.filter(Q(owner=request.user) | Q(shared=True))
+
+    def _owns(self, request: HttpRequest, obj: Judge | None) -> bool:
+        return obj is None or request.user.is_superuser or obj.owner_id == request.user.pk
+
+    def has_change_permission(self, request: HttpRequest, obj: Judge | None = None) -> bool:
+        return super().has_change_permission(request, obj) and self._owns(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Judge | None = None) -> bool:
+        return super().has_delete_permission(request, obj) and self._owns(request, obj)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Judge | None = None) -> list[str]:
+        return [] if request.user.is_superuser else ["owner"]
+
+    def save_model(self, request: HttpRequest, obj: Judge, form: forms.Form, change: bool) -> None:
+        # Every judge has an owner: the admin's user unless a superuser chose one.
+        if not change and (obj.owner is None or not request.user.is_superuser):
+            obj.owner = request.user
+        super().save_model(request, obj, form, change)
 
     @admin.action(description="Run the selected judges on a study")
     def run_on_study(self, request: HttpRequest, queryset: QuerySet[Judge]) -> HttpResponse | None:
         form = RunOnStudyForm(request.POST if "apply" in request.POST else None)
-        form.fields["study"].queryset = studies_for_researcher(user=request.user)
+        form.fields["study"].queryset = studies_for_researcher(user=request.user, for_change=True)
         if "apply" in request.POST and form.is_valid():
-            for judge in queryset:
+            for judge in queryset & runnable_judges(request.user):
                 try:
                     run = judging.judge_run_start(study=form.cleaned_data["study"], judge=judge)
                 except judging.RunError as exc:
@@ -44,7 +78,12 @@ class JudgeAdmin(admin.ModelAdmin):
 
 
 @admin.register(JudgeRun)
-class JudgeRunAdmin(admin.ModelAdmin):
+class JudgeRunAdmin(StudyScopedAdmin):
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if db_field.name == "judge":
+            kwargs["queryset"] = runnable_judges(request.user)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
     list_display = ("id", "study", "judge", "status", "calls_done", "calls_failed", "calls_total", "created_at")
     list_filter = ("status", "study", "judge")
     search_fields = ("study__slug", "judge__name")
@@ -71,13 +110,14 @@ class JudgeRunAdmin(admin.ModelAdmin):
 
 
 @admin.register(Experiment)
-class ExperimentAdmin(admin.ModelAdmin):
+class ExperimentAdmin(StudyScopedAdmin):
     list_display = ("name", "study", "owner", "created_at")
     readonly_fields = ("grid", "created_at")
 
 
 @admin.register(LLMRating)
-class LLMRatingAdmin(admin.ModelAdmin):
+class LLMRatingAdmin(StudyScopedAdmin):
+    study_path = "run__study"
     list_display = ("run", "item", "question", "sample", "target_rater", "status", "score", "attempts", "latency_ms")
     list_filter = ("status", "run__judge", "run__study", "question__key")
     search_fields = ("item__external_id", "raw", "rationale")
@@ -89,9 +129,10 @@ class LLMRatingAdmin(admin.ModelAdmin):
 
 
 @admin.register(JudgeCall)
-class JudgeCallAdmin(admin.ModelAdmin):
+class JudgeCallAdmin(StudyScopedAdmin):
     """Persona and panel preparation steps (characters, verifications, roles): read-only, as ratings."""
 
+    study_path = "run__study"
     list_display = ("run", "step", "key", "status", "attempts", "latency_ms")
     list_filter = ("status", "step", "run__judge")
     search_fields = ("key", "raw")

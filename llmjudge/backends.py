@@ -24,25 +24,41 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import httpx
 import httpx2
 import openai
 
 from annotations.env_secrets import SecretFileError, env_or_file
 from llmjudge.backend_protocol import Backend, BackendAnswer, BackendConfig, BackendError, BackendRequest
+from llmjudge.endpoint_rules import EndpointRefused, check_base_url_resolved, check_key_variable
 
 
 def api_key_from_env(name: str) -> str | None:
     """The key in $NAME, or in the file $NAME_FILE names (annotations.env_secrets: the settings' rule).
 
-    Read at call time, never stored or logged. A $NAME_FILE that names no file stops the run.
+    Read at call time, never stored or logged. A name the key rule refuses (llmjudge.endpoint_rules:
+    a deployment secret, or not in JUDGE_KEY_VARIABLES) stops the run before anything is read, so a
+    judge saved before the rule, or written straight into the database, sends nothing; so does a
+    $NAME_FILE that names no file.
     """
     if not name:
         return None
     try:
+        check_key_variable(name)
+    except EndpointRefused as exc:
+        raise BackendError(str(exc), transient=False, fatal=True) from None
+    try:
         return env_or_file(name)
     except SecretFileError as exc:
         raise BackendError(str(exc), transient=False, fatal=True) from None
+
+
+def checked_base_url(url: str) -> str:
+    """The base URL once the address rule holds for it now, after DNS resolution (fatal otherwise)."""
+    try:
+        check_base_url_resolved(url)
+    except EndpointRefused as exc:
+        raise BackendError(str(exc), transient=False, fatal=True) from None
+    return url
 
 
 # --- fake: deterministic offline answers -------------------------------------------------------
@@ -107,7 +123,7 @@ class FakeBackend:
 # --- openai and openai-compatible: the openai SDK ----------------------------------------------
 
 
-def _retry_after(response: httpx.Response | None) -> float | None:
+def _retry_after(response: httpx2.Response | None) -> float | None:
     if response is None:
         return None
     headers = response.headers
@@ -139,9 +155,11 @@ def classify_sdk_error(exc: BaseException) -> BackendError:
         return BackendError(message, transient=False)
     if isinstance(exc, (openai.APIResponseValidationError, json.JSONDecodeError, UnicodeDecodeError)):
         return BackendError(f"invalid response body: {type(exc).__name__}", transient=True)
-    if isinstance(exc, (httpx.TimeoutException,)):
+    # The SDK's transport is httpx2 (openai.DefaultHttpxClient is an httpx2.Client): reading a body after
+    # the SDK returned (response.json() below) can still raise its errors unwrapped.
+    if isinstance(exc, httpx2.TimeoutException):
         return BackendError("timeout", transient=True)
-    if isinstance(exc, httpx.HTTPError):
+    if isinstance(exc, httpx2.HTTPError):
         return BackendError(f"connection error: {exc}", transient=True)
     return BackendError(f"{type(exc).__name__}: {exc}"[:500], transient=False)
 
@@ -151,7 +169,7 @@ class OpenAIBackend:
 
     The engine is asyncio, but the calls go through the SDK's *sync* client in a thread pool of the
     judge's concurrency, with an HTTP connection pool of the same size. Requests are sent with the
-    SDK's ``client.post(path, body=..., cast_to=httpx.Response)`` (its documented way to call any
+    SDK's ``client.post(path, body=..., cast_to=httpx2.Response)`` (its documented way to call any
     endpoint): auth, base URL, timeouts and the SDK's error classes are the SDK's, but the request
     is not run through its TypedDict transform and the answer is read as plain JSON instead of
     pydantic models. Measured on this SDK version (tests/bench/bench_judge.py, docs/judges.md): that
@@ -165,6 +183,10 @@ class OpenAIBackend:
     key_required = True
 
     def __init__(self, config: BackendConfig) -> None:
+        # The address first: a refused host never gets the key. Resolved here, before any connection;
+        # the SDK resolves again when it connects, so a name whose DNS answer changes within seconds
+        # (rebinding) is not covered: list addresses, not names, where that matters (docs/judges.md).
+        base_url = checked_base_url(config.base_url) if config.base_url else None
         env = config.api_key_env or self.default_key_env
         key = api_key_from_env(env)
         # A named variable must be set even for a local server: a typo should stop the run, not 401 later.
@@ -173,12 +195,14 @@ class OpenAIBackend:
         size = max(config.concurrency, 1)
         # Keep-alive for every concurrent call: the SDK's default keeps 100, so a judge above that
         # would reconnect on most calls.
+        # No redirects (the SDK's client follows them by default): the address rule checked this host,
+        # and a 307 from it must not carry the call to one it never checked (a metadata address).
         http_client = openai.DefaultHttpxClient(
-            limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size)
+            limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size), follow_redirects=False
         )
         self.client = openai.OpenAI(
             api_key=key or "not-needed",
-            base_url=config.base_url or None,
+            base_url=base_url,
             max_retries=0,
             timeout=config.timeout,
             http_client=http_client,
@@ -215,7 +239,7 @@ class OpenAIBackend:
         return body
 
     def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        response = self.client.post(path, body=body, cast_to=httpx.Response)
+        response = self.client.post(path, body=body, cast_to=httpx2.Response)
         data = response.json()  # a JSONDecodeError (HTML page, body cut off) is classified transient
         choices = data.get("choices") if isinstance(data, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):

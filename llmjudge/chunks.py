@@ -15,6 +15,7 @@ from typing import Any
 from django.utils import timezone
 
 from annotations.models import Item, Question
+from annotations.rendering import PromptTooLarge
 from llmjudge.config import JudgeConfig
 from llmjudge.conversation import Conversation, RatingState
 from llmjudge.execution import execute_conversations, old_objects_frozen
@@ -148,7 +149,13 @@ def _run_chunk(run_id: int, rating_ids: list[int] | None, on_progress: Callable[
         # Paused or cancelled while preparing: ask no rating (the resume prepares what is missing).
         judge_run_update_counters(run_id=run_id)
         return ChunkSummary(asked=0, written=0, calls=0)
-    conversations = _conversations(run, config, rating_ids, pending)
+    try:
+        conversations = _conversations(run, config, rating_ids, pending)
+    except PromptTooLarge as exc:
+        # An item imported before the cap, or a judge's variant text on top: stop, store no prompt.
+        logger.warning("judge run %s failed: %s", run_id, exc)
+        judge_run_fail(run_id=run_id, error=str(exc))
+        return ChunkSummary(asked=0, written=0, calls=0, fatal=str(exc))
     asked = sum(1 for c in conversations for t in c.turns if t.answer is None)
     if not conversations:
         judge_run_finish_if_done(run_id=run_id)

@@ -11,9 +11,13 @@ from llmjudge.models import Judge
 
 
 def runnable_judges(user) -> QuerySet[Judge]:  # noqa: ANN001
-    """Judges a researcher may run: their own and unowned ones (staff: all), with a callable backend."""
+    """Judges a user may run, with a callable backend: their own and shared ones; a superuser, all.
+
+    Staff get no more than a researcher: a judge carries its owner's key variable and address, so
+    running another's judge spends their key. An unowned judge that is not shared runs for nobody else.
+    """
     judges = Judge.objects.filter(backend__in=list(BACKENDS))
-    return judges if user.is_staff else judges.filter(Q(owner=user) | Q(owner__isnull=True))
+    return judges if user.is_superuser else judges.filter(Q(owner=user) | Q(shared=True))
 
 
 class RunStartForm(forms.Form):

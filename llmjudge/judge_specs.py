@@ -10,6 +10,7 @@ from django.db import transaction
 
 from llmjudge.backends import BACKENDS
 from llmjudge.config import temperature_in_range
+from llmjudge.endpoint_rules import EndpointRefused, check_base_url, check_key_variable
 from llmjudge.kinds import kind_names, kind_options
 from llmjudge.models import Judge
 
@@ -51,19 +52,32 @@ def _check(spec: dict[str, Any]) -> None:
     env = spec.get("api_key_env", "")
     if env and not _ENV_NAME.match(env):
         raise JudgeSpecError(f"--api-key-env {env!r}: give the NAME of an environment variable, not the key itself")
+    try:
+        check_key_variable(env)
+    except EndpointRefused as exc:
+        raise JudgeSpecError(f"--api-key-env: {exc}") from None
+    try:
+        check_base_url(spec.get("base_url", ""))
+    except EndpointRefused as exc:
+        raise JudgeSpecError(f"--base-url: {exc}") from None
 
 
 @transaction.atomic
-def judge_create(*, name: str, owner: AbstractBaseUser | None = None, **spec: Any) -> Judge:
-    """Create a judge; refuses an existing name rather than silently changing a judge with runs."""
+def judge_create(*, name: str, owner: AbstractBaseUser | None, shared: bool = False, **spec: Any) -> Judge:
+    """Create a judge; refuses an existing name rather than silently changing a judge with runs.
+
+    Every judge has an owner (who alone runs it, unless ``shared``): None is refused.
+    """
     if not name:
         raise JudgeSpecError("a judge needs a name")
+    if owner is None:
+        raise JudgeSpecError("a judge needs an owner (--owner USERNAME)")
     if Judge.objects.filter(name=name).exists():
         raise JudgeSpecError(f"a judge named {name!r} already exists")
     _check(spec)
     if not spec.get("model") and spec.get("backend", "fake") == "fake":
         spec["model"] = "fake-model"
-    judge = Judge(name=name, owner=owner, **spec)
+    judge = Judge(name=name, owner=owner, shared=shared, **spec)
     try:
         judge.full_clean()
     except ValidationError as exc:

@@ -5,19 +5,28 @@ retried task updates its row instead of adding a second one. A judge's samples a
 """
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
 from annotations.models import Item, Question, Rater, Study
+from llmjudge.endpoint_rules import EndpointRefused, check_base_url, check_key_variable
 
 
+# The field validators run in full_clean: the admin's form, the judge-creation service and the command
+# all reach them, and the backend repeats both checks at call time (llmjudge/endpoint_rules.py).
 def validate_base_url(value: str) -> None:
-    parsed = urlsplit(value)
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise ValidationError(f"{value!r} is not an http(s) URL with a host, e.g. http://127.0.0.1:8000/v1")
+    try:
+        check_base_url(value)
+    except EndpointRefused as exc:
+        raise ValidationError(str(exc)) from None
+
+
+def validate_key_variable(value: str) -> None:
+    try:
+        check_key_variable(value)
+    except EndpointRefused as exc:
+        raise ValidationError(str(exc)) from None
 
 
 # The temperature rule, in one place: the judge's check constraint below, the judge command and
@@ -60,8 +69,9 @@ class Judge(models.Model):
     api_key_env = models.CharField(
         max_length=100,
         blank=True,
-        help_text="Name of the environment variable holding the API key (NAME or NAME_FILE). "
-        "The key itself is never stored.",
+        validators=[validate_key_variable],
+        help_text="Name of the environment variable holding the API key (NAME or NAME_FILE), one that "
+        "JUDGE_KEY_VARIABLES allows. The key itself is never stored.",
     )
     temperature = models.FloatField(default=1.0)
     top_p = models.FloatField(default=0.9)
@@ -75,9 +85,13 @@ class Judge(models.Model):
     concurrency = models.PositiveIntegerField(default=64)
     rpm = models.PositiveIntegerField(null=True, blank=True, help_text="Requests per minute, all workers.")
     options = models.JSONField(default=dict, blank=True, help_text="Kind-specific settings.")
+    # Every judge is created with an owner (the command's --owner, the admin's user). Only the owner runs
+    # it unless it is shared; a judge whose owner was deleted runs for superusers only, or when shared.
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="judges"
     )
+    shared = models.BooleanField(default=False, help_text="Every researcher may run this judge (its settings "
+                                 "and key variable stay the owner's).")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -20,14 +20,16 @@ from llmjudge.models import Experiment, Judge, JudgeRun
 from llmjudge.preview import judge_preview
 from llmjudge.selectors import run_for_researcher, run_progress, runs_for_study
 
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")  # reads; anything else changes the study
+
 
 def _get_study_for_researcher(request: HttpRequest, slug: str) -> Study:
-    """The study if the user owns it or is staff; 404 otherwise (no hint that it exists)."""
-    return study_for_researcher(user=request.user, slug=slug)
+    """The study if the user may see it (a POST: change it); 404 otherwise (no hint that it exists)."""
+    return study_for_researcher(user=request.user, slug=slug, for_change=request.method not in SAFE_METHODS)
 
 
 def _get_run_for_researcher(request: HttpRequest, run_id: int) -> JudgeRun:
-    return run_for_researcher(user=request.user, run_id=run_id)
+    return run_for_researcher(user=request.user, run_id=run_id, for_change=request.method not in SAFE_METHODS)
 
 
 @login_required

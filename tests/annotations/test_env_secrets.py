@@ -60,9 +60,10 @@ def test_a_set_name_does_not_read_a_broken_name_file(monkeypatch, tmp_path):
     assert env_or_file(NAME) == "sk-env"
 
 
-def test_settings_and_backends_read_secrets_through_this_one_rule(monkeypatch, tmp_path):
+def test_settings_and_backends_read_secrets_through_this_one_rule(monkeypatch, tmp_path, settings):
     from django.core.exceptions import ImproperlyConfigured
 
+    settings.JUDGE_KEY_VARIABLES = [NAME]  # a judge may name it (llmjudge/endpoint_rules.py)
     from evalhub.envconfig import env_str
     from llmjudge.backends import BackendError, api_key_from_env
 

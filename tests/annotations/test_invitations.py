@@ -102,11 +102,17 @@ def test_another_researcher_cannot_see_or_change_the_study(client, study, other_
     assert Rater.objects.count() == 1 and not study.open_link_enabled and victim.revoked_at is None
 
 
-def test_staff_may_manage_any_study(client, study, other_researcher):
+def test_staff_read_another_study_only_with_the_permission_and_never_change_it(client, study, other_researcher):
+    from django.contrib.auth.models import Permission
+
     other_researcher.is_staff = True
     other_researcher.save()
     client.force_login(other_researcher)
+    assert client.get("/studies/story/raters/").status_code == 404  # the raters' tokens: not for staff alone
+    other_researcher.user_permissions.add(Permission.objects.get(codename="view_all_studies"))
     assert client.get("/studies/story/raters/").status_code == 200
+    assert client.post("/studies/story/raters/invite/", {"count": 2}).status_code == 404
+    assert not Rater.objects.exists()
 
 
 def test_the_owner_creates_links_sees_them_and_revokes_one(client, study, researcher):

@@ -130,6 +130,6 @@ def test_create_study_command_reports_unknown_templates_and_duplicate_slugs(db):
     with pytest.raises(CommandError):
         call_command("create_study", "x", "--template", "nope")
     study_create_from_template(slug="dup", template="story-likert")
-    with pytest.raises(CommandError, match="already exists"):
+    with pytest.raises(CommandError, match="slug 'dup' is not available"):
         call_command("create_study", "dup", "--template", "story-likert")
     assert Study.objects.count() == 1

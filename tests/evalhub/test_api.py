@@ -99,7 +99,7 @@ def judged(story_study):
     for n, group in enumerate(["human", "gpt2"]):
         Item.objects.create(study=story_study, external_id=f"s{n}", group=group, position=n,
                             fields={"story": f"Story {n}.", "prompt": "Prompt."})
-    return Judge.objects.create(name="fake-judge", backend="fake", model="fake", samples=2)
+    return Judge.objects.create(name="fake-judge", backend="fake", model="fake", samples=2, owner=story_study.owner)
 
 
 def test_invitation_links_are_created_for_the_owner_only(owner_api, other_api, story_study):
@@ -164,10 +164,16 @@ def test_api_runs_list_and_detail_obey_the_same_rule_as_the_study_pages(
                         fields={"story": "Story.", "prompt": "Prompt."})
     runs = {study.slug: judging.judge_run_start(study=study, judge=judged, enqueue=False)
             for study in (story_study, others)}
+    from django.contrib.auth.models import Permission
+
+    # The role model (issue 18): being staff grants nothing; the view_all_studies permission reads all.
     staff = django_user_model.objects.create_user(username="staff", password="pw-staff-123", is_staff=True)
+    viewer = django_user_model.objects.create_user(username="viewer", password="pw-viewer-123", is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(codename="view_all_studies"))
     root = django_user_model.objects.create_superuser(username="root", password="pw-root-123")
-    expected = {"owner": {"story"}, "other": {"others"}, "staff": {"story", "others"}, "root": {"story", "others"}}
-    for user in (researcher, other_researcher, staff, root):
+    expected = {"owner": {"story"}, "other": {"others"}, "staff": set(), "viewer": {"story", "others"},
+                "root": {"story", "others"}}
+    for user in (researcher, other_researcher, staff, viewer, root):
         client.force_login(user)
         api = APIClient()
         api.force_authenticate(user=user)
@@ -230,3 +236,15 @@ def test_the_schema_documents_the_lifecycle_actions_and_their_statuses(owner_api
     for action in ("open", "close"):
         responses = schema["paths"][f"/api/studies/{{slug}}/{action}/"]["post"]["responses"]
         assert {"200", "404", "409"} <= set(responses), action
+
+
+@pytest.mark.django_db
+def test_a_taken_slug_gets_the_same_answer_whoever_owns_it(owner_api, other_api, story_study):
+    """POST /api/studies/ must not confirm that another researcher's slug exists (GET answers 404 for it)."""
+    body = {"slug": story_study.slug, "template": "story-likert"}
+    theirs = other_api.post("/api/studies/", body, format="json")
+    mine = owner_api.post("/api/studies/", body, format="json")
+    assert theirs.status_code == mine.status_code == 400
+    assert theirs.json() == mine.json() == {"detail": "slug 'story' is not available: choose another"}
+    assert other_api.get(f"/api/studies/{story_study.slug}/").status_code == 404
+    assert Study.objects.count() == 1

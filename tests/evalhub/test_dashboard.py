@@ -7,6 +7,7 @@ import json
 import re
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.core.cache import cache
 from django.http import StreamingHttpResponse
 
@@ -51,7 +52,10 @@ def test_another_researcher_gets_404_and_staff_and_the_owner_get_the_page(client
     client.force_login(other_researcher)
     for suffix in ("", "analysis.json", "export/ratings.csv", "export/kendall.csv"):
         assert client.get(url(rated, suffix)).status_code == 404
-    client.force_login(django_user_model.objects.create_user("staff", password="x", is_staff=True))
+    staff = django_user_model.objects.create_user("staff", password="x", is_staff=True)
+    client.force_login(staff)
+    assert client.get(url(rated)).status_code == 404  # being staff grants nothing (issue 18's role model)
+    staff.user_permissions.add(Permission.objects.get(codename="view_all_studies"))
     assert client.get(url(rated)).status_code == 200
     client.force_login(researcher)
     assert client.get(url(rated)).status_code == 200

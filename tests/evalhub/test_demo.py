@@ -1,6 +1,8 @@
 """The demo (evalhub.demo, `load_demo`): studies with simulated raters, answered by the offline judge."""
 from __future__ import annotations
 
+import pytest
+
 from annotations.models import HumanRating, Study
 
 
@@ -30,3 +32,17 @@ def test_the_demos_offline_judge_answers_the_pairwise_demo_with_choices(db):
     assert len(rows) == 3 * 3 and {status for status, _, _ in rows} == {"ok"}
     assert {score for _, score, _ in rows} <= {1.0, 2.0}
     assert all(("A" in raw) == (score == 1.0) for _, score, raw in rows)
+
+
+@pytest.mark.django_db
+def test_load_demo_refuses_the_demo_superuser_when_debug_is_off_unless_asked(settings):
+    from django.contrib.auth import get_user_model
+    from django.core.management import CommandError, call_command
+
+
+    settings.DEBUG = False
+    with pytest.raises(CommandError, match="will not create the superuser demo/demo"):
+        call_command("load_demo")
+    assert not get_user_model().objects.filter(username="demo").exists() and not Study.objects.exists()
+    call_command("load_demo", "--demo-superuser")
+    assert get_user_model().objects.get(username="demo").is_superuser

@@ -34,7 +34,8 @@ def make_judge(db, researcher):
         fields.setdefault("backend", Judge.Backend.FAKE)
         fields.setdefault("model", "fake-model")
         fields.setdefault("samples", 3)
-        return Judge.objects.create(name=name, owner=researcher, **fields)
+        fields.setdefault("owner", researcher)
+        return Judge.objects.create(name=name, **fields)
 
     return make
 

@@ -182,21 +182,42 @@ def test_sdk_errors_are_classified(error, transient, fatal):
 
 
 def test_openai_backend_without_its_key_is_fatal_and_names_only_the_variable(monkeypatch):
-    monkeypatch.delenv("EVALHUB_TEST_KEY", raising=False)
-    monkeypatch.delenv("EVALHUB_TEST_KEY_FILE", raising=False)
+    monkeypatch.delenv("EVALHUB_JUDGE_KEY_TEST", raising=False)
+    monkeypatch.delenv("EVALHUB_JUDGE_KEY_TEST_FILE", raising=False)
     with pytest.raises(BackendError) as caught:
-        backend_for(BackendConfig(backend="openai", model="gpt-4o-mini", api_key_env="EVALHUB_TEST_KEY"))
+        backend_for(BackendConfig(backend="openai", model="gpt-4o-mini", api_key_env="EVALHUB_JUDGE_KEY_TEST"))
     assert caught.value.fatal
-    assert "EVALHUB_TEST_KEY" in str(caught.value)
+    assert "EVALHUB_JUDGE_KEY_TEST" in str(caught.value)
 
 
 def test_api_key_may_come_from_a_file(monkeypatch, tmp_path, openai_server):
     secret = tmp_path / "key"
     secret.write_text("sk-from-file\n")
-    monkeypatch.delenv("EVALHUB_TEST_KEY", raising=False)
-    monkeypatch.setenv("EVALHUB_TEST_KEY_FILE", str(secret))
+    monkeypatch.delenv("EVALHUB_JUDGE_KEY_TEST", raising=False)
+    monkeypatch.setenv("EVALHUB_JUDGE_KEY_TEST_FILE", str(secret))
     backend = backend_for(
-        BackendConfig(backend="openai", model="m", base_url=f"{openai_server.url}/v1", api_key_env="EVALHUB_TEST_KEY")
+        BackendConfig(backend="openai", model="m", base_url=f"{openai_server.url}/v1", api_key_env="EVALHUB_JUDGE_KEY_TEST")
     )
     assert backend.client.api_key == "sk-from-file"
     asyncio.run(backend.aclose())
+
+
+def test_the_sdks_own_transport_errors_are_classified_against_a_real_server():
+    """The openai SDK's transport is httpx2 (not httpx, a dev-only package): a connection refused and a read
+    timeout raised by the very client class the backend hands the SDK are classified transient."""
+    import httpx2
+
+    from llmjudge.backends import classify_sdk_error
+
+    with OpenAIServer() as server:
+        closed = server.url
+    with openai.DefaultHttpxClient(timeout=1.0) as http, pytest.raises(httpx2.ConnectError) as refused:
+        http.post(f"{closed}/v1/chat/completions", json={})
+    error = classify_sdk_error(refused.value)
+    assert (error.transient, error.fatal, str(error).startswith("connection error")) == (True, False, True)
+
+    with OpenAIServer(Behaviour(latency=2.0)) as server, openai.DefaultHttpxClient(timeout=0.2) as http:
+        with pytest.raises(httpx2.TimeoutException) as slow:
+            http.post(f"{server.url}/v1/chat/completions", json={"model": "m", "messages": []})
+    error = classify_sdk_error(slow.value)
+    assert (error.transient, str(error)) == (True, "timeout")

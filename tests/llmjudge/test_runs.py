@@ -208,13 +208,13 @@ def test_a_fatal_error_fails_the_run_after_one_call_and_leaves_ratings_pending(s
 def test_a_missing_api_key_fails_the_run_and_no_key_is_ever_stored(story_with_items, make_judge, openai_server,
                                                                    monkeypatch):
     judge = make_judge("keyed", backend="openai", base_url=f"{openai_server.url}/v1", model="gpt-4o-mini",
-                       api_key_env="EVALHUB_TEST_KEY")
-    monkeypatch.delenv("EVALHUB_TEST_KEY", raising=False)
+                       api_key_env="EVALHUB_JUDGE_KEY_TEST")
+    monkeypatch.delenv("EVALHUB_JUDGE_KEY_TEST", raising=False)
     run = _run(story_with_items, judge)
-    assert run.status == "failed" and "EVALHUB_TEST_KEY" in run.error
+    assert run.status == "failed" and "EVALHUB_JUDGE_KEY_TEST" in run.error
     assert openai_server.stats.requests == 0
 
-    monkeypatch.setenv("EVALHUB_TEST_KEY", "sk-secret-never-stored")
+    monkeypatch.setenv("EVALHUB_JUDGE_KEY_TEST", "sk-secret-never-stored")
     judging.judge_run_resume(run=run, enqueue=False)
     judging.judge_run_execute_inline(run=run)
     run.refresh_from_db()
@@ -389,11 +389,12 @@ def test_run_judge_refuses_unknown_names(story_with_items):
         call_command("run_judge", "nope", "nobody")
 
 
-def test_create_judge_stores_the_settings_and_only_the_keys_variable_name(capsys):
+def test_create_judge_stores_the_settings_and_only_the_keys_variable_name(capsys, researcher):
     call_command("create_judge", "gpt", "--backend", "openai", "--model", "gpt-3.5-turbo", "--samples", "3",
                  "--temperature", "0.7", "--top-p", "0.9", "--variant", "persona", "--mode", "chat",
-                 "--concurrency", "16", "--rpm", "500", "--api-key-env", "OPENAI_API_KEY")
+                 "--concurrency", "16", "--rpm", "500", "--api-key-env", "OPENAI_API_KEY", "--owner", "owner")
     judge = Judge.objects.get(name="gpt")
+    assert (judge.owner, judge.shared) == (researcher, False)
     assert (judge.backend, judge.model, judge.temperature, judge.variant, judge.mode, judge.concurrency, judge.rpm) == (
         "openai", "gpt-3.5-turbo", 0.7, "persona", "chat", 16, 500)
     assert judge.api_key_env == "OPENAI_API_KEY"
@@ -413,7 +414,7 @@ def test_create_judge_stores_the_settings_and_only_the_keys_variable_name(capsys
         (["--api-key-env", "sk-abc-123"], "NAME of an environment variable"),
     ],
 )
-def test_create_judge_refuses_bad_values_with_a_clear_message(args, message):
+def test_create_judge_refuses_bad_values_with_a_clear_message(args, message, admin_user):
     with pytest.raises(CommandError, match=message.replace("(", r"\(").replace(".", r"\.")):
         call_command("create_judge", "bad", *args)
     assert not Judge.objects.exists()

@@ -53,7 +53,7 @@ def test_a_missing_model_path_fails_the_run_with_a_clear_error(judged_study, tmp
 
 
 @pytest.mark.django_db
-def test_create_judge_if_missing_leaves_an_existing_preset_alone():
+def test_create_judge_if_missing_leaves_an_existing_preset_alone(admin_user):
     call_command("create_judge", "vllm-evaluator", "--backend", "openai-compatible", "--base-url",
                  "http://vllm:8000/v1", "--model", "prometheus", "--if-missing")
     call_command("create_judge", "vllm-evaluator", "--backend", "openai-compatible", "--base-url",

@@ -52,11 +52,19 @@ def test_another_researcher_cannot_see_or_touch_the_runs(client, other_researche
     assert run.status == "running"
 
 
-def test_staff_may_see_any_study(client, other_researcher, story_with_items):
+def test_staff_see_another_study_only_with_the_permission_and_read_only(client, other_researcher, story_with_items,
+                                                                         make_judge):
+    from django.contrib.auth.models import Permission
+
     other_researcher.is_staff = True
     other_researcher.save()
     client.force_login(other_researcher)
+    assert client.get(reverse("llmjudge:study_runs", args=["story"])).status_code == 404  # staff alone: nothing
+    other_researcher.user_permissions.add(Permission.objects.get(codename="view_all_studies"))
     assert client.get(reverse("llmjudge:study_runs", args=["story"])).status_code == 200
+    judge = make_judge("theirs", owner=other_researcher)
+    response = client.post(reverse("llmjudge:run_start", args=["story"]), {"judge": judge.pk})
+    assert response.status_code == 404 and not JudgeRun.objects.exists()  # read-only
 
 
 def test_run_judge_button_starts_a_run_and_the_progress_reaches_100_percent(
@@ -177,7 +185,7 @@ def test_the_demo_has_an_offline_judge_that_judges_a_demo_study_from_the_browser
     from evalhub.demo import DEMO_JUDGE
     from llmjudge.models import Judge
 
-    call_command("load_demo")
+    call_command("load_demo", "--demo-superuser")  # tests run with DEBUG off
     client.login(username="demo", password="demo")
     judge = Judge.objects.get(name=DEMO_JUDGE)
     judge.options = {**judge.options, "fake_latency": 0}

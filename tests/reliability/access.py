@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Permission, User
 from django.test import Client
 
 from annotations.models import HumanRating, Item, Rater, Study
@@ -26,7 +26,11 @@ OTHER_TITLE = "other-title-secret-q7"
 OTHER_SLUG = "other-study"
 OTHER_JUDGE = "other-judge-secret-q7"
 
-PERSONAS = ("anonymous", "rater_a", "rater_b", "owner", "other", "staff")
+PERSONAS = ("anonymous", "rater_a", "rater_b", "owner", "other", "staff", "staffer", "viewer")
+# staffer: staff, not a superuser, with every add/change/delete/view permission of the apps' models: a
+# researcher with the admin open, who still reaches only their own studies. viewer: the same plus
+# annotations.view_all_studies: reads every study, changes none but their own (annotations.selectors).
+# The matrix rows state six columns; these two are derived (tests/reliability/test_access_matrix.py).
 
 
 @dataclass
@@ -41,11 +45,14 @@ class World:
     owner: User
     other: User
     staff: User
+    staffer: User
+    viewer: User
 
     def client(self, persona: str, **kwargs: object) -> Client:
         """Raters have no account: their link is their credential, so their client is anonymous."""
         client = Client(**kwargs)
-        user = {"owner": self.owner, "other": self.other, "staff": self.staff}.get(persona)
+        user = {"owner": self.owner, "other": self.other, "staff": self.staff, "staffer": self.staffer,
+                "viewer": self.viewer}.get(persona)
         if user is not None:
             client.force_login(user)
         return client
@@ -80,5 +87,10 @@ def build_world(*, owner: User, other: User) -> World:
     other_judge = Judge.objects.create(name=OTHER_JUDGE, backend=Judge.Backend.FAKE, model="m", owner=other)
     other_run = JudgeRun.objects.create(study=other_study, judge=other_judge, status=JudgeRun.Status.DONE)
     staff = User.objects.create_superuser(username="staff", password="pw-staff-123", email="")
+    model_permissions = Permission.objects.filter(content_type__app_label__in=["annotations", "llmjudge", "evalhub"])
+    staffer = User.objects.create_user(username="staffer", password="pw-staffer-123", is_staff=True)
+    staffer.user_permissions.set(model_permissions.exclude(codename="view_all_studies"))
+    viewer = User.objects.create_user(username="viewer", password="pw-viewer-123", is_staff=True)
+    viewer.user_permissions.set(model_permissions)
     return World(study=study, other_study=other_study, rater_a=rater_a, rater_b=rater_b, judge=judge, run=run,
-                 other_run=other_run, owner=owner, other=other, staff=staff)
+                 other_run=other_run, owner=owner, other=other, staff=staff, staffer=staffer, viewer=viewer)

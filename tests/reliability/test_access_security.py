@@ -185,13 +185,13 @@ SECRET = "sk-evalhub-secret-key-q7-0123456789abcdef"
 
 def test_an_api_key_is_never_stored_shown_exported_or_logged(world, monkeypatch, settings, caplog, capsys):
     settings.LLM_BACKOFF_BASE, settings.LLM_BACKOFF_CAP, settings.LLM_TIMEOUT = 0.02, 0.2, 2
-    monkeypatch.setenv("EVALHUB_TEST_KEY_Q7", SECRET)
+    monkeypatch.setenv("EVALHUB_JUDGE_KEY_TEST_Q7", SECRET)
     caplog.set_level(logging.DEBUG)
     for name in ("openai", "httpx", "httpcore", "llmjudge", "celery"):
         caplog.set_level(logging.DEBUG, logger=name)
     with OpenAIServer(Behaviour()) as server:
         judge = Judge.objects.create(name="keyed", backend=Judge.Backend.OPENAI_COMPATIBLE, model="test-model",
-                                     base_url=f"{server.url}/v1", api_key_env="EVALHUB_TEST_KEY_Q7", samples=1,
+                                     base_url=f"{server.url}/v1", api_key_env="EVALHUB_JUDGE_KEY_TEST_Q7", samples=1,
                                      owner=world.owner)
         run = judging.judge_run_start(study=world.study, judge=judge, enqueue=False)
         judging.judge_run_execute_inline(run=run)
@@ -208,19 +208,19 @@ def test_an_api_key_is_never_stored_shown_exported_or_logged(world, monkeypatch,
     for client in (staff, owner):
         for url in urls:
             assert SECRET not in _body(client.get(url)), url
-    assert "EVALHUB_TEST_KEY_Q7" in _body(staff.get(f"/admin/llmjudge/judge/{judge.pk}/change/"))  # the name only
+    assert "EVALHUB_JUDGE_KEY_TEST_Q7" in _body(staff.get(f"/admin/llmjudge/judge/{judge.pk}/change/"))  # the name only
     captured = capsys.readouterr()
     assert SECRET not in caplog.text + captured.out + captured.err
 
 
 def test_a_missing_key_fails_the_run_naming_the_variable_not_a_value(world, monkeypatch, settings):
-    monkeypatch.delenv("EVALHUB_UNSET_KEY_Q7", raising=False)
+    monkeypatch.delenv("EVALHUB_JUDGE_KEY_UNSET_Q7", raising=False)
     judge = Judge.objects.create(name="unkeyed", backend=Judge.Backend.OPENAI_COMPATIBLE, model="m",
-                                 base_url="http://127.0.0.1:9/v1", api_key_env="EVALHUB_UNSET_KEY_Q7", samples=1)
+                                 base_url="http://127.0.0.1:9/v1", api_key_env="EVALHUB_JUDGE_KEY_UNSET_Q7", samples=1)
     run = judging.judge_run_start(study=world.study, judge=judge, enqueue=False)
     judging.judge_run_execute_inline(run=run)
     run.refresh_from_db()
-    assert run.status == JudgeRun.Status.FAILED and "EVALHUB_UNSET_KEY_Q7" in run.error
+    assert run.status == JudgeRun.Status.FAILED and "EVALHUB_JUDGE_KEY_UNSET_Q7" in run.error
 
 
 # ---------------------------------------------------------------------------------------------------------

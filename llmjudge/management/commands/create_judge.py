@@ -3,6 +3,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from llmjudge.judge_specs import JudgeSpecError, judge_create
@@ -37,6 +39,9 @@ class Command(BaseCommand):
                             "else as text. Repeat for several.")
         parser.add_argument("--endpoint", default="chat", choices=("chat", "completions"),
                             help="completions: the legacy endpoint, for base models on vLLM")
+        parser.add_argument("--owner", default="", metavar="USERNAME",
+                            help="who owns (and alone runs) the judge; default: the first superuser")
+        parser.add_argument("--shared", action="store_true", help="every researcher may run the judge")
         parser.add_argument("--if-missing", action="store_true",
                             help="do nothing if a judge of that name exists (deployment presets)")
 
@@ -55,9 +60,11 @@ class Command(BaseCommand):
                 options[key] = value
         if o["profile_size"] is not None:
             options["profile_size"] = o["profile_size"]
+        owner = self._owner(o["owner"])
         try:
             judge = judge_create(
-                name=o["name"], backend=o["backend"], base_url=o["base_url"], model=o["model"], samples=o["samples"],
+                name=o["name"], owner=owner, shared=o["shared"], backend=o["backend"], base_url=o["base_url"],
+                model=o["model"], samples=o["samples"],
                 temperature=o["temperature"], top_p=o["top_p"], max_tokens=o["max_tokens"], seed=o["seed"],
                 variant=o["variant"], instruction_prefix=o["instruction_prefix"],
                 question_suffix=o["question_suffix"], mode=o["mode"], concurrency=o["concurrency"], rpm=o["rpm"],
@@ -66,5 +73,20 @@ class Command(BaseCommand):
         except JudgeSpecError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(
-            f"created judge {judge.name!r} ({judge.kind}, {judge.backend}, {judge.model}, {judge.samples} sample(s))"
+            f"created judge {judge.name!r} owned by {owner.get_username()}{' (shared)' if judge.shared else ''}"
+            f" ({judge.kind}, {judge.backend}, {judge.model}, {judge.samples} sample(s))"
         )
+
+    @staticmethod
+    def _owner(username: str) -> AbstractBaseUser:
+        """The named user, or the first superuser (deployment presets): a judge never lacks an owner."""
+        users = get_user_model().objects
+        if username:
+            owner = users.filter(**{users.model.USERNAME_FIELD: username}).first()
+            if owner is None:
+                raise CommandError(f"--owner {username!r}: no such user")
+            return owner
+        owner = users.filter(is_superuser=True).order_by("pk").first()
+        if owner is None:
+            raise CommandError("--owner USERNAME is required (there is no superuser to default to)")
+        return owner

@@ -7,17 +7,17 @@ from django.core.management import CommandError, call_command
 pytestmark = pytest.mark.django_db
 
 
-def test_create_judge_stores_a_personalized_judge_with_its_profile_size(capsys):
+def test_create_judge_stores_a_personalized_judge_with_its_profile_size(capsys, admin_user):
     from llmjudge.models import Judge
 
     call_command("create_judge", "perse", "--kind", "personalized", "--profile-size", "4", "--option", "split_seed=3")
     judge = Judge.objects.get(name="perse")
     assert judge.kind == "personalized"
     assert judge.options == {"profile_size": 4, "split_seed": 3}
-    assert "created judge 'perse' (personalized" in capsys.readouterr().out
+    assert "created judge 'perse' owned by admin (personalized" in capsys.readouterr().out
 
 
-def test_create_judge_reads_json_option_values_and_keeps_backend_options():
+def test_create_judge_reads_json_option_values_and_keeps_backend_options(admin_user):
     from llmjudge.models import Judge
 
     call_command("create_judge", "panel", "--kind", "roleplay", "--option", "dynamic_roles=0",
@@ -38,7 +38,7 @@ def test_create_judge_reads_json_option_values_and_keeps_backend_options():
         (["--kind", "persona", "--option", "novalue"], "KEY=VALUE"),
     ],
 )
-def test_create_judge_refuses_bad_kind_options_naming_the_option(args, message):
+def test_create_judge_refuses_bad_kind_options_naming_the_option(args, message, admin_user):
     from llmjudge.models import Judge
 
     with pytest.raises(CommandError, match=message):

@@ -40,7 +40,7 @@ def _server_judge(server, name: str, kind: str, options: dict | None = None, sam
     server.behaviour = Behaviour(answer=scripted_answer)
     return Judge.objects.create(
         name=name, kind=kind, options=options or {}, backend=Judge.Backend.OPENAI_COMPATIBLE,
-        base_url=f"{server.url}/v1", model="test-model", samples=samples,
+        base_url=f"{server.url}/v1", model="test-model", samples=samples, shared=True,  # unowned: runs only if shared
     )
 
 

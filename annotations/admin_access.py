@@ -1,0 +1,81 @@
+"""The study-access rule in the admin: one base class for every admin of study data (issue 18, finding 2).
+
+Each admin names the path from its model to the study (``study_path``): rows are listed from the studies
+the user may see, and changed or deleted only where the user may change the study. Foreign-key menus
+(and raw-id inputs, which the form validates against the same queryset) offer only what the user may
+change, so nothing can be moved into another researcher's study. Actions run on the selected rows the
+user may change, whatever else the list shows (a VIEW_ALL_STUDIES holder reads; they do not act).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.contrib.admin.utils import get_fields_from_path
+from django.db.models import Model, QuerySet
+from django.http import HttpRequest
+
+from annotations.models import Assignment, Item, Question, Rater, Study
+from annotations.selectors import studies_for_researcher, study_changeable
+
+# How a foreign key's target reaches its study, for the menus; apps add their own models (llmjudge's runs).
+FK_STUDY_PATHS: dict[type[Model], str] = {
+    Study: "", Question: "study", Item: "study", Rater: "study", Assignment: "rater__study",
+}
+
+
+def _within(queryset: QuerySet, path: str, studies: QuerySet[Study]) -> QuerySet:
+    return queryset.filter(pk__in=studies.values("pk")) if not path else queryset.filter(**{f"{path}__in": studies})
+
+
+def study_of(obj: Model, path: str) -> Study | None:
+    for part in filter(None, path.split("__")):
+        obj = getattr(obj, part)
+        if obj is None:
+            return None
+    return obj if isinstance(obj, Study) else None
+
+
+class StudyScopedAdmin(admin.ModelAdmin):
+    study_path = "study"  # "" for the Study admin itself
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return _within(super().get_queryset(request), self.study_path, studies_for_researcher(user=request.user))
+
+    def _may_change(self, request: HttpRequest, obj: Model | None) -> bool:
+        return obj is None or study_changeable(user=request.user, study=study_of(obj, self.study_path))
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return super().has_change_permission(request, obj) and self._may_change(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return super().has_delete_permission(request, obj) and self._may_change(request, obj)
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        path = FK_STUDY_PATHS.get(db_field.related_model)
+        if path is not None:
+            kwargs["queryset"] = _within(
+                db_field.related_model._default_manager.all(), path,
+                studies_for_researcher(user=request.user, for_change=True),
+            )
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def get_list_filter(self, request: HttpRequest) -> Any:
+        # A relation's filter lists every row of the related table (every study's slug, every judge's
+        # name) unless it is limited to the values the list itself holds.
+        filters = []
+        for entry in super().get_list_filter(request):
+            if isinstance(entry, str) and get_fields_from_path(self.model, entry)[-1].is_relation:
+                entry = (entry, admin.RelatedOnlyFieldListFilter)
+            filters.append(entry)
+        return filters
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> Any:
+        # Only a superuser gives a row to someone else.
+        fields = list(super().get_readonly_fields(request, obj))
+        owned = any(f.name == "owner" for f in self.model._meta.fields)
+        return fields + ["owner"] if owned and not request.user.is_superuser else fields
+
+    def response_action(self, request: HttpRequest, queryset: QuerySet) -> Any:
+        changeable = studies_for_researcher(user=request.user, for_change=True)
+        return super().response_action(request, _within(queryset, self.study_path, changeable))
