@@ -31,6 +31,11 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     # Pairwise studies only: each judge pool's majority choice against the human majority choice.
     "majority": ("question", "group", "pool", "agreement_pct", "n_items", "n_agree", "human_no_majority",
                  "pool_no_majority", "notes"),
+    # The alternative annotator test: one line per (row, human tested); a row with no human tested has one
+    # line with the human columns empty. The row's own columns repeat on each of its lines.
+    "alt_test": ("question", "group", "pool", "scoring", "epsilon", "q_fdr", "n_instances", "winning_rate",
+                 "advantage_probability", "passed", "rater", "rater_n", "rater_p", "rater_rejected",
+                 "rater_advantage", "notes"),
 }
 ALL_TABLE_COLUMNS: tuple[str, ...] = ("table", *dict.fromkeys(c for cols in TABLE_COLUMNS.values() for c in cols))
 
@@ -92,9 +97,21 @@ def _flat(table: str, row: dict[str, Any]) -> dict[str, Any]:
             flat[f"alpha_{level}"] = value
         ci = row["alpha_ci95"] or (None, None)
         flat["alpha_ci95_low"], flat["alpha_ci95_high"] = ci
-    if "notes" in row:
+    if isinstance(row.get("notes"), list):
+        flat["notes"] = "; ".join(row["notes"])
+    elif "notes" in row:
         flat["notes"] = "; ".join(f"{k}: {v}" for k, v in row["notes"].items())
     return flat
+
+
+def _flats(table: str, row: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The CSV lines of one analysis row: one, except an alt-test row, which has one per human tested."""
+    flat = _flat(table, row)
+    if table != "alt_test" or not row["humans"]:
+        yield flat
+        return
+    for human in row["humans"]:
+        yield {**flat, **{f"rater_{k}" if k != "rater" else k: v for k, v in human.items()}}
 
 
 def table_rows(result: dict[str, Any], table: str | None = None) -> Iterator[tuple[Any, ...]]:
@@ -105,8 +122,9 @@ def table_rows(result: dict[str, Any], table: str | None = None) -> Iterator[tup
     yield columns
     for name in [table] if table else list(TABLE_COLUMNS):
         for row in result.get(name, []):  # a result cached before a table existed lacks it
-            flat = {"table": name, **_flat(name, row)}
-            yield tuple("" if flat.get(c) is None else flat[c] for c in columns)
+            for line in _flats(name, row):
+                flat = {"table": name, **line}
+                yield tuple("" if flat.get(c) is None else flat[c] for c in columns)
 
 
 def csv_text(rows: Iterable[Iterable[Any]]) -> str:
