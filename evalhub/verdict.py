@@ -104,7 +104,8 @@ def _headline(row: dict[str, Any], n_groups: int) -> dict[str, Any]:
                           + ", ".join(f"{h['rater']} (ρ_j = {_fmt(h['advantage'])})" for h in not_beaten))
             change.append("a larger ε grants the LLM more advantage for its lower cost; choose it by who your "
                           "raters are (below), not by the result")
-    return {"status": status, "text": text, "change": change, "row": row}
+    return {"status": status, "text": text, "change": change, "row": row, "beaten": len(beaten),
+            "tested": len(humans)}
 
 
 def verdict_context(result: dict[str, Any], *, can_set_epsilon: bool, epsilon: float) -> dict[str, Any]:
