@@ -8,6 +8,7 @@ The rows reuse the cells the analysis has already split (no query of their own) 
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,7 +52,9 @@ def alt_test_rows(data: StudyData, cells: dict[tuple[str, str, str], Cell], grou
     llm_pools = [p for p in data.pools if p.kind == "llm"]
     if not llm_pools:
         return []
-    names = {int(k): human.rater_labels.get(int(pk), f"rater-{int(pk)}") for k, pk in enumerate(human.raters)}
+    # Cells hold rater indices into the human pool's raters; the rows name them by external id.
+    names: dict[Hashable, str] = {
+        int(k): human.rater_labels.get(int(pk), f"rater-{int(pk)}") for k, pk in enumerate(human.raters)}
     n_items = max(int(data.item_ids.size), 1)
     rows = []
     questions = [q.key for q in data.questions]
@@ -70,7 +73,7 @@ def alt_test_rows(data: StudyData, cells: dict[tuple[str, str, str], Cell], grou
     return rows
 
 
-def _row(question: str, group: str, pool: Pool, parts: list[tuple[int, Cell, Cell]], names: dict[int, str],
+def _row(question: str, group: str, pool: Pool, parts: list[tuple[int, Cell, Cell]], names: dict[Hashable, str],
          n_items: int, settings: AltTestSettings) -> dict[str, Any]:
     def joined(arrays: list[np.ndarray], dtype: type) -> np.ndarray:
         return np.concatenate(arrays).astype(dtype, copy=False) if arrays else np.empty(0, dtype=dtype)
