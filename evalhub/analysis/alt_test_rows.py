@@ -27,7 +27,6 @@ class AltTestSettings:
 
     epsilon: float
     scoring: Scoring
-    scoring_default: bool  # chosen from the data (nominal -> accuracy, Likert -> neg_rmse), not overridden
 
     def as_json(self) -> dict[str, Any]:
         return {"epsilon": self.epsilon, "scoring": self.scoring, "q_fdr": Q_FDR,
@@ -42,7 +41,7 @@ def alt_test_settings(data: StudyData, options: AnalysisOptions) -> AltTestSetti
         raise ValueError(f"unknown alt-test scoring {scoring!r}; expected one of {', '.join(SCORINGS)}")
     if not 0.0 < epsilon < 1.0:
         raise ValueError(f"alt-test epsilon must be strictly between 0 and 1, got {epsilon}")
-    return AltTestSettings(epsilon=float(epsilon), scoring=scoring, scoring_default=options.alt_scoring is None)
+    return AltTestSettings(epsilon=float(epsilon), scoring=scoring)
 
 
 def alt_test_rows(data: StudyData, cells: dict[tuple[str, str, str], Cell], groups: list[str],
