@@ -144,11 +144,14 @@ def alt_test_report(rows: list[dict[str, Any]]) -> list[str]:
               fmt(r["advantage_probability"]), verdict_word(r["passed"]),
               str(sum(h["rejected"] for h in r["humans"])) + "/" + str(len(r["humans"]))] for r in rows]
     out.append(_table(["question", "group", "pool", "instances", "omega", "rho", "verdict", "beat/tested"], table))
-    humans = [[r["question"], r["group"], r["pool"], h["rater"], str(h["n"]), p_text(h["p"]).removeprefix("p = "),
-               "yes" if h["rejected"] else "no", fmt(h["advantage"])] for r in rows for h in r["humans"]]
+    humans = [[r["question"], r["group"], r["pool"], h["rater"], str(h["n"]),
+               p_text(h["p"]).removeprefix("p = ").removeprefix("p "), "yes" if h["rejected"] else "no",
+               fmt(h["advantage"])] for r in rows for h in r["humans"]]
     if humans:
         out += ["", "Per human: the one-sided t-test of d = W_h - W_llm against epsilon, and rho_j = mean(W_llm)"]
-        out.append(_table(["question", "group", "pool", "rater", "n", "p", "beaten", "rho_j"], humans))
+        out.append(_table(["question", "group", "pool", "rater", "n", "p", "beaten", "rho_j"], humans[:200]))
+        if len(humans) > 200:  # a crowd study has thousands of raters: the JSON and CSV have them all
+            out.append(f"... and {len(humans) - 200} more (see --format json or the alt_test CSV table)")
     notes = [f"{r['question']}/{r['group']}/{r['pool']}: {note}" for r in rows for note in r["notes"]]
     if notes:
         out += ["", "Alt-test notes:", *notes[:50]]
