@@ -75,13 +75,15 @@ def alt_test_rows(data: StudyData, cells: dict[tuple[str, str, str], Cell], grou
 def _row(question: str, group: str, pool: Pool, parts: list[tuple[int, Cell, Cell]], names: dict[Hashable, str],
          n_items: int, settings: AltTestSettings) -> dict[str, Any]:
     def joined(arrays: list[np.ndarray], dtype: type) -> np.ndarray:
+        if len(arrays) == 1:  # one question: the cell's own arrays, no copy
+            return arrays[0].astype(dtype, copy=False)
         return np.concatenate(arrays).astype(dtype, copy=False) if arrays else np.empty(0, dtype=dtype)
 
     result = alt_test_long(
         raters=joined([h.rater for _, h, _ in parts], np.int64),
-        instances=joined([k * n_items + h.item for k, h, _ in parts], np.int64),
+        instances=joined([k * n_items + h.item if k else h.item for k, h, _ in parts], np.int64),
         labels=joined([h.score for _, h, _ in parts], float),
-        llm_instances=joined([k * n_items + llm.item for k, _, llm in parts], np.int64),
+        llm_instances=joined([k * n_items + llm.item if k else llm.item for k, _, llm in parts], np.int64),
         llm_labels=joined([llm.score for _, _, llm in parts], float),
         scoring=settings.scoring,
         epsilon=settings.epsilon,
