@@ -93,6 +93,12 @@ class Study(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="studies"
     )
+    # The alternative annotator test's epsilon (issue 14): the advantage granted to the LLM for its lower
+    # cost. The paper's guidance: 0.2 expert annotators, 0.15 skilled, 0.1 crowd workers.
+    alt_epsilon = models.FloatField(
+        default=0.15,
+        help_text="Alt-test epsilon, strictly between 0 and 1: 0.2 experts, 0.15 skilled annotators, 0.1 crowd.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -114,6 +120,9 @@ class Study(models.Model):
             models.CheckConstraint(
                 condition=~models.Q(kind="categorical") | models.Q(scale_min=1),
                 name="study_categorical_scale_codes_from_1",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(alt_epsilon__gt=0, alt_epsilon__lt=1), name="study_alt_epsilon_between_0_and_1"
             ),
         ]
 

@@ -22,6 +22,7 @@ from evalhub.analysis import ALL_GROUPS, HUMAN, AnalysisOptions, pool_labels, st
 from evalhub.evidence import evidence_context
 from evalhub.exports import TABLE_COLUMNS, csv_lines, rating_rows, table_rows
 from evalhub.text_report import SIGNIFICANCE, p_text, pool_label, result_pool_labels, stars, welch_sentence
+from evalhub.verdict import may_set_epsilon, verdict_context
 
 
 class FilterForm(forms.Form):
@@ -65,7 +66,9 @@ def study_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         return render(request, "evalhub/dashboard.html", {"study": study, "form": form}, status=400)
     result = study_analysis_cached(study=study, options=form.options(charts_wanted=True))
     context = {"study": study, "form": form, "query": request.GET.urlencode(), "tables": list(TABLE_COLUMNS),
-               **dashboard_context(result)}
+               **dashboard_context(result),
+               "verdict": verdict_context(result, epsilon=study.alt_epsilon,
+                                          can_set_epsilon=may_set_epsilon(user=request.user, study=study))}
     return render(request, "evalhub/dashboard.html", context)
 
 

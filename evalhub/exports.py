@@ -44,6 +44,11 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "ceiling": ("question", "group", "pool", "scoring", "rater", "n_items", "human", "human_ci95_low",
                 "human_ci95_high", "judge", "judge_ci95_low", "judge_ci95_high", "judge_better", "summary",
                 "notes", "pool_label"),
+    # The alternative annotator test: one line per (row, human tested); a row with no human tested has one
+    # line with the human columns empty. The row's own columns repeat on each of its lines.
+    "alt_test": ("question", "group", "pool", "scoring", "epsilon", "q_fdr", "n_instances", "winning_rate",
+                 "advantage_probability", "passed", "rater", "rater_n", "rater_p", "rater_rejected",
+                 "rater_advantage", "notes", "pool_label"),
 }
 ALL_TABLE_COLUMNS: tuple[str, ...] = ("table", *dict.fromkeys(c for cols in TABLE_COLUMNS.values() for c in cols))
 
@@ -107,13 +112,16 @@ def _flat(table: str, row: dict[str, Any]) -> dict[str, Any]:
         flat["alpha_ci95_low"], flat["alpha_ci95_high"] = ci
     if "ci95" in row:
         flat["ci95_low"], flat["ci95_high"] = row["ci95"] or (None, None)
-    if "notes" in row:
+    if isinstance(row.get("notes"), list):
+        flat["notes"] = "; ".join(row["notes"])
+    elif "notes" in row:
         flat["notes"] = "; ".join(f"{k}: {v}" for k, v in row["notes"].items())
     return flat
 
 
 def _expanded(table: str, row: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """The CSV rows of one JSON row: one, except a confusion matrix (one per cell) and a ceiling (one per rater)."""
+    """The CSV rows of one JSON row: one, except a confusion matrix (one per cell), a ceiling (one per rater)
+    and an alt-test row (one per human tested)."""
     if table == "confusion":
         for labels, counts in zip(row["labels"], row["counts"], strict=True):
             for label, count in zip(row["labels"], counts, strict=True):
@@ -125,6 +133,10 @@ def _expanded(table: str, row: dict[str, Any]) -> Iterator[dict[str, Any]]:
             for key in ("human_ci95", "judge_ci95"):
                 flat[f"{key}_low"], flat[f"{key}_high"] = rater[key] or (None, None)
             yield flat
+    elif table == "alt_test" and row["humans"]:
+        flat = _flat(table, row)
+        for human in row["humans"]:
+            yield {**flat, **{f"rater_{k}" if k != "rater" else k: v for k, v in human.items()}}
     else:
         yield _flat(table, row)
 

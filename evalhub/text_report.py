@@ -152,6 +152,7 @@ def text_report(result: dict[str, Any]) -> str:
                 for r in table["rows"]]
         out.append(_table(["question", "method", "run", "raters", "n", "missing", "accuracy", "MAE",
                            "rater-mean accuracy", "rater-mean MAE"], rows))
+    out += alt_test_report(result.get("alt_test", []), result_pool_labels(result))
     out += _evidence_lines(result)
     for table, reason in result.get("not_computed", {}).items():
         out += ["", f"== {table}: not computed ({reason})"]
@@ -162,6 +163,39 @@ def text_report(result: dict[str, Any]) -> str:
         if len(notes) > 50:
             out.append(f"... and {len(notes) - 50} more (see --format json)")
     return "\n".join(out) + "\n"
+
+
+def alt_test_report(rows: list[dict[str, Any]], labels: dict[str, str] | None = None) -> list[str]:
+    """The alternative annotator test as text lines: one line per row, then the per-human table and notes;
+    pools by their labels."""
+    if not rows:
+        return []
+    first = rows[0]
+    out = ["", f"== Alternative annotator test: may the LLM pool replace the human raters? "
+               f"(scoring {first['scoring']}, epsilon {first['epsilon']}, Benjamini-Yekutieli q {first['q_fdr']})"]
+    table = [[r["question"], r["group"], pool_label(r["pool"], labels), str(r["n_instances"]), fmt(r["winning_rate"]),
+              fmt(r["advantage_probability"]), verdict_word(r["passed"]),
+              str(sum(h["rejected"] for h in r["humans"])) + "/" + str(len(r["humans"]))] for r in rows]
+    out.append(_table(["question", "group", "pool", "instances", "omega", "rho", "verdict", "beat/tested"], table))
+    humans = [[r["question"], r["group"], pool_label(r["pool"], labels), h["rater"], str(h["n"]),
+               p_text(h["p"]).removeprefix("p = ").removeprefix("p "), "yes" if h["rejected"] else "no",
+               fmt(h["advantage"])] for r in rows for h in r["humans"]]
+    if humans:
+        out += ["", "Per human: the one-sided t-test of d = W_h - W_llm against epsilon, and rho_j = mean(W_llm)"]
+        out.append(_table(["question", "group", "pool", "rater", "n", "p", "beaten", "rho_j"], humans[:200]))
+        if len(humans) > 200:  # a crowd study has thousands of raters: the JSON and CSV have them all
+            out.append(f"... and {len(humans) - 200} more (see --format json or the alt_test CSV table)")
+    notes = [f"{r['question']}/{r['group']}/{pool_label(r['pool'], labels)}: {note}"
+             for r in rows for note in r["notes"]]
+    if notes:
+        out += ["", "Alt-test notes:", *notes[:50]]
+        if len(notes) > 50:
+            out.append(f"... and {len(notes) - 50} more (see --format json)")
+    return out
+
+
+def verdict_word(passed: bool | None) -> str:
+    return "no verdict" if passed is None else "passes" if passed else "cannot yet"
 
 
 def _evidence_lines(result: dict[str, Any]) -> list[str]:

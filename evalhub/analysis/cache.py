@@ -32,7 +32,8 @@ def ratings_fingerprint(study: Study) -> tuple[Any, ...]:
     items = counted_items(study=study).order_by().aggregate(n=Count("id"), last=Max("id"))
     runs = tuple(JudgeRun.objects.filter(study=study).order_by("id").values_list("id", "status", "judge__name"))
     return (study.slug, study.title, tuple(question_ids), study.scale_min, study.scale_max, tuple(study.groups),
-            repr(study.contrasts), tuple(human.values()), tuple(llm.values()), tuple(items.values()), runs)
+            repr(study.contrasts), study.alt_epsilon,  # the alt-test's epsilon is the study's unless overridden
+            tuple(human.values()), tuple(llm.values()), tuple(items.values()), runs)
 
 
 def study_analysis_cached(*, study: Study, options: AnalysisOptions | None = None) -> dict[str, Any]:

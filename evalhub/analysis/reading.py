@@ -23,6 +23,7 @@ from annotations.models import HumanRating, Question, Rater, Study
 from annotations.selectors import counted_items
 from evalhub import stats
 from evalhub.per_rater_analysis import per_rater_predictions
+from evalhub.stats.alt_test import Scoring
 from llmjudge.kinds import is_per_rater
 from llmjudge.models import JudgeRun, LLMRating
 
@@ -43,6 +44,8 @@ class AnalysisOptions:
     n_boot: int = 1000
     seed: int = 0
     charts: bool = False  # also return score distributions and the item-mean scatter
+    alt_epsilon: float | None = None  # the alternative annotator test's epsilon; None: the study's
+    alt_scoring: Scoring | None = None  # None: accuracy for nominal data, negative RMSE for Likert
 
 
 @dataclass

@@ -17,6 +17,7 @@ import numpy as np
 from annotations.models import Study
 from evalhub import stats
 from evalhub.analysis.agreement_rows import adjust_p, agreement_sections
+from evalhub.analysis.alt_test_rows import alt_test_rows, alt_test_settings
 from evalhub.analysis.cells import Cell, study_cells
 from evalhub.analysis.chart_data import item_mean_scatter, score_distributions
 from evalhub.analysis.reading import ALL_GROUPS, HUMAN, AnalysisOptions, Pool, StudyData, WelchUnit, study_data
@@ -177,6 +178,7 @@ def analysis_from_data(data: StudyData, options: AnalysisOptions) -> dict[str, A
     if len(data.groups) > 1 and options.groups is not None and ALL_GROUPS in options.groups:
         shown_groups.append(ALL_GROUPS)
     llm_pools = [p for p in data.pools if p.kind == "llm"]
+    alt_settings = alt_test_settings(data, options)
     result: dict[str, Any] = {
         "schema": SCHEMA_VERSION,
         "study": {
@@ -191,7 +193,7 @@ def analysis_from_data(data: StudyData, options: AnalysisOptions) -> dict[str, A
         "settings": {"ci_level": data.ci_level, "ci_n_boot": options.n_boot, "ci_seed": options.seed,
                      "measurement": "nominal" if data.nominal else "ordinal",
                      "welch_unit": options.welch_unit, "value_domain": data.domain,
-                     "pairwise_max_raters": PAIRWISE_MAX_RATERS},
+                     "pairwise_max_raters": PAIRWISE_MAX_RATERS, "alt_test": alt_settings.as_json()},
         "pools": [p.as_json() for p in data.pools],
         "cells": [],
         "kendall": [],
@@ -227,6 +229,8 @@ def analysis_from_data(data: StudyData, options: AnalysisOptions) -> dict[str, A
                 result["welch"].append(_welch_row(
                     question.key, pool, cells.get((question.key, group_a, pool.name)),
                     cells.get((question.key, group_b, pool.name)), group_a, group_b, options.welch_unit))
+    # The verdict: may each LLM pool replace the human raters (the alternative annotator test)?
+    result["alt_test"] = alt_test_rows(data, cells, shown_groups, alt_settings)
     # Issue 19: kappa, confusion and the human ceiling beside the verdict; stars and sentences on the
     # Welch contrasts use Benjamini-Hochberg adjusted p-values (raw p stays in "p").
     result.update(agreement_sections(data, cells, shown_groups, options, result["cells"]))

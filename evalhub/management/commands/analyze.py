@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -8,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotations.models import Study
 from evalhub.analysis import AnalysisOptions, study_analysis
 from evalhub.exports import csv_lines, table_rows
+from evalhub.stats.alt_test import SCORINGS
 from evalhub.text_report import text_report
 
 
@@ -26,11 +28,20 @@ def add_filter_arguments(parser: CommandParser) -> None:
                         help="Welch over per-item means (default, as the paper) or all individual ratings.")
     parser.add_argument("--n-boot", type=int, default=1000, help="Bootstrap replicates for alpha's 95%% CI.")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--alt-epsilon", type=float, default=None,
+                        help="Alternative annotator test: epsilon, strictly between 0 and 1 (default: the study's; "
+                             "the paper's guidance: 0.2 experts, 0.15 skilled annotators, 0.1 crowd workers).")
+    parser.add_argument("--alt-scoring", choices=list(SCORINGS), default=None,
+                        help="Alternative annotator test: scoring (default: accuracy for nominal data, "
+                             "neg_rmse for Likert scores).")
 
 
 def options_from(options: dict[str, Any]) -> AnalysisOptions:
     if options["n_boot"] < 1:
         raise CommandError("--n-boot must be at least 1")
+    epsilon = options.get("alt_epsilon")
+    if epsilon is not None and not (math.isfinite(epsilon) and 0.0 < epsilon < 1.0):
+        raise CommandError(f"--alt-epsilon must be strictly between 0 and 1, got {epsilon}")
     return AnalysisOptions(
         runs=tuple(options["runs"]) if options["runs"] else None,
         questions=tuple(options["questions"]) if options["questions"] else None,
@@ -38,6 +49,8 @@ def options_from(options: dict[str, Any]) -> AnalysisOptions:
         welch_unit="ratings" if options["welch_unit"] == "ratings" else "item means",
         n_boot=options["n_boot"],
         seed=options["seed"],
+        alt_epsilon=epsilon,
+        alt_scoring=options.get("alt_scoring"),
     )
 
 
