@@ -54,6 +54,20 @@ def rater(story_study):
     return Rater.objects.create(study=story_study, external_id="rater-a")
 
 
+@pytest.fixture
+def fresh_cache():
+    """An empty cache before and after the test: analyses and login-failure counts are cached, and a
+    rolled-back test database hands the same ids to the next test's objects.
+
+    Used with ``pytest.mark.usefixtures("fresh_cache")``; not autouse, because under REDIS_URL the cache
+    is Redis and clearing it flushes the broker's queues too."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     # PBKDF2's deliberate slowness costs half a second per user; tests need no protection.
