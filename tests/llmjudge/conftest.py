@@ -2,12 +2,12 @@
 the browser tests: headless Chromium, a live server per test and stand-ins for the Celery worker."""
 from __future__ import annotations
 
-import os
 import threading
 
 import pytest
 from django.db import connection
 
+from tests.support.browser import chromium
 from tests.support.openai_server import Behaviour, OpenAIServer
 
 
@@ -66,29 +66,13 @@ def story_with_items(story_study):
     return story_study
 
 
-CHROMIUM = "/usr/bin/chromium"
-
-
 @pytest.fixture
 def browser_page(monkeypatch):
-    if not os.path.exists(CHROMIUM):
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{CHROMIUM} is missing")
-        pytest.skip("no Chromium on this machine")
-    # Playwright's sync API runs its own event loop; pytest-django's async-unsafe check would
-    # otherwise refuse the ORM calls this test makes around it.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
-        )
-        try:
-            yield browser.new_page()
-        finally:
-            browser.close()
+    with chromium() as browser:
+        # Playwright's sync API runs its own event loop; pytest-django's async-unsafe check would
+        # otherwise refuse the ORM calls this test makes around it.
+        monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        yield browser.new_page()
 
 
 @pytest.fixture
@@ -146,6 +130,31 @@ def inline_chunks(monkeypatch):
 
     monkeypatch.setattr(tasks.judge_chunk, "apply_async", apply_async)
     return done
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """Chunks enqueued by the pages, captured instead of sent to the broker (run them with work_off)."""
+    from llmjudge import tasks
+
+    captured: list[tuple[int, list[int]]] = []
+    monkeypatch.setattr(tasks.judge_chunk, "apply_async", lambda args, queue: captured.append(tuple(args)))
+    return captured
+
+
+def work_off(sent: list[tuple[int, list[int]]]) -> None:
+    """What a worker does with the chunks captured by ``sent``: call the task with the same arguments."""
+    from llmjudge import tasks
+
+    while sent:
+        run_id, ids = sent.pop(0)
+        tasks.judge_chunk(run_id, ids)
+
+
+@pytest.fixture
+def owner_client(client, researcher):
+    client.force_login(researcher)
+    return client
 
 
 @pytest.fixture

@@ -8,32 +8,13 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from llmjudge import tasks
 from llmjudge.models import Judge, JudgeRun
 from tests.conftest import shared_path
+from tests.llmjudge.conftest import work_off
 from tests.llmjudge.kinds_integration.test_kinds_end_to_end import rated_study, scripted_answer  # noqa: F401
 from tests.support.openai_server import Behaviour
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def sent(monkeypatch):
-    captured: list[tuple[int, list[int]]] = []
-    monkeypatch.setattr(tasks.judge_chunk, "apply_async", lambda args, queue: captured.append(tuple(args)))
-    return captured
-
-
-@pytest.fixture
-def owner_client(client, researcher):
-    client.force_login(researcher)
-    return client
-
-
-def _work_off(sent) -> None:
-    while sent:
-        run_id, ids = sent.pop(0)
-        tasks.judge_chunk(run_id, ids)
 
 
 def _server_judge(server, name: str, kind: str, options: dict | None = None, samples: int = 1) -> Judge:
@@ -49,7 +30,7 @@ def _launch(owner_client, slug: str, judge: Judge, sent, capture, **fields) -> J
         response = owner_client.post(reverse("llmjudge:run_start", args=[slug]), {"judge": judge.pk, **fields})
     run = JudgeRun.objects.filter(judge=judge).latest("id")
     assert response.status_code == 302 and response["Location"] == reverse("llmjudge:run_detail", args=[run.pk])
-    _work_off(sent)
+    work_off(sent)
     run.refresh_from_db()
     assert run.status == "done", run.error
     return run
