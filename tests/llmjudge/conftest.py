@@ -2,6 +2,7 @@
 the browser tests: headless Chromium, a live server per test and stand-ins for the Celery worker."""
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
@@ -9,6 +10,7 @@ from django.db import connection
 
 from tests.support.browser import chromium
 from tests.support.openai_server import Behaviour, OpenAIServer
+from tests.support.tiny_model import build_tiny_model
 
 
 @pytest.fixture
@@ -161,3 +163,20 @@ def owner_client(client, researcher):
 def chunk_worker(request):
     """Threads on a database server (the browser watches the run progress), inline chunks on SQLite."""
     return request.getfixturevalue("inline_chunks" if connection.vendor == "sqlite" else "worker_threads")
+
+
+def _require_torch() -> None:
+    try:
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError:
+        if os.environ.get("CI") == "true":
+            pytest.fail("torch/transformers missing: CI installs requirements-gpu.lock (make install-gpu)")
+        pytest.skip("torch/transformers not installed (make install-gpu)")
+
+
+@pytest.fixture(scope="session")  # built once: the local-model and transformers-backend tests share it
+def tiny_model_path(tmp_path_factory):
+    _require_torch()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    return str(build_tiny_model(tmp_path_factory.mktemp("tiny-gpt2")))
