@@ -1,7 +1,9 @@
-"""Shared fixtures: the three standing personas and studies made from the protocol templates."""
+"""Shared fixtures: the three standing personas and studies made from the protocol templates; the
+``services`` marker for tests that need PostgreSQL, Redis or their server binaries."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -52,6 +54,20 @@ def rater(story_study):
     return Rater.objects.create(study=story_study, external_id="rater-a")
 
 
+@pytest.fixture
+def fresh_cache():
+    """An empty cache before and after the test: analyses and login-failure counts are cached, and a
+    rolled-back test database hands the same ids to the next test's objects.
+
+    Used with ``pytest.mark.usefixtures("fresh_cache")``; not autouse, because under REDIS_URL the cache
+    is Redis and clearing it flushes the broker's queues too."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     # PBKDF2's deliberate slowness costs half a second per user; tests need no protection.
@@ -67,3 +83,58 @@ def _forget_full_items():
     services._full_items.clear()
     yield
     services._full_items.clear()
+
+
+def _postgresql() -> bool:
+    from django.db import connection
+
+    return connection.vendor == "postgresql"
+
+
+def _redis() -> bool:
+    from django.conf import settings
+
+    return bool(settings.REDIS_URL)
+
+
+def _redis_server() -> bool:
+    from tests.support.private_services import redis_available
+
+    return redis_available()
+
+
+def _postgresql_binaries() -> bool:
+    from tests.support.private_services import postgres_available
+
+    return postgres_available()
+
+
+# What ``@pytest.mark.services(...)`` may name: how to tell the service is there, and what to set if not.
+SERVICES: dict[str, tuple[Callable[[], bool], str]] = {
+    "postgresql": (_postgresql, "PostgreSQL (set DATABASE_URL)"),
+    "redis": (_redis, "Redis (set REDIS_URL)"),
+    "redis-server": (_redis_server, "redis-server on PATH"),
+    "postgresql-binaries": (_postgresql_binaries, "PostgreSQL 15 binaries (EVALHUB_PG_BIN)"),
+}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """The one rule for ``@pytest.mark.services("postgresql", "redis", reason=...)``: a test whose services
+    are missing is skipped, with what to set; with EVALHUB_REQUIRE_SERVICES=1 (CI's PostgreSQL pass) it
+    fails instead, so a misconfigured CI cannot pass by skipping. Checked before any fixture runs."""
+    marks = list(item.iter_markers("services"))
+    if not marks:
+        return
+    names = list(dict.fromkeys(name for mark in marks for name in mark.args))
+    unknown = [name for name in names if name not in SERVICES]
+    if unknown or not names:
+        pytest.fail(f"@pytest.mark.services: name one or more of {', '.join(SERVICES)} (got {unknown or 'none'})")
+    missing = [SERVICES[name][1] for name in names if not SERVICES[name][0]()]
+    if not missing:
+        return
+    reasons = [mark.kwargs["reason"] for mark in marks if "reason" in mark.kwargs]
+    message = f"needs {', '.join(missing)}" + "".join(f": {reason}" for reason in reasons)
+    if os.environ.get("EVALHUB_REQUIRE_SERVICES") == "1":
+        pytest.fail(f"EVALHUB_REQUIRE_SERVICES=1: {message}", pytrace=False)
+    pytest.skip(message)

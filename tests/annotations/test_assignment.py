@@ -15,14 +15,7 @@ from annotations.services import (
     question_parts,
     rating_submit,
 )
-from tests.annotations.raterkit import add_story_items, open_study
-
-
-@pytest.fixture
-def study(story_study):
-    open_study(story_study)
-    add_story_items(story_study)
-    return story_study
+from tests.annotations.raterkit import add_story_items
 
 
 def _start(study: Study, **rater_fields: object):

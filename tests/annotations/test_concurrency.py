@@ -10,7 +10,7 @@ import time
 from datetime import timedelta
 
 import pytest
-from django.db import connection, connections, transaction
+from django.db import connections, transaction
 from django.test import Client
 from django.utils import timezone
 
@@ -18,13 +18,10 @@ from annotations.models import HumanRating, ItemClaim, Rater, Study
 from annotations.services import assignment_next_step, assignment_start, rating_submit
 from tests.annotations.raterkit import add_story_items, open_study, page_key, url_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def _postgres_only(db):
-    if connection.vendor != "postgresql":
-        pytest.skip("concurrency needs PostgreSQL (SQLite serialises writers)")
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.services("postgresql", reason="SQLite serialises writers"),
+]
 
 
 def _together(*calls) -> list[object]:

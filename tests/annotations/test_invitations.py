@@ -8,14 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotations.models import Assignment, Rater, Study
-from tests.annotations.raterkit import add_story_items, open_study
-
-
-@pytest.fixture
-def study(story_study):
-    open_study(story_study)
-    add_story_items(story_study)
-    return story_study
+from tests.annotations.raterkit import open_study
 
 
 def test_invite_prints_one_working_url_per_line(client, study):

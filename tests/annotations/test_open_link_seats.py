@@ -3,18 +3,12 @@ end, and a rater who arrives at a full study gets an honest page and no completi
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
 from django.test import Client
 
 from annotations.models import Assignment, ItemClaim, Rater
 from tests.annotations.raterkit import add_story_items, answer, open_study, page_key, url_of
 
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    cache.clear()
-    yield
-    cache.clear()
+pytestmark = pytest.mark.usefixtures("fresh_cache")
 
 
 @pytest.fixture

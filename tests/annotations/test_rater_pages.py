@@ -11,13 +11,6 @@ from tests.annotations.raterkit import add_story_items, answer, open_study, page
 
 
 @pytest.fixture
-def study(story_study):
-    open_study(story_study)
-    add_story_items(story_study)
-    return story_study
-
-
-@pytest.fixture
 def invited(study):
     return Rater.objects.create(study=study)
 

@@ -5,13 +5,13 @@ Locally, a machine without /usr/bin/chromium skips these tests; under CI=true a 
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
+from tests.support.browser import chromium
+
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 
 
@@ -31,19 +31,8 @@ def _sync_orm_beside_playwright() -> Iterator[None]:
 
 @pytest.fixture(scope="module")  # Playwright's loop must stop before the rest of the suite runs
 def browser() -> Iterator[object]:
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"Chromium is missing at {CHROMIUM}: CI must run the browser tests")
-        pytest.skip(f"no Chromium at {CHROMIUM}")
-    from playwright.sync_api import sync_playwright  # a dev dependency: missing means a broken install
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
-        )
+    with chromium() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -1,16 +1,14 @@
 """The demo study's dashboard in real headless Chromium: tables and charts are there and visible."""
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 
 from evalhub.demo import demo_load
 from tests.evalhub.factories import import_long
+from tests.support.browser import chromium
 
-CHROMIUM = "/usr/bin/chromium"
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 
 
@@ -31,20 +29,8 @@ def demo_story(transactional_db, tmp_path):
 
 @pytest.fixture
 def browser_page(demo_story):
-    if not shutil.which(CHROMIUM):
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{CHROMIUM} is missing: CI must run the browser tests")
-        pytest.skip(f"{CHROMIUM} is not installed")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
-        )
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        yield page
-        browser.close()
+    with chromium() as browser:
+        yield browser.new_page(viewport={"width": 1400, "height": 1000})
 
 
 @pytest.mark.e2e

@@ -11,12 +11,11 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from llmjudge.models import Judge
-from tests.llmjudge.test_worker_kill import _require_services, _start_worker, _wait_for
+from tests.support.celery_worker import service_env, start_worker, wait_for
 
 
-@pytest.mark.services
-def test_api_round_trip_through_a_real_worker(transactional_db, researcher):
-    _require_services()
+@pytest.mark.services("postgresql", "redis", reason="the test and a real worker share the database and the broker")
+def test_api_round_trip_through_a_real_worker(transactional_db, researcher, settings):
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=researcher).key}")
     assert api.post("/api/studies/", {"slug": "trip", "template": "story-likert"}, format="json").status_code == 201
@@ -27,7 +26,7 @@ def test_api_round_trip_through_a_real_worker(transactional_db, researcher):
     items.name = "items.csv"
     assert api.post("/api/studies/trip/items/", {"file": items}, format="multipart").json() == {"created_items": 3}
     Judge.objects.create(name="offline", backend="fake", model="fake", samples=3, owner=researcher)
-    worker = _start_worker("roundtrip")
+    worker = start_worker("roundtrip", service_env(redis_url=settings.REDIS_URL))
     try:
         started = api.post("/api/studies/trip/runs/", {"judge": "offline"}, format="json")
         assert started.status_code == 201, started.content
@@ -36,7 +35,7 @@ def test_api_round_trip_through_a_real_worker(transactional_db, researcher):
         def finished() -> bool:
             return api.get(f"/api/runs/{run_id}/").json()["status"] == "done"
 
-        _wait_for(finished, 60, "the worker to finish the run")
+        wait_for(finished, 60, "the worker to finish the run")
     finally:
         os.killpg(worker.pid, signal.SIGTERM)
         worker.wait(timeout=30)

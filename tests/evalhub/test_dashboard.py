@@ -8,7 +8,6 @@ import re
 
 import pytest
 from django.contrib.auth.models import Permission
-from django.core.cache import cache
 from django.http import StreamingHttpResponse
 
 from annotations.models import HumanRating
@@ -16,15 +15,7 @@ from evalhub.analysis import AnalysisOptions, study_analysis
 from evalhub.exports import RATING_COLUMNS, TABLE_COLUMNS
 from tests.evalhub.factories import import_long
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _empty_cache():
-    # The dashboard caches analyses; a test must not see another test's (ids are reused across tests).
-    cache.clear()
-    yield
-    cache.clear()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
 
 
 @pytest.fixture

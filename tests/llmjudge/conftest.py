@@ -8,7 +8,9 @@ import threading
 import pytest
 from django.db import connection
 
+from tests.support.browser import chromium
 from tests.support.openai_server import Behaviour, OpenAIServer
+from tests.support.tiny_model import build_tiny_model
 
 
 @pytest.fixture
@@ -67,29 +69,13 @@ def story_with_items(story_study):
     return story_study
 
 
-CHROMIUM = "/usr/bin/chromium"
-
-
 @pytest.fixture
 def browser_page(monkeypatch):
-    if not os.path.exists(CHROMIUM):
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{CHROMIUM} is missing")
-        pytest.skip("no Chromium on this machine")
-    # Playwright's sync API runs its own event loop; pytest-django's async-unsafe check would
-    # otherwise refuse the ORM calls this test makes around it.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
-        )
-        try:
-            yield browser.new_page()
-        finally:
-            browser.close()
+    with chromium() as browser:
+        # Playwright's sync API runs its own event loop; pytest-django's async-unsafe check would
+        # otherwise refuse the ORM calls this test makes around it.
+        monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        yield browser.new_page()
 
 
 @pytest.fixture
@@ -150,6 +136,48 @@ def inline_chunks(monkeypatch):
 
 
 @pytest.fixture
+def sent(monkeypatch):
+    """Chunks enqueued by the pages, captured instead of sent to the broker (run them with work_off)."""
+    from llmjudge import tasks
+
+    captured: list[tuple[int, list[int]]] = []
+    monkeypatch.setattr(tasks.judge_chunk, "apply_async", lambda args, queue: captured.append(tuple(args)))
+    return captured
+
+
+def work_off(sent: list[tuple[int, list[int]]]) -> None:
+    """What a worker does with the chunks captured by ``sent``: call the task with the same arguments."""
+    from llmjudge import tasks
+
+    while sent:
+        run_id, ids = sent.pop(0)
+        tasks.judge_chunk(run_id, ids)
+
+
+@pytest.fixture
+def owner_client(client, researcher):
+    client.force_login(researcher)
+    return client
+
+
+@pytest.fixture
 def chunk_worker(request):
     """Threads on a database server (the browser watches the run progress), inline chunks on SQLite."""
     return request.getfixturevalue("inline_chunks" if connection.vendor == "sqlite" else "worker_threads")
+
+
+def _require_torch() -> None:
+    try:
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError:
+        if os.environ.get("CI") == "true":
+            pytest.fail("torch/transformers missing: CI installs requirements-gpu.lock (make install-gpu)")
+        pytest.skip("torch/transformers not installed (make install-gpu)")
+
+
+@pytest.fixture(scope="session")  # built once: the local-model and transformers-backend tests share it
+def tiny_model_path(tmp_path_factory):
+    _require_torch()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    return str(build_tiny_model(tmp_path_factory.mktemp("tiny-gpt2")))

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-from django.db import connection
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -16,9 +15,8 @@ def session_cookie(story_with_items, make_judge, researcher, client):
     return client.cookies["sessionid"].value
 
 
+@pytest.mark.services("postgresql", reason="a second thread writing needs a real database server")
 def test_the_progress_bar_moves_to_100_percent_in_the_browser(session_cookie, live_url, browser_page, worker_threads):
-    if connection.vendor == "sqlite":
-        pytest.skip("a second thread writing needs a real database server (runs in the PostgreSQL pass)")
     page = browser_page
     page.context.add_cookies([{"name": "sessionid", "value": session_cookie, "url": live_url}])
     page.goto(f"{live_url}/llm/studies/story/")

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 import uuid
 
@@ -11,15 +10,7 @@ from django.conf import settings
 
 from llmjudge.limits import LocalLimiter, RedisLimiter
 
-REQUIRED = os.environ.get("EVALHUB_REQUIRE_SERVICES") == "1"
-
-
-def _redis_url() -> str:
-    if not settings.REDIS_URL:
-        if REQUIRED:
-            pytest.fail("EVALHUB_REQUIRE_SERVICES=1 but REDIS_URL is not set")
-        pytest.skip("embedded run: no Redis, limits are process-local")
-    return settings.REDIS_URL
+NEEDS_REDIS = pytest.mark.services("redis", reason="embedded runs keep limits process-local")
 
 
 async def _max_in_flight(limiters, calls_each: int, hold: float = 0.03) -> int:
@@ -53,8 +44,9 @@ def test_local_limiter_paces_requests_per_minute():
     assert 0.9 <= asyncio.run(go()) < 3
 
 
+@NEEDS_REDIS
 def test_two_workers_share_one_concurrency_limit_through_redis():
-    url, key = _redis_url(), f"test-{uuid.uuid4().hex}"
+    url, key = settings.REDIS_URL, f"test-{uuid.uuid4().hex}"
 
     async def go():
         workers = [RedisLimiter(url=url, judge_key=key, concurrency=4, rpm=None, lease_seconds=30) for _ in range(2)]
@@ -63,8 +55,9 @@ def test_two_workers_share_one_concurrency_limit_through_redis():
     assert asyncio.run(go()) == 4
 
 
+@NEEDS_REDIS
 def test_two_workers_share_one_requests_per_minute_limit_through_redis():
-    url, key = _redis_url(), f"test-{uuid.uuid4().hex}"
+    url, key = settings.REDIS_URL, f"test-{uuid.uuid4().hex}"
 
     async def go():
         workers = [RedisLimiter(url=url, judge_key=key, concurrency=100, rpm=1200, lease_seconds=30) for _ in range(2)]
@@ -76,8 +69,9 @@ def test_two_workers_share_one_requests_per_minute_limit_through_redis():
     assert 0.9 <= asyncio.run(go()) < 3
 
 
+@NEEDS_REDIS
 def test_a_lease_left_by_a_dead_worker_expires():
-    url, key = _redis_url(), f"test-{uuid.uuid4().hex}"
+    url, key = settings.REDIS_URL, f"test-{uuid.uuid4().hex}"
 
     async def go():
         dead = RedisLimiter(url=url, judge_key=key, concurrency=1, rpm=None, lease_seconds=0.3)
@@ -94,8 +88,9 @@ def test_a_lease_left_by_a_dead_worker_expires():
     assert 0.1 <= asyncio.run(go()) < 2
 
 
+@NEEDS_REDIS
 def test_one_redis_call_takes_leases_for_every_waiting_call_and_never_more_than_are_free():
-    url, key = _redis_url(), f"test-{uuid.uuid4().hex}"
+    url, key = settings.REDIS_URL, f"test-{uuid.uuid4().hex}"
 
     async def go():
         other = RedisLimiter(url=url, judge_key=key, concurrency=10, rpm=None, lease_seconds=30)

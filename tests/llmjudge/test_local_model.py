@@ -1,29 +1,6 @@
 """The local transformers model: loads once per process and generates for a batch, on the CPU here."""
 from __future__ import annotations
 
-import os
-
-import pytest
-
-from tests.support.tiny_model import build_tiny_model
-
-
-def _require_torch() -> None:
-    try:
-        import torch  # noqa: F401
-        import transformers  # noqa: F401
-    except ImportError:
-        if os.environ.get("CI") == "true":
-            pytest.fail("torch/transformers missing: CI installs requirements-gpu.lock (make install-gpu)")
-        pytest.skip("torch/transformers not installed (make install-gpu)")
-
-
-@pytest.fixture(scope="session")
-def tiny_model_path(tmp_path_factory):
-    _require_torch()
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    return str(build_tiny_model(tmp_path_factory.mktemp("tiny-gpt2")))
-
 
 def test_model_is_loaded_once_per_process(tiny_model_path):
     from llmjudge.local_model import LocalModel

@@ -13,18 +13,12 @@ from llmjudge.engine import TurnResult
 from llmjudge.models import Judge, JudgeRun, LLMRating
 from llmjudge.parsing import PARSER_VERSION
 from llmjudge.selectors import run_progress
+from tests.llmjudge.factories import run_inline as _run
 from tests.support.openai_server import REFUSAL_TEXT, Behaviour, expected_score
 
 pytestmark = pytest.mark.django_db
 
 FINAL = {"ok", "unparseable", "refused", "error"}
-
-
-def _run(study, judge, **overrides) -> JudgeRun:
-    run = judging.judge_run_start(study=study, judge=judge, overrides=overrides or None, enqueue=False)
-    judging.judge_run_execute_inline(run=run)
-    run.refresh_from_db()
-    return run
 
 
 def _keys(run):

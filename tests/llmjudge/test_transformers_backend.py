@@ -7,7 +7,6 @@ from django.core.management import call_command
 from annotations.models import Item
 from llmjudge import judging
 from llmjudge.models import Judge, LLMRating
-from tests.llmjudge.test_local_model import tiny_model_path  # noqa: F401 - fixture
 
 
 @pytest.fixture
@@ -18,7 +17,7 @@ def judged_study(story_study):
     return story_study
 
 
-def test_a_run_on_the_local_model_stores_one_rating_per_key_with_the_generated_text(judged_study, tiny_model_path):  # noqa: F811
+def test_a_run_on_the_local_model_stores_one_rating_per_key_with_the_generated_text(judged_study, tiny_model_path):
     judge = Judge.objects.create(name="tiny", backend="transformers", model=tiny_model_path, samples=2,
                                  max_tokens=6, seed=1, concurrency=8, options={"batch_size": 8})
     run = judging.judge_run_start(study=judged_study, judge=judge, enqueue=False)
@@ -35,7 +34,7 @@ def test_a_run_on_the_local_model_stores_one_rating_per_key_with_the_generated_t
     assert summary is not None
 
 
-def test_local_model_runs_go_to_the_gpu_queue_and_api_runs_to_the_llm_queue(judged_study, tiny_model_path):  # noqa: F811
+def test_local_model_runs_go_to_the_gpu_queue_and_api_runs_to_the_llm_queue(judged_study, tiny_model_path):
     local = Judge.objects.create(name="tiny", backend="transformers", model=tiny_model_path)
     remote = Judge.objects.create(name="api", backend="fake", model="fake")
     assert judging.run_queue(judging.judge_run_start(study=judged_study, judge=local, enqueue=False)) == "gpu"

@@ -4,31 +4,11 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from llmjudge import judging, tasks
+from llmjudge import judging
 from llmjudge.models import Experiment, JudgeRun
+from tests.llmjudge.conftest import work_off
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def sent(monkeypatch):
-    """Chunks enqueued by the pages, captured instead of sent to the broker."""
-    captured: list[tuple[int, list[int]]] = []
-    monkeypatch.setattr(tasks.judge_chunk, "apply_async", lambda args, queue: captured.append(tuple(args)))
-    return captured
-
-
-@pytest.fixture
-def owner_client(client, researcher):
-    client.force_login(researcher)
-    return client
-
-
-def _work_off(sent) -> None:
-    """What a worker does with the enqueued chunks: call the task with the same arguments."""
-    while sent:
-        run_id, ids = sent.pop(0)
-        tasks.judge_chunk(run_id, ids)
 
 
 def test_pages_require_login(client, story_with_items):
@@ -86,7 +66,7 @@ def test_run_judge_button_starts_a_run_and_the_progress_reaches_100_percent(
     assert b'role="progressbar"' in detail.content
     assert reverse("llmjudge:run_progress", args=[run.pk]).encode() in detail.content
 
-    _work_off(sent)
+    work_off(sent)
     after = owner_client.get(reverse("llmjudge:run_progress", args=[run.pk])).json()
     assert (after["done"], after["total"], after["percent"], after["status"]) == (36, 36, 100.0, "done")
     assert after["ok"] + after["unparseable"] + after["refused"] + after["failed"] == 36
@@ -193,7 +173,7 @@ def test_the_demo_has_an_offline_judge_that_judges_a_demo_study_from_the_browser
     with django_capture_on_commit_callbacks(execute=True):
         client.post(reverse("llmjudge:run_start", args=["demo-meaning"]), {"judge": judge.pk})
     run = JudgeRun.objects.get(study__slug="demo-meaning")
-    _work_off(sent)
+    work_off(sent)
     data = client.get(reverse("llmjudge:run_progress", args=[run.pk])).json()
     assert data["percent"] == 100.0 and data["status"] == "done"
 
@@ -204,7 +184,7 @@ def test_a_judge_on_a_localhost_openai_compatible_server_runs_from_the_browser(
     with django_capture_on_commit_callbacks(execute=True):
         owner_client.post(reverse("llmjudge:run_start", args=["story"]), {"judge": server_judge.pk})
     run = JudgeRun.objects.get()
-    _work_off(sent)
+    work_off(sent)
     data = owner_client.get(reverse("llmjudge:run_progress", args=[run.pk])).json()
     assert (data["percent"], data["status"], data["ok"]) == (100.0, "done", 36)
     assert openai_server.stats.requests == 36

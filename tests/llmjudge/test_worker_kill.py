@@ -1,72 +1,37 @@
 """A real Celery worker is SIGKILLed halfway through a run; a new worker completes it exactly once.
 
 Needs PostgreSQL and Redis (two processes share the database and the broker): skipped on the
-embedded default, and a failure, never a skip, when EVALHUB_REQUIRE_SERVICES=1.
+embedded default, and a failure, never a skip, when EVALHUB_REQUIRE_SERVICES=1 (the services marker).
 """
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 import redis
 from django.conf import settings
-from django.db import connection
 
 from annotations.models import Item
 from llmjudge import judging
 from llmjudge.models import Judge, JudgeRun
+from tests.support.celery_worker import service_env, start_worker, wait_for
 from tests.support.openai_server import Behaviour, OpenAIServer, expected_score
 
-REPO = Path(__file__).resolve().parents[2]
-REQUIRED = os.environ.get("EVALHUB_REQUIRE_SERVICES") == "1"
 VISIBILITY_TIMEOUT = 3
 
 
-def _require_services() -> None:
-    if connection.vendor == "postgresql" and settings.REDIS_URL:
-        return
-    if REQUIRED:
-        pytest.fail("EVALHUB_REQUIRE_SERVICES=1: the worker test needs PostgreSQL and Redis")
-    pytest.skip("needs PostgreSQL and Redis shared by two processes (set DATABASE_URL and REDIS_URL)")
-
-
 def _start_worker(name: str) -> subprocess.Popen:
-    db = connection.settings_dict
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"postgresql://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-        "REDIS_URL": settings.REDIS_URL,
-        # A message taken by the killed worker is delivered again after this many seconds.
-        "CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY_TIMEOUT),
-        "LLM_TIMEOUT": "5",
-    }
-    if db.get("PASSWORD"):
-        env["DATABASE_URL"] = f"postgresql://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-    return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "evalhub", "worker", "-Q", "llm", "-c", "1", "-n", f"{name}@%h",
-         "--loglevel", "WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"],
-        cwd=REPO, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
+    # A message taken by the killed worker is delivered again after VISIBILITY_TIMEOUT seconds.
+    env = service_env(redis_url=settings.REDIS_URL, CELERY_VISIBILITY_TIMEOUT=str(VISIBILITY_TIMEOUT), LLM_TIMEOUT="5")
+    return start_worker(name, env)
 
 
-def _wait_for(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-
-
-@pytest.mark.services
+@pytest.mark.services("postgresql", "redis", reason="two processes share the database and the broker")
 def test_a_run_survives_sigkill_of_its_worker_with_no_gap_and_no_duplicate(transactional_db, researcher, settings):
-    _require_services()
     from annotations.studies import study_create_from_template
 
     broker = redis.Redis.from_url(settings.REDIS_URL)
@@ -89,7 +54,7 @@ def test_a_run_survives_sigkill_of_its_worker_with_no_gap_and_no_duplicate(trans
             def done() -> int:
                 return run.ratings.exclude(status="pending").count()
 
-            _wait_for(lambda: done() >= total * 0.3, 60, "the first worker to answer 30 %")
+            wait_for(lambda: done() >= total * 0.3, 60, "the first worker to answer 30 %")
             os.killpg(workers[0].pid, signal.SIGKILL)
             workers[0].wait(timeout=10)
             at_kill = done()
@@ -98,7 +63,7 @@ def test_a_run_survives_sigkill_of_its_worker_with_no_gap_and_no_duplicate(trans
             assert done() == at_kill  # nobody works on the run while no worker lives
 
             workers.append(_start_worker("second"))
-            _wait_for(lambda: JudgeRun.objects.get(pk=run.pk).status == "done", 90, "the second worker to finish")
+            wait_for(lambda: JudgeRun.objects.get(pk=run.pk).status == "done", 90, "the second worker to finish")
         finally:
             for worker in workers:
                 if worker.poll() is None:

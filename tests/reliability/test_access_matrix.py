@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from django.core.cache import cache
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.authtoken.models import Token
@@ -38,11 +37,10 @@ from tests.reliability.access import (
     OTHER_TITLE,
     PERSONAS,
     World,
-    build_world,
 )
 from tests.reliability.snapshots import database_snapshot
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
 
 LOGIN = "login"  # 302 to the researchers' login page (settings.LOGIN_URL)
 ADMIN_LOGIN = "admin-login"  # 302 to the admin's login page
@@ -178,18 +176,6 @@ def admin_routes() -> list[tuple[str, str]]:
         path = re.sub(r"<(?:\w+:)?(\w+)>", lambda m: samples[m.group(1)], path)
         out.append((route, "/" + path.replace("^", "").replace("$", "")))
     return out
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    cache.clear()  # analyses and login-failure counts are cached
-    yield
-    cache.clear()
-
-
-@pytest.fixture
-def world(researcher, other_researcher) -> World:
-    return build_world(owner=researcher, other=other_researcher)
 
 
 def _request(client: Client, row: Row, w: World):

@@ -11,7 +11,6 @@ import time
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.cache import cache
 from django.core.management import call_command
 from django.test import Client
 
@@ -22,28 +21,16 @@ from llmjudge import judging
 from llmjudge.models import Judge, JudgeRun, LLMRating
 from tests.annotations.raterkit import page_key
 from tests.evalhub.test_settings import run_settings
-from tests.reliability.access import RAW_XSS_MARKERS, XSS, World, build_world
+from tests.reliability.access import RAW_XSS_MARKERS, XSS, World
 from tests.reliability.snapshots import database_snapshot
 from tests.reliability.test_access_matrix import MATRIX
 from tests.support.openai_server import Behaviour, OpenAIServer
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
 
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
 FORMULAS = ["=1+2", "+1+2", "-1+2", "@SUM(A1)", "\t=1+2", "\r=1+2"]
 DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    cache.clear()
-    yield
-    cache.clear()
-
-
-@pytest.fixture
-def world(researcher, other_researcher) -> World:
-    return build_world(owner=researcher, other=other_researcher)
 
 
 def _body(response) -> str:

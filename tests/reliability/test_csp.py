@@ -4,25 +4,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.core.cache import cache
 from django.test import Client
 
-from tests.reliability.access import World, build_world
 from tests.reliability.test_access_matrix import MATRIX, _request, admin_routes
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    cache.clear()
-    yield
-    cache.clear()
-
-
-@pytest.fixture
-def world(researcher, other_researcher) -> World:
-    return build_world(owner=researcher, other=other_researcher)
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
 
 
 def _nonce(response) -> str:

@@ -6,7 +6,7 @@ one LLMRating per key: either the run completes on its own, or it is left in a s
 ``manage.py judge_run RUN resume`` completes, and the test runs that command.
 
 Needs PostgreSQL (the test database is shared with the worker) and redis-server/PostgreSQL binaries:
-skipped on the embedded default, a failure when EVALHUB_REQUIRE_SERVICES=1.
+skipped on the embedded default, a failure when EVALHUB_REQUIRE_SERVICES=1 (the services marker).
 The fault rates of the server test are configurable: EVALHUB_FAULT_RATES="429=0.1,500=0.1,garbage=0.08,timeout=0.03".
 """
 from __future__ import annotations
@@ -33,30 +33,12 @@ from tests.support.private_services import (
     PrivatePostgres,
     PrivateRedis,
     free_port,
-    postgres_available,
-    redis_available,
 )
 
-REQUIRED = os.environ.get("EVALHUB_REQUIRE_SERVICES") == "1"
 ITEMS, SAMPLES, QUESTIONS = 10, 3, 4  # the story-likert template asks four questions
 TOTAL = ITEMS * SAMPLES * QUESTIONS
 
-pytestmark = pytest.mark.services
-
-
-def _require(*, private_postgres: bool = False) -> None:
-    missing = []
-    if connection.vendor != "postgresql":
-        missing.append("PostgreSQL (set DATABASE_URL)")
-    if not redis_available():
-        missing.append("redis-server on PATH")
-    if private_postgres and not postgres_available():
-        missing.append("PostgreSQL 15 binaries (EVALHUB_PG_BIN)")
-    if not missing:
-        return
-    if REQUIRED:
-        pytest.fail(f"EVALHUB_REQUIRE_SERVICES=1: the fault tests need {', '.join(missing)}")
-    pytest.skip(f"needs {', '.join(missing)}")
+pytestmark = pytest.mark.services("postgresql", "redis-server", reason="the test database is shared with the worker")
 
 
 def _study(owner, slug: str) -> Study:
@@ -116,7 +98,6 @@ def _assert_exactly_once(run: JudgeRun, *, statuses: set[str]) -> Counter:
 
 @pytest.mark.parametrize("appendonly", [True, False], ids=["redis-with-aof", "redis-without-persistence"])
 def test_a_run_survives_redis_being_killed_and_restarted_mid_run(transactional_db, researcher, settings, appendonly):
-    _require()
     study = _study(researcher, f"redis{int(appendonly)}")
     with PrivateRedis(appendonly=appendonly) as redis_server, OpenAIServer(Behaviour(latency=0.1)) as server:
         run = _run(study, server, chunk_size=12, settings=settings)
@@ -162,7 +143,6 @@ def _drop_worker_connections() -> int:
 
 def test_a_run_survives_its_database_connections_being_dropped_mid_run(transactional_db, researcher, settings,
                                                                       tmp_path):
-    _require()
     study = _study(researcher, "dbdrop")
     dropped = 0
     log = tmp_path / "worker.log"
@@ -202,7 +182,6 @@ def _fault_rates() -> dict[str, float]:
 def test_a_run_on_a_worker_survives_429_500_garbage_and_timeouts_at_configurable_rates(
     transactional_db, researcher, settings
 ):
-    _require()
     rates = _fault_rates()
     behaviour = Behaviour(latency=0.02, rate_429=rates.get("429", 0), rate_500=rates.get("500", 0),
                           rate_garbage=rates.get("garbage", 0), rate_timeout=rates.get("timeout", 0),
@@ -298,8 +277,8 @@ def _serve_rater_app(database_url: str, port: int, workdir: str) -> tuple[subpro
     raise AssertionError("the app did not start within 90 s")
 
 
+@pytest.mark.services("postgresql-binaries")
 def test_a_rater_submitting_during_a_database_restart_is_told_to_retry_and_loses_nothing(tmp_path):
-    _require(private_postgres=True)
     with PrivatePostgres() as pg:
         pg.createdb("wt8c_raters")
         database_url = pg.url_for("wt8c_raters")

@@ -2,11 +2,9 @@
 
 Only correctness is asserted here (the speed is tests/bench/load_raters.py's job, on an idle machine).
 gunicorn is a separate process, so it needs a database server: skipped on SQLite, a failure when
-EVALHUB_REQUIRE_SERVICES=1.
+EVALHUB_REQUIRE_SERVICES=1 (the services marker).
 """
 from __future__ import annotations
-
-import os
 
 import httpx
 import pytest
@@ -15,16 +13,11 @@ from django.test import Client
 
 from tests.bench.load_raters import check_database, free_port, run_load, seed_study, start_gunicorn, stop_gunicorn
 
-REQUIRED = os.environ.get("EVALHUB_REQUIRE_SERVICES") == "1"
 RATERS, SECONDS = 16, 5
 
 
 @pytest.fixture
 def server(transactional_db):
-    if connection.vendor != "postgresql":
-        if REQUIRED:
-            pytest.fail("EVALHUB_REQUIRE_SERVICES=1: the load test needs PostgreSQL")
-        pytest.skip("gunicorn and the test share the database: needs PostgreSQL (set DATABASE_URL)")
     db = connection.settings_dict
     password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
     url = f"postgresql://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
@@ -34,6 +27,7 @@ def server(transactional_db):
     stop_gunicorn(process)
 
 
+@pytest.mark.services("postgresql", reason="gunicorn and the test share the database")
 def test_every_confirmed_rating_is_stored_once_and_nothing_else_is(server):
     base_url = server
     tokens = seed_study(raters=RATERS, items=200)
@@ -51,6 +45,7 @@ def test_every_confirmed_rating_is_stored_once_and_nothing_else_is(server):
                         "unconfirmed": 0}
 
 
+@pytest.mark.services("postgresql", reason="gunicorn and the test share the database")
 def test_the_bench_views_answer_only_when_enabled(server):
     base_url = server
     token = seed_study(raters=1, items=1)[0]

@@ -18,13 +18,9 @@ from django.urls import reverse
 
 from annotations.models import HumanRating
 from llmjudge.models import Experiment, Judge, JudgeRun
-from tests.llmjudge.kinds_integration.test_kinds_end_to_end import rated_study, scripted_answer  # noqa: F401
-from tests.llmjudge.kinds_integration.test_per_rater_dashboard import (  # noqa: F401
-    _work_off,
-    owner_client,
-    seed_holding_out,
-    sent,
-)
+from tests.llmjudge.conftest import work_off
+from tests.llmjudge.kinds_integration.test_kinds_end_to_end import scripted_answer
+from tests.llmjudge.kinds_integration.test_per_rater_dashboard import seed_holding_out
 from tests.support.openai_server import Behaviour
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -99,7 +95,7 @@ def assert_table_matches(table: dict, runs: list[JudgeRun], **kw) -> None:
 
 
 def test_the_ablation_set_launches_from_the_browser_and_is_compared_in_one_table(
-    owner_client, rated_study, persona_judge, sent, django_capture_on_commit_callbacks  # noqa: F811
+    owner_client, rated_study, persona_judge, sent, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
         response = owner_client.post(reverse("llmjudge:ablation_start", args=["story"]),
@@ -111,7 +107,7 @@ def test_the_ablation_set_launches_from_the_browser_and_is_compared_in_one_table
     assert [r.params["kind_options"]["method"] for r in runs] == PAPER_ORDER
     assert experiment.grid["methods"] == PAPER_ORDER and experiment.grid["kind_options"]["held_out"] == 2
     assert len({json.dumps(r.params["split"], sort_keys=True) for r in runs}) == 1  # one split for all
-    _work_off(sent)
+    work_off(sent)
     for run in runs:
         run.refresh_from_db()
         assert run.status == "done", run.error
@@ -145,7 +141,7 @@ def test_the_ablation_set_launches_from_the_browser_and_is_compared_in_one_table
 
 
 def test_run_judge_ablation_and_analyze_give_the_same_table_on_the_command_line(
-    rated_study, persona_judge  # noqa: F811
+    rated_study, persona_judge
 ):
     out = StringIO()
     call_command("run_judge", "story", "cinemetric", "--ablation", "--inline", stdout=out, stderr=StringIO())
@@ -167,7 +163,7 @@ def test_run_judge_ablation_and_analyze_give_the_same_table_on_the_command_line(
 
 
 def test_an_ablation_set_needs_a_persona_judge_and_starts_nothing_when_a_rater_lacks_demographics(
-    rated_study, persona_judge  # noqa: F811
+    rated_study, persona_judge
 ):
     from llmjudge.judging import RunError, persona_ablation_launch
 

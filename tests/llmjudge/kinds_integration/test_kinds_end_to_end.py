@@ -11,11 +11,13 @@ import re
 
 import pytest
 
+from tests.llmjudge.factories import openai_judge as _judge
+from tests.llmjudge.factories import run_inline as _run
+from tests.llmjudge.kinds_integration.conftest import RATERS
 from tests.support.openai_server import Behaviour
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-RATERS = ("ann", "bob")
 
 
 def scripted_answer(prompt: str, body: dict) -> str:
@@ -55,42 +57,6 @@ def scripted_answer(prompt: str, body: dict) -> str:
 def scripted_server(openai_server):
     openai_server.behaviour = Behaviour(answer=scripted_answer)
     return openai_server
-
-
-@pytest.fixture
-def rated_study(story_with_items):
-    """Two raters who rated every item and question (rater ann also left comments)."""
-    from annotations.models import HumanRating, Rater
-
-    for position, name in enumerate(RATERS):
-        rater = Rater.objects.create(
-            study=story_with_items, external_id=name, demographics={"age": 30 + position, "gender": "female"}
-        )
-        for item in story_with_items.items.all():
-            for question in story_with_items.questions.all():
-                HumanRating.objects.create(
-                    rater=rater, item=item, question=question, score=(item.position + position) % 5 + 1,
-                    comment="Liked the ending." if name == "ann" else "",
-                )
-    return story_with_items
-
-
-def _judge(scripted_server, name: str, kind: str, options: dict, samples: int = 1):
-    from llmjudge.models import Judge
-
-    return Judge.objects.create(
-        name=name, kind=kind, options=options, backend=Judge.Backend.OPENAI_COMPATIBLE,
-        base_url=f"{scripted_server.url}/v1", model="test-model", samples=samples,
-    )
-
-
-def _run(study, judge):
-    from llmjudge.judging import judge_run_execute_inline, judge_run_start
-
-    run = judge_run_start(study=study, judge=judge, enqueue=False)
-    judge_run_execute_inline(run=run)
-    run.refresh_from_db()
-    return run
 
 
 def _rerun_makes_no_call(run, server) -> None:

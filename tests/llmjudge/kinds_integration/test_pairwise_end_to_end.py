@@ -9,6 +9,8 @@ import re
 
 import pytest
 
+from tests.llmjudge.factories import openai_judge as _judge
+from tests.llmjudge.factories import run_inline as _run
 from tests.support.openai_server import Behaviour
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -36,24 +38,6 @@ def pairwise_study(researcher):
         for n, rater in enumerate(raters):
             HumanRating.objects.create(rater=rater, item=item, question=question, score=better if n < 2 else 3 - better)
     return study
-
-
-def _judge(server, name: str, kind: str, options: dict, **fields):
-    from llmjudge.models import Judge
-
-    return Judge.objects.create(
-        name=name, kind=kind, options=options, backend=Judge.Backend.OPENAI_COMPATIBLE,
-        base_url=f"{server.url}/v1", model="test-model", samples=fields.pop("samples", 1), **fields,
-    )
-
-
-def _run(study, judge):
-    from llmjudge.judging import judge_run_execute_inline, judge_run_start
-
-    run = judge_run_start(study=study, judge=judge, enqueue=False)
-    judge_run_execute_inline(run=run)
-    run.refresh_from_db()
-    return run
 
 
 def _prometheus_answer(prompt: str, body: dict) -> str:

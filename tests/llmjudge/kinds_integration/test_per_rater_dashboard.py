@@ -8,40 +8,19 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from llmjudge import tasks
 from llmjudge.models import Judge, JudgeRun
 from tests.conftest import shared_path
-from tests.llmjudge.kinds_integration.test_kinds_end_to_end import rated_study, scripted_answer  # noqa: F401
+from tests.llmjudge.conftest import work_off
+from tests.llmjudge.factories import openai_judge
+from tests.llmjudge.kinds_integration.test_kinds_end_to_end import scripted_answer
 from tests.support.openai_server import Behaviour
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture
-def sent(monkeypatch):
-    captured: list[tuple[int, list[int]]] = []
-    monkeypatch.setattr(tasks.judge_chunk, "apply_async", lambda args, queue: captured.append(tuple(args)))
-    return captured
-
-
-@pytest.fixture
-def owner_client(client, researcher):
-    client.force_login(researcher)
-    return client
-
-
-def _work_off(sent) -> None:
-    while sent:
-        run_id, ids = sent.pop(0)
-        tasks.judge_chunk(run_id, ids)
-
-
 def _server_judge(server, name: str, kind: str, options: dict | None = None, samples: int = 1) -> Judge:
     server.behaviour = Behaviour(answer=scripted_answer)
-    return Judge.objects.create(
-        name=name, kind=kind, options=options or {}, backend=Judge.Backend.OPENAI_COMPATIBLE,
-        base_url=f"{server.url}/v1", model="test-model", samples=samples, shared=True,  # unowned: runs only if shared
-    )
+    return openai_judge(server, name, kind, options, samples=samples)
 
 
 def _launch(owner_client, slug: str, judge: Judge, sent, capture, **fields) -> JudgeRun:
@@ -49,14 +28,14 @@ def _launch(owner_client, slug: str, judge: Judge, sent, capture, **fields) -> J
         response = owner_client.post(reverse("llmjudge:run_start", args=[slug]), {"judge": judge.pk, **fields})
     run = JudgeRun.objects.filter(judge=judge).latest("id")
     assert response.status_code == 302 and response["Location"] == reverse("llmjudge:run_detail", args=[run.pk])
-    _work_off(sent)
+    work_off(sent)
     run.refresh_from_db()
     assert run.status == "done", run.error
     return run
 
 
 def test_per_rater_metrics_appear_on_the_dashboard_next_to_the_plain_judge(
-    owner_client, rated_study, openai_server, sent, django_capture_on_commit_callbacks  # noqa: F811
+    owner_client, rated_study, openai_server, sent, django_capture_on_commit_callbacks
 ):
     plain = _server_judge(openai_server, "plain", "plain")
     perse = _server_judge(openai_server, "perse", "personalized")
@@ -82,7 +61,7 @@ def test_per_rater_metrics_appear_on_the_dashboard_next_to_the_plain_judge(
 
 
 def test_a_too_large_profile_from_the_form_is_refused_naming_the_rater(
-    owner_client, rated_study, openai_server, sent, django_capture_on_commit_callbacks  # noqa: F811
+    owner_client, rated_study, openai_server, sent, django_capture_on_commit_callbacks
 ):
     perse = _server_judge(openai_server, "perse", "personalized")
     response = owner_client.post(reverse("llmjudge:run_start", args=["story"]), {"judge": perse.pk, "profile_size": 5},
@@ -151,7 +130,7 @@ def seed_holding_out(study, group: str, k: int) -> int:
 
 
 def test_the_per_rater_section_follows_the_dashboard_filters(
-    owner_client, rated_study, openai_server, sent, django_capture_on_commit_callbacks  # noqa: F811
+    owner_client, rated_study, openai_server, sent, django_capture_on_commit_callbacks
 ):
     plain = _server_judge(openai_server, "plain", "plain")
     perse = _server_judge(openai_server, "perse", "personalized")

@@ -12,8 +12,8 @@ from django.urls import reverse
 from llmjudge import chunks, judging
 from llmjudge.models import Judge, JudgeCall, LLMRating
 from llmjudge.selectors import run_progress
-from tests.llmjudge.kinds_integration.test_kinds_end_to_end import rated_study, scripted_answer  # noqa: F401
-from tests.llmjudge.kinds_integration.test_per_rater_dashboard import owner_client  # noqa: F401
+from tests.llmjudge.factories import openai_judge
+from tests.llmjudge.kinds_integration.test_kinds_end_to_end import scripted_answer
 from tests.support.openai_server import Behaviour
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -21,10 +21,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def _judge(server, kind: str, options: dict, latency: float) -> Judge:
     server.behaviour = Behaviour(answer=scripted_answer, latency=latency)
-    return Judge.objects.create(
-        name=kind, kind=kind, options=options, backend=Judge.Backend.OPENAI_COMPATIBLE,
-        base_url=f"{server.url}/v1", model="test-model", samples=1, concurrency=1,
-    )
+    return openai_judge(server, kind, kind, options, concurrency=1)
 
 
 def _attempts(run) -> int:
@@ -34,7 +31,7 @@ def _attempts(run) -> int:
 
 
 def test_a_persona_run_paused_while_proposing_characters_stops_and_its_resume_asks_only_the_rest(
-    rated_study, openai_server, owner_client  # noqa: F811
+    rated_study, openai_server, owner_client
 ):
     judge = _judge(openai_server, "persona", {"training_examples": 2, "held_out": 1}, latency=0.4)
     run = judging.judge_run_start(study=rated_study, judge=judge, enqueue=False)
@@ -74,7 +71,7 @@ def test_a_persona_run_paused_while_proposing_characters_stops_and_its_resume_as
 
 
 def test_a_persona_run_cancelled_while_proposing_asks_no_more_and_fails_no_rating(
-    rated_study, openai_server  # noqa: F811
+    rated_study, openai_server
 ):
     judge = _judge(openai_server, "persona", {"training_examples": 2, "held_out": 1}, latency=0.4)
     run = judging.judge_run_start(study=rated_study, judge=judge, enqueue=False)
@@ -91,7 +88,7 @@ def test_a_persona_run_cancelled_while_proposing_asks_no_more_and_fails_no_ratin
 
 
 def test_a_panel_paused_while_generating_roles_resumes_with_the_missing_roles_only(
-    rated_study, openai_server, settings  # noqa: F811
+    rated_study, openai_server, settings
 ):
     # One slow roles call at a time: the pause (first status poll, after 1 s) lands during the first.
     settings.LLM_TIMEOUT = 10
