@@ -133,7 +133,7 @@ class StudyLifecycleView(APIView):
 
     @extend_schema(request=None, responses={200: StudySerializer, 404: DetailSerializer, 409: DetailSerializer})
     def post(self, request: Request, slug: str) -> Response:
-        study = study_for_researcher(user=request.user, slug=slug)
+        study = study_for_researcher(user=request.user, slug=slug, for_change=True)
         try:
             (study_open if self.action == "open" else study_close)(study=study)
         except LifecycleError as exc:

@@ -62,7 +62,7 @@ def study_home(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def study_lifecycle(request: HttpRequest, slug: str, action: str) -> HttpResponse:
-    study = study_for_researcher(user=request.user, slug=slug)
+    study = study_for_researcher(user=request.user, slug=slug, for_change=True)
     try:
         LIFECYCLE[action](study=study)
     except LifecycleError as exc:
@@ -75,7 +75,7 @@ def study_lifecycle(request: HttpRequest, slug: str, action: str) -> HttpRespons
 @login_required
 @require_POST
 def study_upload(request: HttpRequest, slug: str, what: str) -> HttpResponse:
-    study = study_for_researcher(user=request.user, slug=slug)
+    study = study_for_researcher(user=request.user, slug=slug, for_change=True)
     if what not in UPLOADS:
         raise Http404("unknown upload")
     form_class, service = UPLOADS[what]

@@ -13,17 +13,17 @@ from typing import Any
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotations.models import Study
-from annotations.selectors import study_for_researcher
+from annotations.selectors import studies_for_researcher, study_for_researcher
 from evalhub.analysis.alt_test_rows import ALL_QUESTIONS
 from evalhub.analysis.reading import ALL_GROUPS
 from evalhub.stats.alt_test import EPSILON_GUIDANCE, MIN_INSTANCES_PER_HUMAN
+from evalhub.text_report import result_pool_labels
 
 
 class EpsilonForm(forms.Form):
@@ -37,8 +37,8 @@ class EpsilonForm(forms.Form):
 
 
 def may_set_epsilon(*, user: AbstractBaseUser | AnonymousUser, study: Study) -> bool:
-    """Only the study's owner changes its epsilon: staff see other researchers' studies read-only."""
-    return user.is_authenticated and study.owner_id is not None and study.owner_id == user.pk
+    """Whoever may change the study (the one access rule: its owner, a superuser); a read-only viewer may not."""
+    return studies_for_researcher(user=user, for_change=True).filter(pk=study.pk).exists()
 
 
 def study_alt_epsilon_set(*, study: Study, epsilon: float) -> Study:
@@ -53,9 +53,7 @@ def study_alt_epsilon_set(*, study: Study, epsilon: float) -> Study:
 @login_required
 @require_POST
 def study_alt_epsilon(request: HttpRequest, slug: str) -> HttpResponse:
-    study = study_for_researcher(user=request.user, slug=slug)
-    if not may_set_epsilon(user=request.user, study=study):
-        raise PermissionDenied("only the study's owner sets its epsilon")
+    study = study_for_researcher(user=request.user, slug=slug, for_change=True)
     form = EpsilonForm(request.POST)
     if not form.is_valid():
         # A bad value changes nothing and says why in one line (the form's select offers only good ones).
@@ -80,15 +78,15 @@ def _where(row: dict[str, Any], n_groups: int) -> str:
     return f"{question}, {group}"
 
 
-def _headline(row: dict[str, Any], n_groups: int) -> dict[str, Any]:
-    """One verdict sentence for one alt-test row, with what would change it."""
+def _headline(row: dict[str, Any], n_groups: int, label: str) -> dict[str, Any]:
+    """One verdict sentence for one alt-test row (the pool named by its label), with what would change it."""
     where = _where(row, n_groups)
     humans = row["humans"]
     beaten = [h for h in humans if h["rejected"]]
     numbers = f"ρ = {_fmt(row['advantage_probability'])}, ε = {row['epsilon']:g}"
     change: list[str] = []
     if row["passed"] is None:
-        status, text = "none", f"{row['pool']}: no verdict yet on {where}"
+        status, text = "none", f"{label}: no verdict yet on {where}"
         missing = [n for n in row["notes"] if "the test needs" in n or "cannot run" in n or "no verdict" in n]
         change = missing or list(row["notes"]) or [
             f"the test needs at least 3 humans with {MIN_INSTANCES_PER_HUMAN} instances each"]
@@ -96,7 +94,7 @@ def _headline(row: dict[str, Any], n_groups: int) -> dict[str, Any]:
         passed = bool(row["passed"])
         status = "pass" if passed else "fail"
         verb = "can replace your raters" if passed else "cannot yet replace your raters"
-        text = f"{row['pool']} {verb} on {where}: it beat {len(beaten)} of {len(humans)} raters, {numbers}"
+        text = f"{label} {verb} on {where}: it beat {len(beaten)} of {len(humans)} raters, {numbers}"
         if not passed:
             needed = math.ceil(len(humans) / 2)
             not_beaten = [h for h in humans if not h["rejected"]]
@@ -113,9 +111,11 @@ def verdict_context(result: dict[str, Any], *, can_set_epsilon: bool, epsilon: f
     rows = result.get("alt_test", [])
     n_groups = len({r["group"] for r in rows if r["group"] != ALL_GROUPS})
     multi_question = any(r["question"] == ALL_QUESTIONS for r in rows)
+    labels = result_pool_labels(result)
     cards: dict[str, dict[str, Any]] = {}
     for row in rows:
-        card = cards.setdefault(row["pool"], {"pool": row["pool"], "rows": [], "summary": []})
+        card = cards.setdefault(row["pool"], {"pool": row["pool"], "label": labels.get(row["pool"], row["pool"]),
+                                              "rows": [], "summary": []})
         card["rows"].append(row)
         # The summary pools every question (and every group when the (all) group was asked for).
         if (row["question"] == ALL_QUESTIONS) == multi_question:
@@ -123,7 +123,7 @@ def verdict_context(result: dict[str, Any], *, can_set_epsilon: bool, epsilon: f
     for card in cards.values():
         if any(r["group"] == ALL_GROUPS for r in card["summary"]):
             card["summary"] = [r for r in card["summary"] if r["group"] == ALL_GROUPS]
-        card["headlines"] = [_headline(r, n_groups) for r in card["summary"]]
+        card["headlines"] = [_headline(r, n_groups, card["label"]) for r in card["summary"]]
         rhos = [r["advantage_probability"] for r in card["summary"] if r["advantage_probability"] is not None]
         card["rho"] = max(rhos) if rhos else None
         card["status"] = ("pass" if all(h["status"] == "pass" for h in card["headlines"]) else

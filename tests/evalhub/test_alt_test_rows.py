@@ -267,14 +267,17 @@ def test_another_researcher_cannot_set_the_epsilon_nor_learn_the_study_exists(cl
     assert study.alt_epsilon == 0.15
 
 
-def test_staff_see_the_verdict_but_cannot_set_the_epsilon(client, rated, django_user_model):
+def test_a_read_only_viewer_sees_the_verdict_but_cannot_set_the_epsilon(client, rated, django_user_model):
+    from django.contrib.auth.models import Permission
+
     study, _ = rated
-    staff = django_user_model.objects.create_user(username="staff", password="pw-staff-123", is_staff=True)
-    client.force_login(staff)
+    viewer = django_user_model.objects.create_user(username="viewer", password="pw-viewer-123", is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(codename="view_all_studies"))
+    client.force_login(viewer)
     page = client.get(f"/studies/{study.slug}/")
     assert page.status_code == 200 and 'id="verdict"' in page.content.decode()
     assert 'id="epsilon-form"' not in page.content.decode()
-    assert client.post(epsilon_url(study), {"epsilon": "0.2"}).status_code == 403
+    assert client.post(epsilon_url(study), {"epsilon": "0.2"}).status_code == 404
     study.refresh_from_db()
     assert study.alt_epsilon == 0.15
 

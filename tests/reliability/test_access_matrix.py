@@ -107,8 +107,8 @@ MATRIX: dict[str, Row] = {
         "POST", lambda w: f"/studies/{_study(w)}/raters/{w.rater_b.pk}/revoke/", RESEARCHER_POST),
     "studies/<slug:slug>/": Row("GET", lambda w: f"/studies/{_study(w)}/", RESEARCHER_GET),
     "studies/<slug:slug>/alt-epsilon/": Row(
-        "POST", lambda w: f"/studies/{_study(w)}/alt-epsilon/", (LOGIN, LOGIN, LOGIN, 302, 404, 403),
-        data=lambda w: {"epsilon": "0.2"}, note="the owner only: staff see other researchers' studies read-only"),
+        "POST", lambda w: f"/studies/{_study(w)}/alt-epsilon/", RESEARCHER_POST,
+        data=lambda w: {"epsilon": "0.2"}, note="those who may change the study: a read-only viewer may not"),
     "studies/<slug:slug>/analysis.json": Row("GET", lambda w: f"/studies/{_study(w)}/analysis.json",
                                              RESEARCHER_GET),
     "studies/<slug:slug>/export/ratings.csv": Row("GET", lambda w: f"/studies/{_study(w)}/export/ratings.csv",
