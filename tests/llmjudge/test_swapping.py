@@ -11,6 +11,8 @@ from django.core.management.base import CommandError
 from annotations.models import HumanRating, Item, Rater
 from annotations.studies import study_create_from_template
 from evalhub.analysis import AnalysisOptions, study_analysis
+from evalhub.exports import table_rows
+from evalhub.text_report import text_report
 from llmjudge import judging
 from llmjudge.models import Judge, LLMRating
 from tests.support.openai_server import Behaviour, OpenAIServer, first_position_answer
@@ -131,3 +133,12 @@ def test_the_command_takes_a_swap_share(pairs, researcher, capsys):
     assert LLMRating.objects.filter(swapped=True).count() == 3
     with pytest.raises(CommandError, match="between 0 and 1"):
         call_command("run_judge", "pairs", "fake", "--swap-share", "2")
+
+
+def test_the_text_report_and_the_csv_carry_the_position_rows(pairs, researcher):
+    _run(pairs, researcher, samples=1)
+    result = study_analysis(study=pairs, options=AnalysisOptions(n_boot=20))
+    report = text_report(result)
+    assert "== Position bias" in report and "0.75 [" in report
+    header, *lines = list(table_rows(result, "position_bias"))
+    assert len(lines) == 1 and dict(zip(header, lines[0], strict=True))["n_flips"] == N_EVEN
