@@ -15,6 +15,7 @@ from evalhub.exports import table_rows
 from evalhub.text_report import text_report
 from llmjudge import judging
 from llmjudge.models import Judge, LLMRating
+from llmjudge.reparse import study_reparse
 from tests.support.openai_server import Behaviour, OpenAIServer, first_position_answer
 
 pytestmark = pytest.mark.django_db
@@ -142,3 +143,11 @@ def test_the_text_report_and_the_csv_carry_the_position_rows(pairs, researcher):
     assert "== Position bias" in report and "0.75 [" in report
     header, *lines = list(table_rows(result, "position_bias"))
     assert len(lines) == 1 and dict(zip(header, lines[0], strict=True))["n_flips"] == N_EVEN
+
+
+def test_reparse_reads_a_swapped_answer_in_the_original_orientation_too(pairs, researcher):
+    run = _run(pairs, researcher, samples=1)
+    before = dict(LLMRating.objects.filter(run=run).values_list("pk", "score"))
+    report = study_reparse(study=pairs)
+    assert report.n_read == len(before) and report.n_changed == 0
+    assert dict(LLMRating.objects.filter(run=run).values_list("pk", "score")) == before
