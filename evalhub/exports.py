@@ -49,6 +49,10 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "alt_test": ("question", "group", "pool", "scoring", "epsilon", "q_fdr", "n_instances", "winning_rate",
                  "advantage_probability", "passed", "rater", "rater_n", "rater_p", "rater_rejected",
                  "rater_advantage", "notes", "pool_label"),
+    # Position bias of pairwise judges run with a swap share (evalhub/analysis/position_rows.py).
+    "position_bias": ("question", "pool", "n_pairs", "n_flips", "flip_rate", "flip_ci95_low", "flip_ci95_high",
+                      "n_decisive", "n_first", "first_position_share", "first_position_ci95_low",
+                      "first_position_ci95_high", "prefers_first", "prefers_second", "notes", "pool_label"),
 }
 ALL_TABLE_COLUMNS: tuple[str, ...] = ("table", *dict.fromkeys(c for cols in TABLE_COLUMNS.values() for c in cols))
 

@@ -154,6 +154,14 @@ def text_report(result: dict[str, Any]) -> str:
                            "rater-mean accuracy", "rater-mean MAE"], rows))
     out += alt_test_report(result.get("alt_test", []), result_pool_labels(result))
     out += _evidence_lines(result)
+    if result.get("position_bias"):  # issue 19: pairwise judges run with a swap share
+        out += ["", "== Position bias: choices with A and B swapped (flip rate, first-position share; 95% Wilson CI)"]
+        rows = [[r["question"], labels.get(r["pool"], r["pool"]), str(r["n_pairs"]),
+                 f"{fmt(r['flip_rate'], 2)} [{fmt(r['flip_ci95_low'], 2)}, {fmt(r['flip_ci95_high'], 2)}]",
+                 f"{fmt(r['first_position_share'], 2)} [{fmt(r['first_position_ci95_low'], 2)}, "
+                 f"{fmt(r['first_position_ci95_high'], 2)}]", "; ".join(r["notes"])]
+                for r in result["position_bias"]]
+        out.append(_table(["question", "pool", "pairs", "flip rate", "first position", "note"], rows))
     for table, reason in result.get("not_computed", {}).items():
         out += ["", f"== {table}: not computed ({reason})"]
     notes = sorted({f"{c['question']}/{c['group']}/{labels.get(c['pool'], c['pool'])} {k}: {v}" for c in result["cells"]

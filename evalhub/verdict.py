@@ -128,6 +128,10 @@ def verdict_context(result: dict[str, Any], *, can_set_epsilon: bool, epsilon: f
         card["rho"] = max(rhos) if rhos else None
         card["status"] = ("pass" if all(h["status"] == "pass" for h in card["headlines"]) else
                           "none" if all(h["status"] == "none" for h in card["headlines"]) else "fail")
+    # A pairwise judge that prefers a position beyond its CI (evalhub/analysis/position_rows.py): said on its card.
+    for row in result.get("position_bias", []):
+        if row["pool"] in cards and (row["prefers_first"] or row["prefers_second"]):
+            cards[row["pool"]].setdefault("position_notes", []).extend(row["notes"])
     ranked = sorted(cards.values(), key=lambda c: (c["rho"] is None, -(c["rho"] or 0.0), c["pool"]))
     for rank, card in enumerate(ranked, start=1):
         card["rank"] = rank

@@ -16,7 +16,11 @@ def temperature_in_range(value: float) -> bool:
     return TEMPERATURE_MIN <= value <= TEMPERATURE_MAX
 
 
-OVERRIDABLE = ("temperature", "top_p", "max_tokens", "samples", "seed", "variant", "mode")
+OVERRIDABLE = ("temperature", "top_p", "max_tokens", "samples", "seed", "variant", "mode", "swap_share")
+
+
+# Settings a run has and a judge does not (the judge's id; the swap share is chosen per run).
+_RUN_ONLY = ("judge_id", "swap_share")
 
 
 @dataclass(frozen=True)
@@ -40,10 +44,12 @@ class JudgeConfig:
     concurrency: int = 64
     rpm: int | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    # The share of a pairwise study's items asked once more with A and B swapped (llmjudge/swapping.py).
+    swap_share: float = 0.0
 
     @classmethod
     def from_judge(cls, judge: Judge, overrides: dict[str, Any] | None = None) -> JudgeConfig:
-        values = {f.name: getattr(judge, f.name) for f in fields(cls) if f.name not in ("judge_id",)}
+        values = {f.name: getattr(judge, f.name) for f in fields(cls) if f.name not in _RUN_ONLY}
         values["judge_id"] = judge.pk
         values["options"] = dict(judge.options or {})
         for key, value in (overrides or {}).items():

@@ -31,6 +31,10 @@ class RunStartForm(forms.Form):
         required=False, label="Persona method", choices=[("", "judge's own")] + [(m, m) for m in PERSONA_METHODS]
     )
 
+    # Pairwise studies, plain judges: the share of items asked again with A and B swapped (position bias).
+    swap_share = forms.FloatField(required=False, min_value=0, max_value=1,
+                                  label="Swap share (pairwise: items re-asked with A and B swapped, 0-1)")
+
     KIND_FIELDS = {
         "personalized": ("profile_size", "held_out", "split_seed"),
         "persona": ("training_examples", "held_out", "split_seed", "method"),
@@ -44,6 +48,11 @@ class RunStartForm(forms.Form):
             for name in self.KIND_FIELDS.get(kind, ())
             if self.cleaned_data.get(name) not in (None, "")
         }
+
+    def overrides(self) -> dict:
+        """The run's own settings: the swap share when one is given."""
+        share = self.cleaned_data.get("swap_share")
+        return {"swap_share": share} if share else {}
 
     def __init__(self, *args, user, **kwargs) -> None:  # noqa: ANN001, ANN002, ANN003
         super().__init__(*args, **kwargs)

@@ -39,6 +39,7 @@ from llmjudge.kinds.persona.prompts import METHODS
 from llmjudge.models import Experiment, Judge, JudgeRun, LLMRating
 from llmjudge.prompts import template_version
 from llmjudge.rating_sql import insert_pending
+from llmjudge.swapping import check_swap_share, swap_rows
 
 logger = logging.getLogger(__name__)
 
@@ -83,8 +84,11 @@ def judge_run_start(
         raise RunError(f"study {study.slug!r} has no items or no questions to judge")
     try:
         rows, kind_params = planned_rows(study=study, config=config, items=items, questions=questions)
-    except ValueError as exc:  # KindError and the kinds' option errors
+        check_swap_share(study=study, config=config)
+    except ValueError as exc:  # KindError, the kinds' option errors and SwapError
         raise RunError(str(exc)) from None
+    # The position-bias probe: a share of the items once more, A and B swapped (llmjudge/swapping.py).
+    rows += swap_rows(config=config, items=items, questions=questions)
     if not rows:
         raise RunError(f"a {judge.kind} judge has nothing to predict on study {study.slug!r}")
     version = template_version(study)
@@ -98,6 +102,8 @@ def judge_run_start(
             started_at=timezone.now(),
         )
         insert_pending(run=run, rows=rows, version=version, config=config)
+        if config.swap_share:
+            run.ratings.filter(sample__gte=config.samples).update(swapped=True)
         steps_create(run=run, steps=planned_steps(config=config, rows=rows))
         run.calls_total = len(rows)
         run.save(update_fields=["calls_total"])

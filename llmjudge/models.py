@@ -173,6 +173,10 @@ class LLMRating(models.Model):
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="llm_ratings")
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="llm_ratings")
     sample = models.PositiveIntegerField()
+    # A position-bias probe (issue 19): asked with the pair's A and B swapped. Swapped samples take the
+    # sample indexes after the judge's own (sample >= the run's ``samples``), so the unique key stays
+    # (run, item, question, sample); the stored score is mapped back to the original orientation.
+    swapped = models.BooleanField(default=False)
     # Personalized and persona judges predict one human rater's scores: the rater predicted.
     target_rater = models.ForeignKey(
         Rater, null=True, blank=True, on_delete=models.CASCADE, related_name="predicted_ratings"

@@ -27,6 +27,7 @@ from annotations.models import Question, Study
 from llmjudge.kinds import kind_for
 from llmjudge.models import JudgeRun, LLMRating
 from llmjudge.parsing import PARSER_VERSION, ParsedScore
+from llmjudge.swapping import map_choice_back
 
 REREAD_STATUSES = (LLMRating.Status.OK, LLMRating.Status.UNPARSEABLE, LLMRating.Status.REFUSED)
 MAX_EXAMPLES = 5
@@ -112,6 +113,8 @@ def _reparse_run(
     for rating in ratings.iterator(chunk_size=2000):
         report.n_read += 1
         parsed = parse(rating.question)(rating.raw)
+        if rating.swapped:  # a position-bias sample: its choice is stored in the original orientation
+            parsed = map_choice_back(parsed)
         version = current_version(rating.template_version)
         if parsed.status == rating.status and parsed.score == rating.score:
             if version != rating.template_version:

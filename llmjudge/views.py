@@ -71,7 +71,8 @@ def run_start(request: HttpRequest, slug: str) -> HttpResponse:
         return _runs_page(request, study, form, status=400)
     try:
         run = judging.judge_run_start(
-            study=study, judge=form.cleaned_data["judge"], kind_options=form.kind_options()
+            study=study, judge=form.cleaned_data["judge"], kind_options=form.kind_options(),
+            overrides=form.overrides(),
         )
     except judging.RunError as exc:
         form.add_error("judge", str(exc))

@@ -149,8 +149,13 @@ def human_rows_sql(question_ids: list[int]) -> tuple[str, tuple[Any, ...]]:
 
 
 def llm_rows_sql(run_ids: list[int], question_ids: list[int]) -> tuple[str, tuple[Any, ...]]:
-    """SQL of (run_id, item_id, question_id, sample, score) for the ok ratings of these runs and questions."""
-    qs = LLMRating.objects.filter(run_id__in=run_ids, status=LLMRating.Status.OK, question_id__in=question_ids)
+    """SQL of (run_id, item_id, question_id, sample, score) for the ok ratings of these runs and questions.
+
+    Position-bias samples (``swapped``, llmjudge/swapping.py) are left out: they are extra samples of
+    some items only, read by ``position_rows`` alone, and count in no other statistic.
+    """
+    qs = LLMRating.objects.filter(run_id__in=run_ids, status=LLMRating.Status.OK, question_id__in=question_ids,
+                                  swapped=False)
     return qs.order_by().values_list("run_id", "item_id", "question_id", "sample", "score").query.sql_with_params()
 
 
@@ -237,7 +242,7 @@ def study_data(*, study: Study, options: AnalysisOptions) -> StudyData:
         regular = set(item_ids.tolist())
         not_ok: dict[int, Counter[str]] = {r: Counter() for r in run_ids}
         for run_id, item_id, status in (
-            LLMRating.objects.filter(run_id__in=run_ids, question_id__in=question_ids)
+            LLMRating.objects.filter(run_id__in=run_ids, question_id__in=question_ids, swapped=False)
             .exclude(status=LLMRating.Status.OK)
             .order_by()
             .values_list("run_id", "item_id", "status")

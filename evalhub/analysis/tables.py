@@ -20,6 +20,7 @@ from evalhub.analysis.agreement_rows import adjust_p, agreement_sections
 from evalhub.analysis.alt_test_rows import alt_test_rows, alt_test_settings
 from evalhub.analysis.cells import Cell, study_cells
 from evalhub.analysis.chart_data import item_mean_scatter, score_distributions
+from evalhub.analysis.position_rows import position_rows
 from evalhub.analysis.reading import ALL_GROUPS, HUMAN, AnalysisOptions, Pool, StudyData, WelchUnit, study_data
 from evalhub.per_rater_analysis import personal_sections
 
@@ -235,6 +236,8 @@ def analysis_from_data(data: StudyData, options: AnalysisOptions) -> dict[str, A
     # Welch contrasts use Benjamini-Hochberg adjusted p-values (raw p stays in "p").
     result.update(agreement_sections(data, cells, shown_groups, options, result["cells"]))
     adjust_p(result["welch"])
+    # Issue 19: a pairwise judge's position bias, from the swapped samples (which count nowhere else).
+    result["position_bias"] = position_rows(data)
     # Personalized and persona runs: each predicted rater against that rater's own scores, under the
     # same filters; runs sharing a split also side by side (the persona ablations).
     result["personal"], result["ablations"] = personal_sections(

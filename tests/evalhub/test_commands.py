@@ -47,7 +47,8 @@ def test_analyze_table_lays_out_pools_as_rows_and_states_welch_in_words(rated):
 def test_analyze_csv_has_one_row_per_table_row_with_a_table_column(rated):
     rows = list(csv.DictReader(io.StringIO(run("analyze", "story", "--format", "csv", "--n-boot", "20"))))
     assert tuple(rows[0]) == ALL_TABLE_COLUMNS
-    assert {r["table"] for r in rows} == set(TABLE_COLUMNS) - {"majority"}  # majority: pairwise studies only
+    # majority and position_bias: pairwise studies only (position_bias: runs with a swap share)
+    assert {r["table"] for r in rows} == set(TABLE_COLUMNS) - {"majority", "position_bias"}
 
 
 def test_analyze_refuses_an_unknown_study(db):

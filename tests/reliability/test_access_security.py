@@ -144,8 +144,9 @@ def _assert_no_formula(text: str, where: str) -> list[list[str]]:
 def test_every_csv_export_neutralises_formulas(formulas, tmp_path):
     staff = formulas.client("staff")
     slug = formulas.study.slug
-    # The majority table exists for pairwise studies only (tests/evalhub/test_pairwise_analysis.py).
-    tables = [t for t in TABLE_COLUMNS if t != "majority"]
+    # The majority table exists for pairwise studies only (tests/evalhub/test_pairwise_analysis.py), and
+    # position_bias for pairwise runs with a swap share (tests/llmjudge/test_swapping.py).
+    tables = [t for t in TABLE_COLUMNS if t not in ("majority", "position_bias")]
     exports = {f"{t}.csv": _body(staff.get(f"/studies/{slug}/export/{t}.csv")) for t in [*tables, "all"]}
     exports["ratings.csv"] = _body(staff.get(f"/studies/{slug}/export/ratings.csv"))
     exports["admin action"] = _body(staff.post("/admin/annotations/study/", {

@@ -54,6 +54,11 @@ def default_answer(prompt_text: str, request_json: dict[str, Any]) -> str:
     return f"I would rate it {expected_score(prompt_text)} out of 5. The sentences fit together."
 
 
+def first_position_answer(prompt_text: str, request_json: dict[str, Any]) -> str:
+    """A pairwise judge with pure position bias: it picks the response shown first (A), whatever it says."""
+    return "Both are fine; I prefer the first one.\nAnswer: A"
+
+
 def default_logprob(text: str, offset: int, token: str) -> float:
     """Every answer token's log-probability by default: a confident model (p ~ 0.95)."""
     return -0.05

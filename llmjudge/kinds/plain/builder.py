@@ -10,6 +10,7 @@ from llmjudge.conversation import Conversation, RatingState, Turn
 from llmjudge.label_parsing import parse_label
 from llmjudge.parsing import ParsedScore
 from llmjudge.prompts import chat_turn_texts, judge_prompts, study_choices, study_parser
+from llmjudge.swapping import is_swapped, mapped_back, swapped_item
 
 
 def answer_format(
@@ -44,7 +45,10 @@ class PlainBuilder:
         run: Any = None,
         target_rater_id: int | None = None,
     ) -> list[Conversation]:
-        prompts = judge_prompts(study=study, config=config, item=item, questions=questions)
+        # A position-bias sample: the pair shown swapped, its choice mapped back (llmjudge/swapping.py).
+        swapped = is_swapped(config, sample)
+        shown = swapped_item(study, item) if swapped else item
+        prompts = judge_prompts(study=study, config=config, item=shown, questions=questions)
         scale = (study.scale_min, study.scale_max)
         chat = config.mode == "chat"
         texts = chat_turn_texts(prompts) if chat else prompts
@@ -55,6 +59,7 @@ class PlainBuilder:
                 continue
             done = rating.status != "pending"
             parse, choices = answer_format(study, question)
+            parse = mapped_back(parse) if swapped else parse
             turns.append(
                 Turn(
                     rating_id=rating.pk,

@@ -55,6 +55,9 @@ class Command(BaseCommand):
         parser.add_argument("--retry-errors", action="store_true", help="with --resume: ask errors again too")
         parser.add_argument("--temperature", type=float, help="override the judge's temperature for this run")
         parser.add_argument("--variant", help="override the judge's variant for this run")
+        parser.add_argument("--swap-share", type=float, metavar="SHARE",
+                            help="pairwise studies: re-ask this share (0-1) of the items with A and B swapped, "
+                                 "to measure position bias (docs/judges.md)")
         parser.add_argument("--ablation", action="store_true",
                             help="persona judge: one run per CINEMETRIC method on the same split (tables 1-2)")
 
@@ -66,7 +69,7 @@ class Command(BaseCommand):
         if judge is None:
             raise CommandError(f"no judge {o['judge']!r} (create one with create_judge)")
         inline = o["inline"] or (o["wait"] and not llm_worker_available())
-        overrides = {k: o[k] for k in ("temperature", "variant") if o[k] is not None}
+        overrides = {k: o[k] for k in ("temperature", "variant", "swap_share") if o[k] is not None}
         try:
             if o["resume"]:
                 run = JudgeRun.objects.filter(pk=o["resume"], study=study, judge=judge).first()
