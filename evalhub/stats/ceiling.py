@@ -144,12 +144,27 @@ def _distinct_pairs(rater: np.ndarray, h: np.ndarray, j: np.ndarray) -> tuple[np
     """Distinct (rater, h, j) triples of the usable cells: (rater, h, j, count) arrays sorted by rater.
 
     Built from 1-D uniques over all cells at once: np.unique(axis=0), or one per rater, sorts much more.
+    The scores take few distinct values, so each is coded by a search among its distinct values and the
+    triples are counted with a bincount over the codes, which avoids sorting every cell (the result,
+    sorted by code, is what ``np.unique`` of the codes gives).
     """
-    h_values, h_code = np.unique(h, return_inverse=True)
-    j_values, j_code = np.unique(j, return_inverse=True)
+    if rater.size == 0:
+        return rater, h, j, np.zeros(0, dtype=np.intp)
+    h_values = np.unique(h)
+    j_values = np.unique(j)
+    h_code = np.searchsorted(h_values, h)
+    j_code = np.searchsorted(j_values, j)
     key = (rater.astype(np.int64) * h_values.size + h_code) * j_values.size + j_code
-    _, first, freq = np.unique(key, return_index=True, return_counts=True)
-    return rater[first], h[first], j[first], freq
+    n_keys = (int(rater.max()) + 1) * h_values.size * j_values.size
+    if n_keys > 4 * key.size + 1024:  # sparse codes: counting over the whole range would cost more than sorting
+        distinct, freq = np.unique(key, return_counts=True)
+    else:
+        counts = np.bincount(key, minlength=n_keys)
+        distinct = np.flatnonzero(counts)
+        freq = counts[distinct]
+    per_rater = h_values.size * j_values.size
+    return (distinct // per_rater).astype(rater.dtype), h_values[distinct // j_values.size % h_values.size], \
+        j_values[distinct % j_values.size], freq
 
 
 def human_ceiling(
