@@ -27,8 +27,8 @@ LOW_HUMAN_ALPHA = 0.667
 
 # Per rater, the bootstrap resamples the rater's items. When the items take fewer distinct (rater score,
 # judge score) pairs than there are items, each score's replicate is a multinomial draw of its distinct
-# values' frequencies (the cost follows the distinct values, see _paired_mean_ci); otherwise indices are drawn. Chunks keep the
-# (replicates x pairs) matrices around this many cells.
+# values' frequencies (the cost follows the distinct values, see _paired_mean_ci); otherwise indices are
+# drawn. Chunks keep the (replicates x values) matrices around this many cells.
 _BOOTSTRAP_CELLS_PER_CHUNK = 4_000_000
 
 
