@@ -343,9 +343,9 @@ def rater_kappas_and_tests(
         n = int(counts[j].sum())
         n_unpaired = m.shape[0] - n
         if n == 0:
-            (result,) = _cohen(np.empty(0), np.empty(0), weights="unweighted", categories=cats, n_boot=n_boot,
-                               seed=seed, confidence=confidence, n_tied=0, n_unpaired=n_unpaired)
-            out.append((result, KappaTest(None, None, 0, "no item has both labels")))
+            reason = "no item has both labels"  # as cohen_kappa and kappa_z_test say it
+            ci = BootstrapCI(None, None, confidence, n_boot, 0, reason)
+            out.append((KappaResult(None, 0, ci, reason, 0, n_unpaired), KappaTest(None, None, 0, reason)))
             continue
         (result,) = _cohen_from_freq(counts[j].astype(float), k, ("unweighted",), n_boot=n_boot, seed=seed,
                                      confidence=confidence, n_tied=0, n_unpaired=n_unpaired)
