@@ -161,10 +161,11 @@ def agreement_sections(data: StudyData, cells: dict[tuple[str, str, str], Cell],
                     out["ceiling"].append({**base, "scoring": None, "summary": None, "judge_better": 0,
                                            "n_compared": 0, "notes": [note], "raters": []})
                     continue
-                for j, name in enumerate(side.rater_names):
-                    result = stats.cohen_kappa(side.matrix[:, j], labels, categories=cats, **boot)
+                # Every rater's kappa and z-test from one pass over the matrix (the same values as one
+                # cohen_kappa and kappa_z_test call per rater column).
+                per_rater = stats.rater_kappas_and_tests(side.matrix, labels, categories=cats, **boot)
+                for name, (result, test) in zip(side.rater_names, per_rater, strict=True):
                     row = _kappa_row(base, "rater", "unweighted", result, rater=name)
-                    test = stats.kappa_z_test(side.matrix[:, j], labels, categories=cats)
                     row["p"] = test.p
                     if test.p is None and result.value is not None:
                         row["notes"]["p"] = test.reason or "undefined"

@@ -68,6 +68,7 @@ from evalhub.stats.kappa import (
     kappa_z_test,
     kappas_vs_majority,
     pool_label,
+    rater_kappas_and_tests,
 )
 from evalhub.stats.results import (
     LEVELS,
@@ -135,6 +136,7 @@ __all__ = [
     "kappas_vs_majority",
     "KappaTest",
     "pool_label",
+    "rater_kappas_and_tests",
     "LOW_HUMAN_ALPHA",
     "SCORINGS",
     "HumanCeiling",

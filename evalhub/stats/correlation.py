@@ -66,11 +66,12 @@ def _kendall_from_table(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | N
     None, leaving the work to scipy, when there are no ties at all (scipy may then use its exact
     p-value) or when the table would be large (continuous data).
     """
-    x_values, x_index = np.unique(x, return_inverse=True)
-    y_values, y_index = np.unique(y, return_inverse=True)
+    # The distinct values first (no sort of every value), then each value's position among them.
+    x_values, y_values = np.unique(x), np.unique(y)
     n_x, n_y, n = x_values.size, y_values.size, x.size
     if n_x * n_y > _KENDALL_TABLE_MAX_CELLS or (n_x == n and n_y == n):
         return None
+    x_index, y_index = np.searchsorted(x_values, x), np.searchsorted(y_values, y)
     table = np.bincount(x_index * n_y + y_index, minlength=n_x * n_y).reshape(n_x, n_y).astype(np.int64)
     # Discordant pairs: cells (i, j), (i', j') with i' > i and j' < j.
     below = np.zeros_like(table)

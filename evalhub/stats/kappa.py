@@ -139,9 +139,27 @@ def _cohen(
         return tuple(KappaResult(None, 0, ci, reason, n_tied, n_unpaired) for _ in names)
     cats = category_list(categories, a, b)
     k = cats.size
-    matrices = [_weight_matrix(k, name) for name in names]
     cells = category_index(a, cats) * k + category_index(b, cats)
     freq = np.bincount(cells, minlength=k * k).astype(float)
+    return _cohen_from_freq(freq, k, names, n_boot=n_boot, seed=seed, confidence=confidence, n_tied=n_tied,
+                            n_unpaired=n_unpaired)
+
+
+def _cohen_from_freq(
+    freq: np.ndarray,
+    k: int,
+    names: tuple[str, ...],
+    *,
+    n_boot: int,
+    seed: int,
+    confidence: float,
+    n_tied: int,
+    n_unpaired: int,
+) -> tuple[KappaResult, ...]:
+    """``_cohen`` from the flattened K x K cell counts of at least one paired item (the bootstrap only
+    needs them)."""
+    n_items = int(freq.sum())
+    matrices = [_weight_matrix(k, name) for name in names]
     values = [float(_cohen_from_counts(freq.reshape(1, k, k), w)[0]) for w in matrices]
     used = np.flatnonzero(freq)
     replicates: list[list[np.ndarray]] = [[] for _ in names]
@@ -156,10 +174,10 @@ def _cohen(
     for value, reps in zip(values, replicates, strict=True):
         if np.isnan(value):
             ci = BootstrapCI(None, None, confidence, n_boot, 0, _NO_EXPECTED_DISAGREEMENT)
-            results.append(KappaResult(None, int(a.size), ci, _NO_EXPECTED_DISAGREEMENT, n_tied, n_unpaired))
+            results.append(KappaResult(None, n_items, ci, _NO_EXPECTED_DISAGREEMENT, n_tied, n_unpaired))
         else:
             ci = _percentile_ci(np.concatenate(reps), n_boot, confidence, "kappa")
-            results.append(KappaResult(value, int(a.size), ci, None, n_tied, n_unpaired))
+            results.append(KappaResult(value, n_items, ci, None, n_tied, n_unpaired))
     return tuple(results)
 
 
@@ -292,6 +310,47 @@ def kappa_per_rater(
         cohen_kappa(m[:, j], p, weights=weights, categories=categories, n_boot=n_boot, seed=seed, confidence=confidence)
         for j in range(m.shape[1])
     )
+
+
+def rater_kappas_and_tests(
+    humans: npt.ArrayLike,
+    pool: npt.ArrayLike,
+    *,
+    categories: Sequence[float],
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[tuple[KappaResult, KappaTest], ...]:
+    """Per column of ``humans``: ``(cohen_kappa(humans[:, j], pool, ...), kappa_z_test(humans[:, j], pool, ...))``.
+
+    Unweighted, over one category list; equal to those calls (same seed per rater, so the same CIs),
+    but every rater's cell counts come from one pass over the matrix instead of one per rater and test.
+    """
+    _check_bootstrap(n_boot, confidence)
+    m = _as_matrix(humans)
+    p = _as_vector(pool, "pool")
+    if p.shape[0] != m.shape[0]:
+        raise ValueError(f"pool has {p.shape[0]} labels for {m.shape[0]} items")
+    cats = category_list(categories)
+    k = cats.size
+    n_raters = m.shape[1]
+    paired = ~np.isnan(m) & ~np.isnan(p)[:, None]
+    rater, item = np.nonzero(paired.T)  # cells grouped by rater, each rater's in item order
+    cells = (rater * k + category_index(m[item, rater], cats)) * k + category_index(p[item], cats)
+    counts = np.bincount(cells, minlength=n_raters * k * k).reshape(n_raters, k * k)
+    out = []
+    for j in range(n_raters):
+        n = int(counts[j].sum())
+        n_unpaired = m.shape[0] - n
+        if n == 0:
+            reason = "no item has both labels"  # as cohen_kappa and kappa_z_test say it
+            ci = BootstrapCI(None, None, confidence, n_boot, 0, reason)
+            out.append((KappaResult(None, 0, ci, reason, 0, n_unpaired), KappaTest(None, None, 0, reason)))
+            continue
+        (result,) = _cohen_from_freq(counts[j].astype(float), k, ("unweighted",), n_boot=n_boot, seed=seed,
+                                     confidence=confidence, n_tied=0, n_unpaired=n_unpaired)
+        out.append((result, _z_test_from_counts(counts[j].reshape(k, k), n)))
+    return tuple(out)
 
 
 def _fleiss_from_weights(weights: np.ndarray, patterns: np.ndarray, agreement: np.ndarray, n_items: int) -> np.ndarray:
@@ -441,6 +500,11 @@ def kappa_z_test(x: npt.ArrayLike, y: npt.ArrayLike, *, categories: Sequence[flo
     cats = category_list(categories, a, b)
     k = cats.size
     counts = np.bincount(category_index(a, cats) * k + category_index(b, cats), minlength=k * k).reshape(k, k)
+    return _z_test_from_counts(counts, n)
+
+
+def _z_test_from_counts(counts: np.ndarray, n: int) -> KappaTest:
+    """``kappa_z_test`` from the K x K cell counts of n >= 1 paired items."""
     p = counts / n
     rows, cols = p.sum(axis=1), p.sum(axis=0)
     p_e = float((rows * cols).sum())

@@ -190,3 +190,27 @@ def test_bad_ceiling_input_raises_a_one_line_error() -> None:
         stats.human_ceiling([[1, 2]], [1, 2], scoring="accuracy")
     with pytest.raises(ValueError, match="2-D"):
         stats.human_ceiling([1, 2], [1, 2], scoring="accuracy")
+
+
+def test_both_intervals_of_the_multinomial_path_are_near_a_brute_force_resampling_of_items() -> None:
+    # 3 raters on a 1-5 scale and a judge in half points: far fewer distinct (rater, judge) score pairs
+    # than items, so each score is drawn over its own distinct values; both intervals must still be
+    # those of resampling the rater's items.
+    rng = np.random.default_rng(7)
+    truth = rng.uniform(1, 5, size=3000)
+    humans = np.clip(np.rint(truth[:, None] + rng.normal(0, 0.8, size=(3000, 3))), 1, 5)
+    judge = np.clip(np.rint(2 * (truth + rng.normal(0, 0.6, size=3000))) / 2, 1, 5)
+    result = stats.human_ceiling(humans, judge, scoring="neg_rmse", n_boot=2000, seed=2)
+    rater = result.raters[0]
+    others = humans[:, 1:]
+
+    def score(label: np.ndarray) -> np.ndarray:
+        return -np.sqrt(((label[:, None] - others) ** 2).mean(axis=1))
+
+    h, g = score(humans[:, 0]), score(judge)
+    assert rater.human == pytest.approx(h.mean(), abs=1e-12) and rater.judge == pytest.approx(g.mean(), abs=1e-12)
+    index = np.random.default_rng(99).integers(0, h.size, size=(2000, h.size))
+    for ci, values in ((rater.human_ci, h), (rater.judge_ci, g)):
+        low, high = np.percentile(values[index].mean(axis=1), [2.5, 97.5])
+        assert ci.n_valid == 2000
+        assert ci.low == pytest.approx(low, abs=0.006) and ci.high == pytest.approx(high, abs=0.006)

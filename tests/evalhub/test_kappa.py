@@ -366,3 +366,22 @@ def test_kappas_vs_majority_equal_separate_calls_ci_included() -> None:
         alone = stats.kappa_vs_majority(humans, pool, weights=weights, categories=[1, 2, 3, 4, 5], n_boot=300, seed=4)
         assert result == alone
     assert len({r.value for r in together}) == 3
+
+
+def test_rater_kappas_and_tests_equal_one_cohen_kappa_and_z_test_per_rater_on_cebab_aspects() -> None:
+    # Crowd data (4 of 10 workers per item) plus a rater with no item and a rater who always gives the
+    # first category: every column's kappa, CI, counts and z-test are those of the separate calls.
+    data = load_alttest("cebab_aspects")
+    matrix = data.matrix()
+    vector = data.llm_vector(next(iter(data.llms)))
+    constant = np.where(np.isnan(vector), NAN, 0.0)
+    matrix = np.column_stack([matrix, np.full(matrix.shape[0], NAN), constant])
+    categories = sorted({float(v) for v in matrix[~np.isnan(matrix)]} | {float(v) for v in vector[~np.isnan(vector)]})
+    together = stats.rater_kappas_and_tests(matrix, vector, categories=categories, n_boot=200, seed=3)
+    assert len(together) == matrix.shape[1]
+    for j, (result, test) in enumerate(together):
+        assert result == stats.cohen_kappa(matrix[:, j], vector, categories=categories, n_boot=200, seed=3)
+        assert test == stats.kappa_z_test(matrix[:, j], vector, categories=categories)
+    assert together[-2][0].value is None and together[-2][1].p is None
+    with pytest.raises(ValueError, match="not one of the categories"):
+        stats.rater_kappas_and_tests(matrix, vector, categories=categories[1:], n_boot=10)
