@@ -9,18 +9,14 @@ import json
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.http import StreamingHttpResponse
-from django.http import HttpRequest, JsonResponse
+from django.db import transaction
+from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import permissions, serializers, status
-from rest_framework.exceptions import ParseError
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 from rest_framework.views import APIView
 
 from annotations.importing import ImportFileError, items_import, uploaded_file
@@ -43,28 +39,19 @@ from llmjudge.models import JudgeRun
 from llmjudge.selectors import run_for_researcher, run_progress
 
 
-class SafeJSONParser(JSONParser):
-    """JSON bodies nested deeper than Python's recursion limit are a 400, not a RecursionError's 500."""
+class ThrottledAPIView(APIView):
+    """Throttles before permissions: DRF checks them after, so an anonymous caller guessing tokens got
+    401 forever and was never throttled."""
 
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
-        try:
-            return super().parse(stream, media_type, parser_context)
-        except RecursionError:
-            raise ParseError("JSON parse error - the body is nested too deeply") from None
+    def check_permissions(self, request: Request) -> None:
+        self.check_throttles(request)
+        super().check_permissions(request)
 
-
-class AnonThrottle(AnonRateThrottle):
-    """API_THROTTLE_ANON per client address; read at each request so a test can set a small rate."""
-
-    def get_rate(self) -> str | None:
-        return settings.API_THROTTLE_ANON
-
-
-class UserThrottle(UserRateThrottle):
-    """API_THROTTLE_USER per researcher (anonymous requests fall to AnonThrottle's address key)."""
-
-    def get_rate(self) -> str | None:
-        return settings.API_THROTTLE_USER
+    def check_throttles(self, request: Request) -> None:
+        # DRF calls this again after the permissions: count each request once.
+        if not getattr(request, "_evalhub_throttled", False):
+            request._evalhub_throttled = True  # type: ignore[attr-defined]
+            super().check_throttles(request)
 
 
 def not_found(request: HttpRequest, path: str = "") -> JsonResponse:
@@ -164,7 +151,7 @@ class ItemsUploadSerializer(serializers.Serializer):
         return attrs
 
 
-class StudyListView(APIView):
+class StudyListView(ThrottledAPIView):
     permission_classes = [permissions.IsAuthenticated]
 
     @extend_schema(responses={200: StudySerializer(many=True), **_errors(*AUTH)})
@@ -187,7 +174,7 @@ class StudyListView(APIView):
         return Response(StudySerializer(study).data, status=status.HTTP_201_CREATED)
 
 
-class StudyDetailView(APIView):
+class StudyDetailView(ThrottledAPIView):
     permission_classes = [permissions.IsAuthenticated]
 
     @extend_schema(responses={200: StudySerializer, **_errors(404, *AUTH)})
@@ -195,7 +182,7 @@ class StudyDetailView(APIView):
         return Response(StudySerializer(study_for_researcher(user=request.user, slug=slug)).data)
 
 
-class StudyItemsView(APIView):
+class StudyItemsView(ThrottledAPIView):
     permission_classes = [permissions.IsAuthenticated]
 
     @extend_schema(request={"multipart/form-data": ItemsFileSerializer, "application/json": ItemsJSONSerializer},
@@ -217,7 +204,7 @@ class StudyItemsView(APIView):
         return Response({"created_items": result.created_items}, status=status.HTTP_201_CREATED)
 
 
-class StudyLifecycleView(APIView):
+class StudyLifecycleView(ThrottledAPIView):
     """POST /api/studies/<slug>/open/ or /close/: the same services as open_study, close_study and the
     study page's buttons; a change that cannot happen (already open, no item, not open) is a 409."""
 
@@ -242,7 +229,7 @@ class LinksSerializer(serializers.Serializer):
     links = serializers.ListField(child=serializers.URLField())
 
 
-class StudyInvitationsView(APIView):
+class StudyInvitationsView(ThrottledAPIView):
     permission_classes = [permissions.IsAuthenticated]
 
     @extend_schema(request=InvitationsSerializer, responses={201: LinksSerializer, **_errors(400, 404, 409, *AUTH)})
@@ -281,7 +268,7 @@ def run_json(run: JudgeRun) -> dict[str, Any]:
     return {"id": run.pk, "study": run.study.slug, "judge": run.judge.name, **run_progress(run=run).as_dict()}
 
 
-class StudyRunsView(APIView):
+class StudyRunsView(ThrottledAPIView):
     permission_classes = [permissions.IsAuthenticated]
 
     @extend_schema(responses={200: RunSerializer(many=True), **_errors(404, *AUTH)})
@@ -306,7 +293,7 @@ class StudyRunsView(APIView):
         return Response(run_json(run), status=status.HTTP_201_CREATED)
 
 
-class RunDetailView(APIView):
+class RunDetailView(ThrottledAPIView):
     permission_classes = [permissions.IsAuthenticated]
 
     @extend_schema(responses={200: RunSerializer, **_errors(404, *AUTH)})
@@ -314,7 +301,7 @@ class RunDetailView(APIView):
         return Response(run_json(run_for_researcher(user=request.user, run_id=run_id)))
 
 
-class RunActionView(APIView):
+class RunActionView(ThrottledAPIView):
     """POST /api/runs/<id>/<action>/ with action pause, resume or cancel."""
 
     permission_classes = [permissions.IsAuthenticated]
@@ -337,7 +324,7 @@ class RunActionView(APIView):
         return Response(run_json(run))
 
 
-class StudyAnalysisView(APIView):
+class StudyAnalysisView(ThrottledAPIView):
     permission_classes = [permissions.IsAuthenticated]
 
     @extend_schema(responses={200: dict, **_errors(404, *AUTH)})
@@ -345,7 +332,7 @@ class StudyAnalysisView(APIView):
         return Response(study_analysis(study=study_for_researcher(user=request.user, slug=slug)))
 
 
-class StudyRatingsCSVView(APIView):
+class StudyRatingsCSVView(ThrottledAPIView):
     permission_classes = [permissions.IsAuthenticated]
 
     @extend_schema(responses={(200, "text/csv"): str, **_errors(404, *AUTH)})

@@ -134,14 +134,14 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    # JSON nested deeper than Python's recursion limit is a 400, not a 500 (evalhub/api.py).
+    # JSON nested deeper than Python's recursion limit is a 400, not a 500 (evalhub/api_plumbing.py).
     "DEFAULT_PARSER_CLASSES": [
-        "evalhub.api.SafeJSONParser",
+        "evalhub.api_plumbing.SafeJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
     # Anonymous requests by client address, authenticated ones per user; a 429 says when to retry.
-    "DEFAULT_THROTTLE_CLASSES": ["evalhub.api.AnonThrottle", "evalhub.api.UserThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["evalhub.api_plumbing.AnonThrottle", "evalhub.api_plumbing.UserThrottle"],
 }
 API_THROTTLE_ANON = env_str("API_THROTTLE_ANON", "60/min") or None  # requests per client address
 API_THROTTLE_USER = env_str("API_THROTTLE_USER", "1000/min") or None  # requests per researcher
