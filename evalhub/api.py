@@ -13,6 +13,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
 from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import permissions, serializers, status
 from rest_framework.request import Request
@@ -32,6 +34,7 @@ from annotations.studies import (
     study_spec_check,
 )
 from evalhub.analysis import study_analysis
+from evalhub.api_plumbing import SafeJSONParser
 from evalhub.exports import csv_lines, rating_rows
 from llmjudge import judging
 from llmjudge.forms import runnable_judges
@@ -54,6 +57,7 @@ class ThrottledAPIView(APIView):
             super().check_throttles(request)
 
 
+@csrf_exempt  # no state changes here; with CSRF, a session's POST would get Django's HTML 403 instead
 def not_found(request: HttpRequest, path: str = "") -> JsonResponse:
     """Unknown API paths answer JSON like every other API error, not Django's HTML 404."""
     return JsonResponse({"detail": "Not found."}, status=404)
@@ -68,7 +72,9 @@ def _errors(*codes: int) -> dict[int, OpenApiResponse]:
     words = {400: "invalid input: field errors or {detail}", 401: "no or bad credentials",
              403: "not allowed", 404: "no such study or run (or another researcher's)",
              409: "the change cannot happen in the current state", 429: "too many requests: see Retry-After"}
-    return {code: OpenApiResponse(DetailSerializer, description=words[code]) for code in codes}
+    # A 400 is either {"detail": "..."} or the serializer's {"field": ["message", ...]}: any object.
+    return {code: OpenApiResponse(OpenApiTypes.OBJECT if code == 400 else DetailSerializer, description=words[code])
+            for code in codes}
 
 
 # Every authenticated operation can answer 401 (no token), 403 (a session without CSRF) and 429.
@@ -89,8 +95,17 @@ class StudySerializer(serializers.ModelSerializer):
         return [{"key": q.key, "text": q.text} for q in study.questions.all()]
 
 
+class StrictSlugField(serializers.SlugField):
+    """A slug that is a JSON string: DRF would turn 0 into "0", which the schema does not promise."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class StudyCreateSerializer(serializers.Serializer):
-    slug = serializers.SlugField(max_length=100)
+    slug = StrictSlugField(max_length=100)
     template = serializers.ChoiceField(choices=sorted(protocol_templates()), required=False)
     spec = serializers.JSONField(required=False, help_text="A study specification (see docs): used without template")
 
@@ -153,6 +168,7 @@ class ItemsUploadSerializer(serializers.Serializer):
 
 class StudyListView(ThrottledAPIView):
     permission_classes = [permissions.IsAuthenticated]
+    parser_classes = [SafeJSONParser]  # a spec is JSON: form fields would carry it as a string
 
     @extend_schema(responses={200: StudySerializer(many=True), **_errors(*AUTH)})
     def get(self, request: Request) -> Response:
@@ -162,7 +178,11 @@ class StudyListView(ThrottledAPIView):
     @extend_schema(request=STUDY_CREATE_SHAPES, responses={201: StudySerializer, **_errors(400, *AUTH)})
     def post(self, request: Request) -> Response:
         form = StudyCreateSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
+        if not form.is_valid():
+            # A refused spec keeps its one-line {"detail": ...} answer, as from the service itself.
+            if set(form.errors) == {"spec"}:
+                return Response({"detail": form.errors["spec"][0]}, status=status.HTTP_400_BAD_REQUEST)
+            return Response(form.errors, status=status.HTTP_400_BAD_REQUEST)
         data = form.validated_data
         try:
             if "template" in data:

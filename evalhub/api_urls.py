@@ -19,5 +19,5 @@ urlpatterns = [
     path("runs/<int:run_id>/", api.RunDetailView.as_view(), name="api-run"),
     path("runs/<int:run_id>/<str:action>/", api.RunActionView.as_view(), name="api-run-action"),
     # Last: any other path under api/ answers a JSON 404.
-    re_path(r"^(?P<path>.*)$", api.not_found, name="api-not-found"),
+    re_path(r"^(?P<path>[\s\S]*)$", api.not_found, name="api-not-found"),
 ]
