@@ -251,6 +251,8 @@ class LinksSerializer(serializers.Serializer):
 
 class StudyInvitationsView(ThrottledAPIView):
     permission_classes = [permissions.IsAuthenticated]
+    # JSON only: a multipart body that is not a form parsed as no fields, so garbage made one link.
+    parser_classes = [SafeJSONParser]
 
     @extend_schema(request=InvitationsSerializer, responses={201: LinksSerializer, **_errors(400, 404, 409, *AUTH)})
     def post(self, request: Request, slug: str) -> Response:
