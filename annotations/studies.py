@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import string
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,114 @@ RATER_DISPLAY: dict[str, dict[str, Any]] = {
 
 
 CATEGORY_LABEL_MAX_CHARS = 100
+_SLUG = re.compile(r"[-a-zA-Z0-9_]+")
+
+TITLE_MAX_CHARS = 200  # Study.title
+KEY_MAX_CHARS = 100  # Question.key, Item.group: a slug or a group name, as the database stores it
+TEXT_MAX_CHARS = 100_000  # a template, an instruction, a question's text
+SCALE_BOUND = 1_000_000  # |min|, |max|: far inside the database's integers
+SCALE_POINTS_MAX = 1001  # a rater page lists every point of the scale
+RATERS_PER_ITEM_MAX = 1000
+SPEC_DEPTH_MAX = 10  # the deepest real spec (a question's rubric) nests 4 levels
+SPEC_STRINGS_MAX = 100_000  # strings anywhere in one spec
+
+
+def _walk_strings(value: object) -> list[str]:
+    """Every string in a JSON value (keys included), refusing nesting deeper than SPEC_DEPTH_MAX.
+
+    Iterative, so a spec nested 100,000 deep is refused with a message instead of a RecursionError.
+    """
+    found: list[str] = []
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > SPEC_DEPTH_MAX:
+            raise StudySpecError(f"the study specification nests deeper than {SPEC_DEPTH_MAX} levels")
+        if isinstance(node, str):
+            found.append(node)
+        elif isinstance(node, dict):
+            found.extend(str(key) for key in node)
+            stack.extend((child, depth + 1) for child in node.values())
+        elif isinstance(node, list):
+            stack.extend((child, depth + 1) for child in node)
+        if len(found) > SPEC_STRINGS_MAX:
+            raise StudySpecError(f"the study specification holds more than {SPEC_STRINGS_MAX} strings")
+    return found
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _string_list(spec: dict[str, Any], key: str, *, max_chars: int = KEY_MAX_CHARS) -> None:
+    value = spec.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v and len(v) <= max_chars for v in value):
+        raise StudySpecError(f"{key} must be a list of non-empty strings of at most {max_chars} characters")
+    if len(set(value)) != len(value):
+        raise StudySpecError(f"{key} lists a name twice")
+
+
+def _validate_types(spec: dict[str, Any]) -> None:
+    """The type and size of every field the study stores, before any meaning is checked.
+
+    A wrong type stored (``"contrasts": "x"``, ``"groups": 5``) made the dashboard, the analysis and
+    the items upload answer 500 later; an oversized or NUL-bearing value made the database refuse
+    the insert with a 500. All are refused here, with the field's name.
+    """
+    for text in _walk_strings(spec):
+        if "\x00" in text:
+            raise StudySpecError("the study specification contains a NUL character (\\u0000)")
+    title = spec.get("title")
+    if not isinstance(title, str) or not title.strip() or len(title) > TITLE_MAX_CHARS:
+        raise StudySpecError(f"title must be a non-empty string of at most {TITLE_MAX_CHARS} characters")
+    for key in ("llm_template", "human_instruction", "kind"):
+        if key in spec and (not isinstance(spec[key], str) or len(spec[key]) > TEXT_MAX_CHARS):
+            raise StudySpecError(f"{key} must be a string of at most {TEXT_MAX_CHARS} characters")
+    _string_list(spec, "item_fields")
+    _string_list(spec, "groups")
+    _string_list(spec, "diff_fields")
+    contrasts = spec.get("contrasts", [])
+    if not isinstance(contrasts, list) or not all(
+        isinstance(pair, list) and len(pair) == 2 and all(isinstance(g, str) and g for g in pair) for pair in contrasts
+    ):
+        raise StudySpecError('contrasts must be a list of pairs of group names, e.g. [["human", "gpt2"]]')
+    for key in ("field_labels",):
+        value = spec.get(key, {})
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise StudySpecError(f"{key} must be an object of strings")
+    if "ordering" in spec and not isinstance(spec["ordering"], (str, dict)):
+        raise StudySpecError(f"ordering must be one of {Study.Ordering.values}")
+    if "raters_per_item" in spec:
+        n = spec["raters_per_item"]
+        if not _is_int(n) or not 1 <= n <= RATERS_PER_ITEM_MAX:
+            raise StudySpecError(f"raters_per_item must be a whole number from 1 to {RATERS_PER_ITEM_MAX}")
+    scale = spec.get("scale")
+    if isinstance(scale, dict) and spec.get("kind") != Study.Kind.CATEGORICAL:
+        low, high = scale.get("min"), scale.get("max")
+        if not (_is_int(low) and _is_int(high)):
+            raise StudySpecError("scale must be an object with integer min and max")
+        if abs(low) > SCALE_BOUND or abs(high) > SCALE_BOUND or high - low + 1 > SCALE_POINTS_MAX:
+            raise StudySpecError(f"scale min and max must lie within ±{SCALE_BOUND} and span at most "
+                                 f"{SCALE_POINTS_MAX} points")
+        labels = scale.get("labels", {})
+        if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
+            raise StudySpecError('scale labels must be an object of strings, e.g. {"1": "1 (lowest)"}')
+    questions = spec.get("questions")
+    if isinstance(questions, list):
+        for n, question in enumerate(questions, start=1):
+            if not isinstance(question, dict):
+                raise StudySpecError(f"question {n} must be an object with a key and a text")
+            key = question.get("key")
+            if not key:
+                continue  # "needs a key and a text", below
+            if not isinstance(key, str) or not _SLUG.fullmatch(key) or len(key) > KEY_MAX_CHARS:
+                raise StudySpecError(f"question {n}: key must be a slug (letters, digits, - and _) of at most "
+                                     f"{KEY_MAX_CHARS} characters")
+            for field in ("text", "context", "reveals"):
+                if field in question and not isinstance(question[field], str):
+                    raise StudySpecError(f"question {key!r}: {field} must be a string")
+            if "rubric" in question and not isinstance(question["rubric"], dict):
+                raise StudySpecError(f"question {key!r}: rubric must be an object")
 
 
 class StudySpecError(ValueError):
@@ -77,12 +186,18 @@ def _placeholders(template: str, where: str = "llm_template") -> set[str]:
     return names
 
 
-def _validate(spec: dict[str, Any]) -> None:
+def study_spec_check(spec: object) -> None:
+    """Refuse an unusable specification with a one-line StudySpecError; the API, the page and the commands."""
+    _validate(spec)
+
+
+def _validate(spec: Any) -> None:
     if not isinstance(spec, dict):
         raise StudySpecError("the study specification must be a JSON object")
     for key in ("title", "item_fields", "llm_template", "scale", "questions"):
         if key not in spec:
             raise StudySpecError(f"missing key {key!r}")
+    _validate_types(spec)
     fields = spec["item_fields"]
     if not isinstance(fields, list) or not fields or not all(isinstance(f, str) and f for f in fields):
         raise StudySpecError("item_fields must be a non-empty list of field names")

@@ -10,9 +10,12 @@ from typing import Any
 
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.http import StreamingHttpResponse
+from django.db import transaction
+from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from django.views.decorators.csrf import csrf_exempt
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -23,13 +26,59 @@ from annotations.lifecycle import LifecycleError, study_close, study_open
 from annotations.models import Study
 from annotations.selectors import studies_for_researcher, study_for_researcher
 from annotations.services import invitations_create
-from annotations.studies import StudySpecError, protocol_templates, study_create, study_create_from_template
+from annotations.studies import (
+    StudySpecError,
+    protocol_templates,
+    study_create,
+    study_create_from_template,
+    study_spec_check,
+)
 from evalhub.analysis import study_analysis
+from evalhub.api_plumbing import SafeJSONParser
 from evalhub.exports import csv_lines, rating_rows
 from llmjudge import judging
 from llmjudge.forms import runnable_judges
 from llmjudge.models import JudgeRun
 from llmjudge.selectors import run_for_researcher, run_progress
+
+
+class ThrottledAPIView(APIView):
+    """Throttles before permissions: DRF checks them after, so an anonymous caller guessing tokens got
+    401 forever and was never throttled."""
+
+    def check_permissions(self, request: Request) -> None:
+        self.check_throttles(request)
+        super().check_permissions(request)
+
+    def check_throttles(self, request: Request) -> None:
+        # DRF calls this again after the permissions: count each request once.
+        if not getattr(request, "_evalhub_throttled", False):
+            request._evalhub_throttled = True  # type: ignore[attr-defined]
+            super().check_throttles(request)
+
+
+@csrf_exempt  # no state changes here; with CSRF, a session's POST would get Django's HTML 403 instead
+def not_found(request: HttpRequest, path: str = "") -> JsonResponse:
+    """Unknown API paths answer JSON like every other API error, not Django's HTML 404."""
+    return JsonResponse({"detail": "Not found."}, status=404)
+
+
+class DetailSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+
+
+def _errors(*codes: int) -> dict[int, OpenApiResponse]:
+    """The error statuses of an operation, each a ``{"detail": ...}`` body (400 may hold field errors)."""
+    words = {400: "invalid input: field errors or {detail}", 401: "no or bad credentials",
+             403: "not allowed", 404: "no such study or run (or another researcher's)",
+             409: "the change cannot happen in the current state", 429: "too many requests: see Retry-After"}
+    # A 400 is either {"detail": "..."} or the serializer's {"field": ["message", ...]}: any object.
+    return {code: OpenApiResponse(OpenApiTypes.OBJECT if code == 400 else DetailSerializer, description=words[code])
+            for code in codes}
+
+
+# Every authenticated operation can answer 401 (no token), 403 (a session without CSRF) and 429.
+AUTH = (401, 403, 429)
 
 
 class StudySerializer(serializers.ModelSerializer):
@@ -46,10 +95,27 @@ class StudySerializer(serializers.ModelSerializer):
         return [{"key": q.key, "text": q.text} for q in study.questions.all()]
 
 
+class StrictSlugField(serializers.SlugField):
+    """A slug that is a JSON string: DRF would turn 0 into "0", which the schema does not promise."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class StudyCreateSerializer(serializers.Serializer):
-    slug = serializers.SlugField(max_length=100)
+    slug = StrictSlugField(max_length=100)
     template = serializers.ChoiceField(choices=sorted(protocol_templates()), required=False)
     spec = serializers.JSONField(required=False, help_text="A study specification (see docs): used without template")
+
+    def validate_spec(self, spec: Any) -> Any:
+        # The whole specification is checked here, before anything is written (the service checks again).
+        try:
+            study_spec_check(spec)
+        except StudySpecError as exc:
+            raise serializers.ValidationError(str(exc)) from None
+        return spec
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if ("template" in attrs) == ("spec" in attrs):
@@ -57,9 +123,41 @@ class StudyCreateSerializer(serializers.Serializer):
         return attrs
 
 
+class StudyFromTemplateSerializer(serializers.Serializer):
+    slug = serializers.SlugField(max_length=100)
+    template = serializers.ChoiceField(choices=sorted(protocol_templates()))
+
+
+class StudyFromSpecSerializer(serializers.Serializer):
+    slug = serializers.SlugField(max_length=100)
+    spec = serializers.JSONField(help_text="A study specification (see docs)")
+
+
+# What the schema promises: one shape or the other, never both (the server refuses both).
+STUDY_CREATE_SHAPES = PolymorphicProxySerializer(
+    component_name="StudyCreate", serializers=[StudyFromTemplateSerializer, StudyFromSpecSerializer],
+    resource_type_field_name=None,
+)
+
+
+class ItemsFileSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="CSV or JSONL, as for import_items (multipart/form-data)")
+
+
+class ItemsJSONSerializer(serializers.Serializer):
+    items = serializers.ListField(child=serializers.DictField(), min_length=1,
+                                  max_length=settings.API_ITEMS_PER_REQUEST,
+                                  help_text="Items as JSON objects (id, group and the study's item fields)")
+
+
+class CreatedItemsSerializer(serializers.Serializer):
+    created_items = serializers.IntegerField()
+
+
 class ItemsUploadSerializer(serializers.Serializer):
     file = serializers.FileField(required=False, help_text="CSV or JSONL, as for import_items")
-    items = serializers.ListField(child=serializers.DictField(), required=False,
+    items = serializers.ListField(child=serializers.DictField(), required=False, min_length=1,
+                                  max_length=settings.API_ITEMS_PER_REQUEST,
                                   help_text="Items as JSON objects (id, group and the study's item fields)")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -68,18 +166,23 @@ class ItemsUploadSerializer(serializers.Serializer):
         return attrs
 
 
-class StudyListView(APIView):
+class StudyListView(ThrottledAPIView):
     permission_classes = [permissions.IsAuthenticated]
+    parser_classes = [SafeJSONParser]  # a spec is JSON: form fields would carry it as a string
 
-    @extend_schema(responses=StudySerializer(many=True))
+    @extend_schema(responses={200: StudySerializer(many=True), **_errors(*AUTH)})
     def get(self, request: Request) -> Response:
         studies = studies_for_researcher(user=request.user).prefetch_related("questions")
         return Response(StudySerializer(studies, many=True).data)
 
-    @extend_schema(request=StudyCreateSerializer, responses={201: StudySerializer})
+    @extend_schema(request=STUDY_CREATE_SHAPES, responses={201: StudySerializer, **_errors(400, *AUTH)})
     def post(self, request: Request) -> Response:
         form = StudyCreateSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
+        if not form.is_valid():
+            # A refused spec keeps its one-line {"detail": ...} answer, as from the service itself.
+            if set(form.errors) == {"spec"}:
+                return Response({"detail": form.errors["spec"][0]}, status=status.HTTP_400_BAD_REQUEST)
+            return Response(form.errors, status=status.HTTP_400_BAD_REQUEST)
         data = form.validated_data
         try:
             if "template" in data:
@@ -91,18 +194,19 @@ class StudyListView(APIView):
         return Response(StudySerializer(study).data, status=status.HTTP_201_CREATED)
 
 
-class StudyDetailView(APIView):
+class StudyDetailView(ThrottledAPIView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(responses=StudySerializer)
+    @extend_schema(responses={200: StudySerializer, **_errors(404, *AUTH)})
     def get(self, request: Request, slug: str) -> Response:
         return Response(StudySerializer(study_for_researcher(user=request.user, slug=slug)).data)
 
 
-class StudyItemsView(APIView):
+class StudyItemsView(ThrottledAPIView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(request=ItemsUploadSerializer, responses={201: dict})
+    @extend_schema(request={"multipart/form-data": ItemsFileSerializer, "application/json": ItemsJSONSerializer},
+                   responses={201: CreatedItemsSerializer, **_errors(400, 404, *AUTH)})
     def post(self, request: Request, slug: str) -> Response:
         study = study_for_researcher(user=request.user, slug=slug, for_change=True)
         form = ItemsUploadSerializer(data=request.data)
@@ -120,18 +224,14 @@ class StudyItemsView(APIView):
         return Response({"created_items": result.created_items}, status=status.HTTP_201_CREATED)
 
 
-class DetailSerializer(serializers.Serializer):
-    detail = serializers.CharField()
-
-
-class StudyLifecycleView(APIView):
+class StudyLifecycleView(ThrottledAPIView):
     """POST /api/studies/<slug>/open/ or /close/: the same services as open_study, close_study and the
     study page's buttons; a change that cannot happen (already open, no item, not open) is a 409."""
 
     permission_classes = [permissions.IsAuthenticated]
     action = "open"  # set per URL in api_urls
 
-    @extend_schema(request=None, responses={200: StudySerializer, 404: DetailSerializer, 409: DetailSerializer})
+    @extend_schema(request=None, responses={200: StudySerializer, **_errors(404, 409, *AUTH)})
     def post(self, request: Request, slug: str) -> Response:
         study = study_for_researcher(user=request.user, slug=slug, for_change=True)
         try:
@@ -142,41 +242,64 @@ class StudyLifecycleView(APIView):
 
 
 class InvitationsSerializer(serializers.Serializer):
-    count = serializers.IntegerField(min_value=1, max_value=10_000, default=1)
+    count = serializers.IntegerField(min_value=1, max_value=settings.INVITATIONS_PER_REQUEST, default=1)
 
 
-class StudyInvitationsView(APIView):
+class LinksSerializer(serializers.Serializer):
+    links = serializers.ListField(child=serializers.URLField())
+
+
+class StudyInvitationsView(ThrottledAPIView):
     permission_classes = [permissions.IsAuthenticated]
+    # JSON only: a multipart body that is not a form parsed as no fields, so garbage made one link.
+    parser_classes = [SafeJSONParser]
 
-    @extend_schema(request=InvitationsSerializer, responses={201: dict})
+    @extend_schema(request=InvitationsSerializer, responses={201: LinksSerializer, **_errors(400, 404, 409, *AUTH)})
     def post(self, request: Request, slug: str) -> Response:
         study = study_for_researcher(user=request.user, slug=slug, for_change=True)
         form = InvitationsSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        raters = invitations_create(study=study, count=form.validated_data["count"])
+        count = form.validated_data["count"]
+        # Under the study's lock, so two concurrent requests cannot both pass the cap.
+        with transaction.atomic():
+            Study.objects.select_for_update().filter(pk=study.pk).first()
+            have = study.raters.count()
+            if have + count > settings.RATERS_PER_STUDY_MAX:
+                detail = (f"study {study.slug!r} has {have} raters; {count} more would pass the limit of "
+                          f"{settings.RATERS_PER_STUDY_MAX} (RATERS_PER_STUDY_MAX)")
+                return Response({"detail": detail}, status=status.HTTP_409_CONFLICT)
+            raters = invitations_create(study=study, count=count)
         base = settings.PUBLIC_BASE_URL
         links = [base + reverse("annotations:rate", args=[rater.token]) for rater in raters]
         return Response({"links": links}, status=status.HTTP_201_CREATED)
 
 
 class RunStartSerializer(serializers.Serializer):
-    judge = serializers.CharField(help_text="the judge's name")
+    judge = serializers.CharField(max_length=200, help_text="the judge's name")
+
+
+class RunSerializer(serializers.Serializer):
+    """A run and its progress (llmjudge.selectors.run_progress): more progress fields may follow."""
+
+    id = serializers.IntegerField()
+    study = serializers.SlugField()
+    judge = serializers.CharField()
 
 
 def run_json(run: JudgeRun) -> dict[str, Any]:
     return {"id": run.pk, "study": run.study.slug, "judge": run.judge.name, **run_progress(run=run).as_dict()}
 
 
-class StudyRunsView(APIView):
+class StudyRunsView(ThrottledAPIView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses={200: RunSerializer(many=True), **_errors(404, *AUTH)})
     def get(self, request: Request, slug: str) -> Response:
         study = study_for_researcher(user=request.user, slug=slug)
         runs = JudgeRun.objects.filter(study=study).select_related("judge", "study").order_by("id")
         return Response([run_json(run) for run in runs])
 
-    @extend_schema(request=RunStartSerializer, responses={201: dict})
+    @extend_schema(request=RunStartSerializer, responses={201: RunSerializer, **_errors(400, 404, *AUTH)})
     def post(self, request: Request, slug: str) -> Response:
         study = study_for_researcher(user=request.user, slug=slug, for_change=True)
         form = RunStartSerializer(data=request.data)
@@ -192,21 +315,21 @@ class StudyRunsView(APIView):
         return Response(run_json(run), status=status.HTTP_201_CREATED)
 
 
-class RunDetailView(APIView):
+class RunDetailView(ThrottledAPIView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses={200: RunSerializer, **_errors(404, *AUTH)})
     def get(self, request: Request, run_id: int) -> Response:
         return Response(run_json(run_for_researcher(user=request.user, run_id=run_id)))
 
 
-class RunActionView(APIView):
+class RunActionView(ThrottledAPIView):
     """POST /api/runs/<id>/<action>/ with action pause, resume or cancel."""
 
     permission_classes = [permissions.IsAuthenticated]
     actions = ("pause", "resume", "cancel")
 
-    @extend_schema(request=None, responses={200: dict})
+    @extend_schema(request=None, responses={200: RunSerializer, **_errors(404, 409, *AUTH)})
     def post(self, request: Request, run_id: int, action: str) -> Response:
         run = run_for_researcher(user=request.user, run_id=run_id, for_change=True)
         if action not in self.actions:
@@ -223,18 +346,18 @@ class RunActionView(APIView):
         return Response(run_json(run))
 
 
-class StudyAnalysisView(APIView):
+class StudyAnalysisView(ThrottledAPIView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses={200: dict, **_errors(404, *AUTH)})
     def get(self, request: Request, slug: str) -> Response:
         return Response(study_analysis(study=study_for_researcher(user=request.user, slug=slug)))
 
 
-class StudyRatingsCSVView(APIView):
+class StudyRatingsCSVView(ThrottledAPIView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(responses={(200, "text/csv"): str})
+    @extend_schema(responses={(200, "text/csv"): str, **_errors(404, *AUTH)})
     def get(self, request: Request, slug: str) -> StreamingHttpResponse:
         study = study_for_researcher(user=request.user, slug=slug)
         response = StreamingHttpResponse(csv_lines(rating_rows([study])), content_type="text/csv")

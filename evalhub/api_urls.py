@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
 from evalhub import api
@@ -18,4 +18,6 @@ urlpatterns = [
     path("studies/<slug:slug>/ratings.csv", api.StudyRatingsCSVView.as_view(), name="api-study-ratings"),
     path("runs/<int:run_id>/", api.RunDetailView.as_view(), name="api-run"),
     path("runs/<int:run_id>/<str:action>/", api.RunActionView.as_view(), name="api-run-action"),
+    # Last: any other path under api/ answers a JSON 404.
+    re_path(r"^(?P<path>[\s\S]*)$", api.not_found, name="api-not-found"),
 ]

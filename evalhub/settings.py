@@ -7,6 +7,7 @@ and Redis; set DEBUG=false for production, which then requires SECRET_KEY and AL
 from __future__ import annotations
 
 import ipaddress
+import re
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -133,9 +134,30 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_THROTTLE_RATES": {"anon": "60/min"},
+    # JSON nested deeper than Python's recursion limit is a 400, not a 500 (evalhub/api_plumbing.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "evalhub.api_plumbing.SafeJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    # Anonymous requests by client address, authenticated ones per user; a 429 says when to retry.
+    "DEFAULT_THROTTLE_CLASSES": ["evalhub.api_plumbing.AnonThrottle", "evalhub.api_plumbing.UserThrottle"],
 }
-SPECTACULAR_SETTINGS = {"TITLE": "EvalHub API", "VERSION": "1", "SERVE_INCLUDE_SCHEMA": False}
+API_THROTTLE_ANON = env_str("API_THROTTLE_ANON", "60/min") or None  # requests per client address
+API_THROTTLE_USER = env_str("API_THROTTLE_USER", "1000/min") or None  # requests per researcher
+for _name, _rate in (("API_THROTTLE_ANON", API_THROTTLE_ANON), ("API_THROTTLE_USER", API_THROTTLE_USER)):
+    if _rate is not None and not re.fullmatch(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", _rate):
+        raise ImproperlyConfigured(f"{_name} must look like 60/min (a count per s, min, hour or day); got {_rate!r}")
+API_ITEMS_PER_REQUEST = env_int("API_ITEMS_PER_REQUEST", 10_000, minimum=1)  # JSON items per POST (larger: a file)
+INVITATIONS_PER_REQUEST = env_int("INVITATIONS_PER_REQUEST", 1000, minimum=1)
+RATERS_PER_STUDY_MAX = env_int("RATERS_PER_STUDY_MAX", 100_000, minimum=1)  # invitations stop at this many raters
+SPECTACULAR_SETTINGS = {
+    "TITLE": "EvalHub API",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    # Separate request and response components, so read-only fields are not offered as inputs.
+    "COMPONENT_SPLIT_REQUEST": True,
+}
 
 # LLM judges (llmjudge/, docs/judges.md).
 # The transformers backend's default model (a Hugging Face id or a local path), on the `gpu` queue.

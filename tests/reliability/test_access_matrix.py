@@ -75,6 +75,8 @@ MATRIX: dict[str, Row] = {
                         note="non-staff researchers see the form again; staff are sent to the admin"),
     "admin/logout/": Row("POST", lambda w: "/admin/logout/", (302,) * 6, note="logging out is harmless"),
     "healthz": Row("GET", lambda w: "/healthz", ((200, 503),) * 6, note="public: status only, no data"),
+    "api/^(?P<path>[\\s\\S]*)$": Row("GET", lambda w: "/api/no/such/path/", (404,) * 6,
+                                       note="unknown API paths: a JSON 404 for everyone"),
     "api/schema/": Row("GET", lambda w: "/api/schema/", (200,) * 6, note="public: the schema holds no data"),
     "api/studies/": Row("GET", lambda w: "/api/studies/", (401, 401, 401, 200, 200, 200),
                         note="each researcher's own studies (staff: all)"),
