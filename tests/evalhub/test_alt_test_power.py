@@ -6,6 +6,7 @@ import math
 import random
 import subprocess
 import sys
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 
 import pytest
@@ -38,8 +39,8 @@ def brute_force_power(design: Design, model: RatingModel, *, epsilon: float, rep
     passed = 0
     for _ in range(replicates):
         truth = [rng.randrange(model.levels) for _ in range(n_items)]
-        llm = {i: report(truth[i], model.judge) for i in range(n_items)}
-        humans: dict[str, dict[int, float]] = {}
+        llm: dict[Hashable, float | Sequence[float]] = {i: report(truth[i], model.judge) for i in range(n_items)}
+        humans: dict[str, dict[Hashable, float]] = {}
         for r in range(design.raters):
             humans[f"r{r}"] = {}
             for t in range(design.items_per_rater):
