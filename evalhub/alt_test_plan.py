@@ -54,6 +54,7 @@ class StudyPlan:
     design: Design
     pilot: Pilot | None
     sources: tuple[str, ...]  # where each assumption came from, for the reader
+    seed: int
 
 
 def alt_test_plan_for_study(
@@ -109,7 +110,7 @@ def alt_test_plan_for_study(
     model = RatingModel(scoring=chosen, levels=levels, human=human, judge=judge)
     result = plan(design, model, epsilon=study.alt_epsilon if epsilon is None else epsilon,
                   replicates=replicates, seed=seed)
-    return StudyPlan(plan=result, design=design, pilot=pilot, sources=tuple(sources))
+    return StudyPlan(plan=result, design=design, pilot=pilot, sources=tuple(sources), seed=seed)
 
 
 def study_pilot(*, study: Study, scoring: Scoring, levels: int, pool: str | None = None) -> Pilot:
