@@ -49,6 +49,7 @@ DEFAULT_REPLICATES = 200
 MAX_REPLICATES = 5000
 ITEMS_GRID: tuple[int, ...] = (30, 40, 50, 60, 80, 100, 150, 200, 300)
 RATERS_GRID: tuple[int, ...] = (3, 4, 5, 6, 8, 10, 15, 20, 30, 50, 100)
+MAX_RATINGS = 2_000_000  # per replicate: a design beyond it is not a study to simulate in a request
 # Ratings simulated per chunk: bounds memory (a few arrays of this many floats) whatever the design.
 _CHUNK_RATINGS = 1_000_000
 
@@ -105,6 +106,9 @@ def check_inputs(design: Design, model: RatingModel, epsilon: float, replicates:
                          f"got {design.raters_per_item}")
     if design.items_per_rater < 1:
         raise ValueError(f"items per rater must be at least 1, got {design.items_per_rater}")
+    if design.raters * design.items_per_rater > MAX_RATINGS:
+        raise ValueError(f"the design has {design.raters * design.items_per_rater:,} ratings; "
+                         f"the simulation takes at most {MAX_RATINGS:,}")
     if model.scoring not in SCORINGS:
         raise ValueError(f"unknown scoring {model.scoring!r}; expected one of {', '.join(SCORINGS)}")
     if model.levels < 2:

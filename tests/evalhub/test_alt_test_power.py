@@ -123,6 +123,7 @@ def test_no_grid_point_reaching_the_target_is_said() -> None:
         (Design(5, 40, 6), RatingModel("accuracy", 3, 0.8, 0.8), {}, "raters per item must be between 2"),
         (Design(5, 40, 1), RatingModel("accuracy", 3, 0.8, 0.8), {}, "raters per item must be between 2"),
         (Design(5, 0, 2), RatingModel("accuracy", 3, 0.8, 0.8), {}, "items per rater must be at least 1"),
+        (Design(10_000, 201, 3), RatingModel("accuracy", 3, 0.8, 0.8), {}, "2,010,000 ratings; the simulation takes"),
         (Design(5, 40, 3), RatingModel("accuracy", 3, 1.2, 0.8), {}, "the human accuracy must be between 0 and 1"),
         (Design(5, 40, 3), RatingModel("neg_rmse", 5, 1.0, -1.0), {}, "the judge noise"),
         (Design(5, 40, 3), RatingModel("accuracy", 1, 0.8, 0.8), {}, "at least 2 values"),
