@@ -33,7 +33,8 @@ DEFAULT_ITEMS_PER_RATER = 50
 # Without a pilot: humans right 80 % of the time (nominal) or off by one scale point on average (Likert),
 # and a judge as good as one of them.
 DEFAULT_HUMAN_QUALITY: dict[str, float] = {"accuracy": 0.8, "neg_rmse": 1.0}
-PAGE_REPLICATES = 100  # the study page's plan stays well under a second
+PAGE_REPLICATES = 100  # the study page's plan: about a second for designs up to 100 raters x 300 items
+PAGE_RATING_BUDGET = 5_000_000  # simulated ratings per design point on the page: a big pilot gets fewer replicates
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ def alt_test_plan_for_study(
     seed: int = 0,
     from_pilot: bool = False,
     pool: str | None = None,
+    rating_budget: int | None = None,
 ) -> StudyPlan:
     """The plan; stated values win over the pilot's, which win over the defaults. Bad values raise ValueError."""
     chosen: Scoring
@@ -109,7 +111,7 @@ def alt_test_plan_for_study(
         sources.append("judge quality: as good as a human (no judge quality stated or measured)")
     model = RatingModel(scoring=chosen, levels=levels, human=human, judge=judge)
     result = plan(design, model, epsilon=study.alt_epsilon if epsilon is None else epsilon,
-                  replicates=replicates, seed=seed)
+                  replicates=replicates, seed=seed, rating_budget=rating_budget)
     return StudyPlan(plan=result, design=design, pilot=pilot, sources=tuple(sources), seed=seed)
 
 

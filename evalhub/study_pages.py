@@ -22,7 +22,7 @@ from annotations.lifecycle import LifecycleError, study_close, study_open
 from annotations.models import Study
 from annotations.selectors import study_changeable, study_for_researcher, study_overview
 from annotations.studies import StudySpecError, study_create, study_create_from_template
-from evalhub.alt_test_plan import PAGE_REPLICATES, StudyPlan, alt_test_plan_for_study
+from evalhub.alt_test_plan import PAGE_RATING_BUDGET, PAGE_REPLICATES, StudyPlan, alt_test_plan_for_study
 from evalhub.rating_import import ratings_import
 from evalhub.study_forms import StudyNewForm
 from llmjudge.selectors import run_progress, runs_for_study
@@ -104,15 +104,17 @@ def study_upload(request: HttpRequest, slug: str, what: str) -> HttpResponse:
 @require_POST
 def study_plan(request: HttpRequest, slug: str) -> HttpResponse:
     """The alt-test plan on a button, not on every page view: it reads every rating and simulates
-    (PAGE_REPLICATES replicates per design point keep it well under a second). Owner only: for_change."""
+    (PAGE_REPLICATES replicates per design point, fewer for a design beyond PAGE_RATING_BUDGET ratings, keep
+    it to a second or so). Owner only: for_change."""
     study = study_for_researcher(user=request.user, slug=slug, for_change=True)
     note = ""
     try:
-        plan = alt_test_plan_for_study(study=study, from_pilot=True, replicates=PAGE_REPLICATES)
+        plan = alt_test_plan_for_study(study=study, from_pilot=True, replicates=PAGE_REPLICATES,
+                                       rating_budget=PAGE_RATING_BUDGET)
     except ValueError as exc:
         # No usable pilot yet: the plan from the defaults, saying why.
         note = f"{exc}; the plan below uses the default assumptions."
-        plan = alt_test_plan_for_study(study=study, replicates=PAGE_REPLICATES)
+        plan = alt_test_plan_for_study(study=study, replicates=PAGE_REPLICATES, rating_budget=PAGE_RATING_BUDGET)
     return _home(request, study, plan=plan, plan_note=note)
 
 

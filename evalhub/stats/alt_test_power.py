@@ -49,6 +49,7 @@ DEFAULT_REPLICATES = 200
 MAX_REPLICATES = 5000
 ITEMS_GRID: tuple[int, ...] = (30, 40, 50, 60, 80, 100, 150, 200, 300)
 RATERS_GRID: tuple[int, ...] = (3, 4, 5, 6, 8, 10, 15, 20, 30, 50, 100)
+MIN_BUDGET_REPLICATES = 20
 MAX_RATINGS = 2_000_000  # per replicate: a design beyond it is not a study to simulate in a request
 # Ratings simulated per chunk: bounds memory (a few arrays of this many floats) whatever the design.
 _CHUNK_RATINGS = 1_000_000
@@ -152,10 +153,22 @@ def simulate_power(design: Design, model: RatingModel, *, epsilon: float = DEFAU
 
 
 def plan(design: Design, model: RatingModel, *, epsilon: float = DEFAULT_EPSILON,
-         replicates: int = DEFAULT_REPLICATES, seed: int = 0, target: float = TARGET_POWER) -> Plan:
-    """Power at the stated design, then the items per rater and the raters needed for ``target`` power."""
+         replicates: int = DEFAULT_REPLICATES, seed: int = 0, target: float = TARGET_POWER,
+         rating_budget: int | None = None) -> Plan:
+    """Power at the stated design, then the items per rater and the raters needed for ``target`` power.
+
+    ``rating_budget`` (e.g. for a web page) caps the simulated ratings per design point: a large design
+    gets fewer replicates (never under 20), which its Power reports, and so a larger standard error.
+    """
     started = time.perf_counter()
-    stated = simulate_power(design, model, epsilon=epsilon, replicates=replicates, seed=seed)
+
+    def simulate(d: Design) -> Power:
+        n = replicates
+        if rating_budget is not None:
+            n = min(replicates, max(MIN_BUDGET_REPLICATES, rating_budget // (d.raters * d.items_per_rater)))
+        return simulate_power(d, model, epsilon=epsilon, replicates=n, seed=seed)
+
+    stated = simulate(design)
     searched = [stated]
     notes: list[str] = []
     if design.raters < MIN_HUMANS or design.items_per_rater < MIN_INSTANCES_PER_HUMAN:
@@ -164,8 +177,7 @@ def plan(design: Design, model: RatingModel, *, epsilon: float = DEFAULT_EPSILON
 
     def first_reaching(designs: list[Design]) -> Power | None:
         for d in designs:
-            power = stated if d == design else simulate_power(d, model, epsilon=epsilon, replicates=replicates,
-                                                              seed=seed)
+            power = stated if d == design else simulate(d)
             if d != design:
                 searched.append(power)
             if power.power >= target:

@@ -110,6 +110,16 @@ def test_the_plan_stops_at_the_first_grid_point_reaching_80_percent() -> None:
     assert all(p.power < 0.8 for p in result.searched if p.design.raters == 5 and p.design.items_per_rater < k)
 
 
+def test_a_rating_budget_gives_large_designs_fewer_replicates_and_small_ones_all() -> None:
+    model = RatingModel("accuracy", 3, 0.8, 0.8)
+    result = plan(Design(100, 300, 3), model, replicates=100, rating_budget=1_500_000)
+    assert result.stated.replicates == 50  # 1,500,000 // 30,000 ratings
+    small = [p for p in result.searched if p.design.raters * p.design.items_per_rater <= 15_000]
+    assert small and all(p.replicates == 100 for p in small)
+    tiny_budget = plan(Design(100, 300, 3), model, replicates=100, rating_budget=1)
+    assert tiny_budget.stated.replicates == 20  # never under 20
+
+
 def test_no_grid_point_reaching_the_target_is_said() -> None:
     result = plan(Design(5, 40, 3), RatingModel("accuracy", 3, 0.7, 0.4), replicates=50)
     assert result.items_needed is None and result.raters_needed is None

@@ -30,7 +30,7 @@ def test_the_plan_button_shows_the_plan_from_the_pilot(owner, pilot_study):  # n
     assert "pilot: 4 raters, a median 12 items per rater and 4 raters per item" in page
     assert "Chance to pass with 4 raters × 12 items each (4 per item): <b>0 %</b>" in page
     assert "the test needs at least 3 raters with 30 items each" in page
-    assert "100 replicates per design point, seed 0" in page
+    assert "100 replicates at this design, seed 0" in page
 
 
 def test_without_ratings_the_plan_uses_the_defaults_and_says_why(owner, story_study):
