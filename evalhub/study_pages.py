@@ -20,8 +20,9 @@ from annotations.forms import DemographicsUploadForm, InviteForm, UploadForm, im
 from annotations.importing import ImportFileError, ImportResult, demographics_import, items_import, uploaded_file
 from annotations.lifecycle import LifecycleError, study_close, study_open
 from annotations.models import Study
-from annotations.selectors import study_for_researcher, study_overview
+from annotations.selectors import study_changeable, study_for_researcher, study_overview
 from annotations.studies import StudySpecError, study_create, study_create_from_template
+from evalhub.alt_test_plan import PAGE_RATING_BUDGET, PAGE_REPLICATES, StudyPlan, alt_test_plan_for_study
 from evalhub.rating_import import ratings_import
 from evalhub.study_forms import StudyNewForm
 from llmjudge.selectors import run_progress, runs_for_study
@@ -37,7 +38,7 @@ LIFECYCLE: dict[str, Callable[..., Study]] = {"open": study_open, "close": study
 
 
 def _home(request: HttpRequest, study: Study, forms: dict[str, UploadForm] | None = None,
-          status: int = 200) -> HttpResponse:
+          status: int = 200, plan: StudyPlan | None = None, plan_note: str = "") -> HttpResponse:
     open_url = request.build_absolute_uri(reverse("annotations:open_link", args=[study.open_token]))
     uploads = {what: form_class(prefix=what) for what, (form_class, _service) in UPLOADS.items()}
     uploads.update(forms or {})
@@ -49,6 +50,9 @@ def _home(request: HttpRequest, study: Study, forms: dict[str, UploadForm] | Non
         "uploads": list(uploads.items()),
         "invite_form": InviteForm(),
         "open_url": open_url,
+        "plan": plan,
+        "can_plan": study_changeable(user=request.user, study=study),
+        "plan_note": plan_note,
     }
     return render(request, "evalhub/study_home.html", context, status=status)
 
@@ -94,6 +98,24 @@ def study_upload(request: HttpRequest, slug: str, what: str) -> HttpResponse:
             return _home(request, study, {what: form}, status=400)
     messages.success(request, f"{upload.name}: {import_summary(what, result)}")
     return redirect("study_home", slug=study.slug)
+
+
+@login_required
+@require_POST
+def study_plan(request: HttpRequest, slug: str) -> HttpResponse:
+    """The alt-test plan on a button, not on every page view: it reads every rating and simulates
+    (PAGE_REPLICATES replicates per design point, fewer for a design beyond PAGE_RATING_BUDGET ratings, keep
+    it to a second or so). Owner only: for_change."""
+    study = study_for_researcher(user=request.user, slug=slug, for_change=True)
+    note = ""
+    try:
+        plan = alt_test_plan_for_study(study=study, from_pilot=True, replicates=PAGE_REPLICATES,
+                                       rating_budget=PAGE_RATING_BUDGET)
+    except ValueError as exc:
+        # No usable pilot yet: the plan from the defaults, saying why.
+        note = f"{exc}; the plan below uses the default assumptions."
+        plan = alt_test_plan_for_study(study=study, replicates=PAGE_REPLICATES, rating_budget=PAGE_RATING_BUDGET)
+    return _home(request, study, plan=plan, plan_note=note)
 
 
 @login_required

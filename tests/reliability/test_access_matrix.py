@@ -125,6 +125,8 @@ MATRIX: dict[str, Row] = {
     "studies/<slug:slug>/upload/<str:what>/": Row(
         "POST", lambda w: f"/studies/{_study(w)}/upload/items/", (LOGIN, LOGIN, LOGIN, 400, 404, 400),
         note="no file: the form again with the error under the field (nothing written)"),
+    "studies/<slug:slug>/plan/": Row("POST", lambda w: f"/studies/{_study(w)}/plan/", (LOGIN, LOGIN, LOGIN, 200, 404, 200),
+                                     note="the alt-test plan: the page again with it (nothing written); owner only"),
     "new-study/": Row("GET", lambda w: "/new-study/", (LOGIN, LOGIN, LOGIN, 200, 200, 200),
                       note="any researcher may create a study of their own"),
     "api/studies/<slug:slug>/open/": Row(
