@@ -10,17 +10,11 @@ from __future__ import annotations
 import hashlib
 
 from django.conf import settings
-from django.core.cache import cache
+
+from annotations.window_counter import window_count
 
 
 def new_open_rater_allowed(*, address: str) -> bool:
     """Count one new open-link rater for ``address``; False once OPEN_LINK_RATERS_PER_ADDRESS are used up."""
     key = "open-link-raters:" + hashlib.sha256(address.encode()).hexdigest()
-    window = settings.OPEN_LINK_WINDOW_SECONDS
-    cache.add(key, 0, timeout=window)  # add() starts the window at the first new rater; incr() keeps it
-    try:
-        count = cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, timeout=window)
-        count = 1
-    return count <= settings.OPEN_LINK_RATERS_PER_ADDRESS
+    return window_count(key, seconds=settings.OPEN_LINK_WINDOW_SECONDS) <= settings.OPEN_LINK_RATERS_PER_ADDRESS

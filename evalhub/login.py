@@ -26,6 +26,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from annotations.client_address import client_address
+from annotations.window_counter import window_count
 
 View = Callable[..., HttpResponse]
 
@@ -40,12 +41,7 @@ def _keys(request: HttpRequest) -> tuple[str, str]:
 
 
 def _count_failure(key: str) -> None:
-    # add() starts the window at the first failure; incr() keeps its expiry.
-    cache.add(key, 0, timeout=settings.LOGIN_RATE_LIMIT_WINDOW_SECONDS)
-    try:
-        cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, timeout=settings.LOGIN_RATE_LIMIT_WINDOW_SECONDS)
+    window_count(key, seconds=settings.LOGIN_RATE_LIMIT_WINDOW_SECONDS)
 
 
 def rate_limited_login(view: View) -> View:
