@@ -172,7 +172,7 @@ def agreement_sections(data: StudyData, cells: dict[tuple[str, str, str], Cell],
                     out["kappa"].append(row)
                 scoring = "accuracy" if data.nominal else "neg_rmse"
                 out["ceiling"].append(_ceiling_row(base, side, stats.human_ceiling(
-                    side.matrix, ceiling_labels, scoring=scoring, human_alpha=side.alpha, **boot)))
+                    side.matrix, ceiling_labels, scoring=scoring, human_alpha=side.alpha)))
     adjust_p(row for row in out["kappa"] if row["against"] == "rater")
     return out
 

@@ -162,14 +162,38 @@ def llm_rows_sql(run_ids: list[int], question_ids: list[int]) -> tuple[str, tupl
 def fetch_matrix(sql: str, params: tuple[Any, ...], n_columns: int) -> np.ndarray:
     """Run a query of numeric columns and return its rows as one float array (n, n_columns).
 
-    A raw cursor and np.fromiter skip Django's per-row model/values machinery: at a million rows
-    that machinery costs more than the statistics.
+    np.fromiter reads the driver's cursor row by row: no list of a million tuples is built, and Django's
+    per-row model/values machinery is skipped; at a million rows either would cost more than the statistics.
     """
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=float, count=len(rows) * n_columns)
-    return flat.reshape(len(rows), n_columns)
+        flat = np.fromiter(itertools.chain.from_iterable(cursor.cursor), dtype=float)
+    return flat.reshape(-1, n_columns)
+
+
+def _item_rows(study: Study) -> list[tuple[int, str]]:
+    """(pk, group) of the study's counted items by pk, through a raw cursor (50,000 rows of a large study)."""
+    with connection.cursor() as cursor:
+        cursor.execute(*counted_items(study=study).order_by("id").values_list("id", "group").query.sql_with_params())
+        return cursor.fetchall()
+
+
+def _not_ok_counts(run_ids: list[int], question_ids: list[int], item_ids: np.ndarray) -> dict[int, Counter[str]]:
+    """Per run, how many of its ratings of counted items (``item_ids``) do not count, by status.
+
+    They are few (refused, unparseable, error, pending): read row by row. A status list (not
+    "status != ok") lets the database use the (run, status) index.
+    """
+    not_ok: dict[int, Counter[str]] = {r: Counter() for r in run_ids}
+    statuses = [s for s in LLMRating.Status.values if s != LLMRating.Status.OK]
+    rows = list(LLMRating.objects.filter(run_id__in=run_ids, status__in=statuses, question_id__in=question_ids,
+                                         swapped=False).order_by().values_list("run_id", "item_id", "status"))
+    if rows:
+        _, counted = _positions(item_ids, np.fromiter((item for _, item, _ in rows), dtype=np.int64, count=len(rows)))
+        for (run_id, _, status), keep in zip(rows, counted.tolist(), strict=True):
+            if keep:
+                not_ok[run_id][status] += 1
+    return not_ok
 
 
 @dataclass
@@ -213,11 +237,11 @@ def study_data(*, study: Study, options: AnalysisOptions) -> StudyData:
         questions = [q for q in questions if q.key in options.questions]
     question_ids = [q.pk for q in questions]
 
-    items = list(counted_items(study=study).order_by("id").values_list("id", "group"))
+    items = _item_rows(study)
     groups = _study_groups(study, sorted({g for _, g in items}))
     group_index = {g: n for n, g in enumerate(groups)}
-    item_ids = np.array([i for i, _ in items], dtype=np.int64)
-    item_group = np.array([group_index[g] for _, g in items], dtype=np.int64)
+    item_ids = np.fromiter((i for i, _ in items), dtype=np.int64, count=len(items))
+    item_group = np.fromiter((group_index[g] for _, g in items), dtype=np.int64, count=len(items))
 
     human = Pool(name=HUMAN, kind="human", label=HUMAN_LABEL)
     human.rater_labels = {pk: ext or f"rater-{pk}" for pk, ext in Rater.objects.filter(study=study).values_list(
@@ -238,17 +262,7 @@ def study_data(*, study: Study, options: AnalysisOptions) -> StudyData:
         run_col = rows[:, 0].astype(np.int64)
         order = np.argsort(run_col, kind="stable")
         rows, run_col = rows[order], run_col[order]
-        # Ratings that do not count (refused, unparseable, error, pending) are few: count them row by row.
-        regular = set(item_ids.tolist())
-        not_ok: dict[int, Counter[str]] = {r: Counter() for r in run_ids}
-        for run_id, item_id, status in (
-            LLMRating.objects.filter(run_id__in=run_ids, question_id__in=question_ids, swapped=False)
-            .exclude(status=LLMRating.Status.OK)
-            .order_by()
-            .values_list("run_id", "item_id", "status")
-        ):
-            if item_id in regular:
-                not_ok[run_id][status] += 1
+        not_ok = _not_ok_counts(run_ids, question_ids, item_ids)
         for run in runs:
             lo = np.searchsorted(run_col, run.pk, side="left")
             hi = np.searchsorted(run_col, run.pk, side="right")
@@ -276,9 +290,7 @@ def _fill(pool: Pool, item: np.ndarray, question: np.ndarray, rater: np.ndarray,
           item_ids: np.ndarray, questions: list[Question]) -> None:
     """Store a pool's ratings of regular items, with item and question as indices into the study's lists."""
     item = item.astype(np.int64)
-    position = np.searchsorted(item_ids, item)
-    regular = item_ids[np.minimum(position, max(item_ids.size - 1, 0))] == item if item_ids.size else \
-        np.zeros(item.size, dtype=bool)
+    position, regular = _positions(item_ids, item)
     if not regular.all():
         position, question, rater, score = position[regular], question[regular], rater[regular], score[regular]
     pool.item = position
@@ -288,5 +300,38 @@ def _fill(pool: Pool, item: np.ndarray, question: np.ndarray, rater: np.ndarray,
         np.empty(0, dtype=np.int64)
     pool.rater = rater.astype(np.int64)
     pool.score = np.asarray(score, dtype=float)
-    pool.raters, pool.rater_index = np.unique(pool.rater, return_inverse=True)
+    pool.raters, pool.rater_index = _distinct(pool.rater)
 
+
+def _dense(ids: np.ndarray, size: int) -> bool:
+    """Whether ids (database keys) span a range small enough for a lookup table instead of a sort or search."""
+    return bool(ids.size) and int(ids.min()) >= 0 and int(ids.max()) - int(ids.min()) < 4 * size + 1_000_000
+
+
+def _positions(sorted_ids: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(index of each id in sorted_ids, whether it is there): a lookup table over the keys' range when
+    it is small (a study's item keys are), else a binary search."""
+    if sorted_ids.size == 0:
+        return np.zeros(ids.size, dtype=np.int64), np.zeros(ids.size, dtype=bool)
+    low = int(sorted_ids[0])
+    if ids.size and _dense(sorted_ids, ids.size) and int(ids.min()) >= low and int(ids.max()) <= int(sorted_ids[-1]):
+        table = np.full(int(sorted_ids[-1]) - low + 1, -1, dtype=np.int64)
+        table[sorted_ids - low] = np.arange(sorted_ids.size)
+        position = table[ids - low]
+        regular = position >= 0
+        return np.where(regular, position, 0), regular
+    position = np.searchsorted(sorted_ids, ids)
+    regular = sorted_ids[np.minimum(position, sorted_ids.size - 1)] == ids
+    return position, regular
+
+
+def _distinct(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(ids, return_inverse=True)``, by a lookup table when the keys span a small range."""
+    if not _dense(ids, ids.size):
+        distinct, inverse = np.unique(ids, return_inverse=True)
+        return distinct, inverse.reshape(-1)
+    low = int(ids.min())
+    seen = np.zeros(int(ids.max()) - low + 1, dtype=bool)
+    seen[ids - low] = True
+    code = np.cumsum(seen) - 1
+    return np.flatnonzero(seen) + low, code[ids - low]

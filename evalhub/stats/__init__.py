@@ -50,7 +50,7 @@ from evalhub.stats.alt_test import (
     alt_test,
     alt_test_long,
 )
-from evalhub.stats.ceiling import LOW_HUMAN_ALPHA, SCORINGS, HumanCeiling, RaterCeiling, human_ceiling
+from evalhub.stats.ceiling import LOW_HUMAN_ALPHA, SCORINGS, HumanCeiling, MeanCI, RaterCeiling, human_ceiling, mean_ci
 from evalhub.stats.comparison import welch
 from evalhub.stats.confusion import Confusion, confusion_matrix, confusion_vs_majority
 from evalhub.stats.correlation import kendall_tau, mean_pairwise_kendall, pearson, spearman, tau_band
@@ -142,5 +142,7 @@ __all__ = [
     "HumanCeiling",
     "RaterCeiling",
     "human_ceiling",
+    "MeanCI",
+    "mean_ci",
     "bh_adjust",
 ]

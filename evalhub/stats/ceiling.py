@@ -11,10 +11,10 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
+from scipy import stats as sps
 
 from evalhub.stats.confusion import category_index
 from evalhub.stats.inputs import _as_matrix, _as_vector
-from evalhub.stats.kappa import BootstrapCI, _check_bootstrap, _percentile_ci
 from evalhub.stats.results import Stat
 
 Scoring = Literal["accuracy", "neg_rmse"]
@@ -25,11 +25,14 @@ SCORINGS: tuple[Scoring, ...] = ("accuracy", "neg_rmse")
 # agrees with them as well as they agree with each other" says little about the judge.
 LOW_HUMAN_ALPHA = 0.667
 
-# Per rater, the bootstrap resamples the rater's items. When the items take fewer distinct (rater score,
-# judge score) pairs than there are items, each score's replicate is a multinomial draw of its distinct
-# values' frequencies (the cost follows the distinct values, see _paired_mean_ci); otherwise indices are
-# drawn. Chunks keep the (replicates x values) matrices around this many cells.
-_BOOTSTRAP_CELLS_PER_CHUNK = 4_000_000
+@dataclass(frozen=True)
+class MeanCI:
+    """Student's t interval of a mean score over the rater's items (``low``/``high`` None with ``reason``)."""
+
+    low: float | None
+    high: float | None
+    confidence: float
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -40,8 +43,8 @@ class RaterCeiling:
     n_items: int  # items the rater and the judge labelled that have at least one other rating
     human: float | None
     judge: float | None
-    human_ci: BootstrapCI
-    judge_ci: BootstrapCI
+    human_ci: MeanCI
+    judge_ci: MeanCI
     reason: str | None = None
 
 
@@ -107,73 +110,17 @@ def _item_scores(m: np.ndarray, judge: np.ndarray, scoring: str) -> tuple[np.nda
     return human, judged, usable
 
 
-def _paired_mean_ci(
-    pairs: np.ndarray,
-    freq: np.ndarray,
-    h: np.ndarray,
-    j: np.ndarray,
-    n_boot: int,
-    rng: np.random.Generator,
-    confidence: float,
-) -> tuple[BootstrapCI, BootstrapCI]:
-    """Percentile CIs of mean(h) and mean(j) under resampling of the items.
-
-    ``pairs`` (P, 2) are the distinct (h, j) pairs and ``freq`` how many items have each. With fewer
-    distinct pairs than items, each mean's replicates are a multinomial draw over its own distinct
-    values: summing a multinomial over the pairs by h (or by j) gives exactly that multinomial, so each
-    interval has the distribution it has when the pairs are resampled together, at the cost of H + J
-    categories instead of P (about 14 + 36 against 135 per rater on a 1-5 scale with 3 raters). Only the
-    joint draw of the two means is not kept, and no interval uses it. Otherwise item indices are drawn,
-    shared by both means.
-    """
-    n = h.size
-    if pairs.shape[0] < n:
-        cis = []
-        for column, what in ((0, "the rater's score"), (1, "the judge's score")):
-            values, code = np.unique(pairs[:, column], return_inverse=True)
-            counts = np.bincount(code.reshape(-1), weights=freq, minlength=values.size)
-            chunk = max(1, _BOOTSTRAP_CELLS_PER_CHUNK // values.size)
-            means = [rng.multinomial(n, counts / n, size=min(chunk, n_boot - start)).astype(float) @ values / n
-                     for start in range(0, n_boot, chunk)]
-            cis.append(_percentile_ci(np.concatenate(means), n_boot, confidence, what))
-        return cis[0], cis[1]
-    means_h, means_j = [], []
-    chunk = max(1, _BOOTSTRAP_CELLS_PER_CHUNK // n)
-    for start in range(0, n_boot, chunk):
-        index = rng.integers(0, n, size=(min(chunk, n_boot - start), n))
-        means_h.append(h[index].mean(axis=1))
-        means_j.append(j[index].mean(axis=1))
-    return (
-        _percentile_ci(np.concatenate(means_h), n_boot, confidence, "the rater's score"),
-        _percentile_ci(np.concatenate(means_j), n_boot, confidence, "the judge's score"),
-    )
-
-
-def _distinct_pairs(rater: np.ndarray, h: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Distinct (rater, h, j) triples of the usable cells: (rater, h, j, count) arrays sorted by rater.
-
-    Built from 1-D uniques over all cells at once: np.unique(axis=0), or one per rater, sorts much more.
-    The scores take few distinct values, so each is coded by a search among its distinct values and the
-    triples are counted with a bincount over the codes, which avoids sorting every cell (the result,
-    sorted by code, is what ``np.unique`` of the codes gives).
-    """
-    if rater.size == 0:
-        return rater, h, j, np.zeros(0, dtype=np.intp)
-    h_values = np.unique(h)
-    j_values = np.unique(j)
-    h_code = np.searchsorted(h_values, h)
-    j_code = np.searchsorted(j_values, j)
-    key = (rater.astype(np.int64) * h_values.size + h_code) * j_values.size + j_code
-    n_keys = (int(rater.max()) + 1) * h_values.size * j_values.size
-    if n_keys > 4 * key.size + 1024:  # sparse codes: counting over the whole range would cost more than sorting
-        distinct, freq = np.unique(key, return_counts=True)
-    else:
-        counts = np.bincount(key, minlength=n_keys)
-        distinct = np.flatnonzero(counts)
-        freq = counts[distinct]
-    per_rater = h_values.size * j_values.size
-    return (distinct // per_rater).astype(rater.dtype), h_values[distinct // j_values.size % h_values.size], \
-        j_values[distinct % j_values.size], freq
+def mean_ci(scores: np.ndarray, confidence: float) -> MeanCI:
+    """The t interval of the mean of ``scores``: mean -/+ t_{(1+c)/2, n-1} * sd / sqrt(n), sd with ddof 1,
+    as ``scipy.stats.ttest_1samp(scores, 0).confidence_interval(confidence)`` gives it (checked in the tests).
+    Scores that are all equal give the point [mean, mean]; one score gives no interval."""
+    n = scores.size
+    if n < 2:
+        return MeanCI(None, None, confidence, "one item: an interval needs at least two")
+    mean = float(scores.mean())
+    se = float(scores.std(ddof=1)) / np.sqrt(n)
+    half = float(sps.t.ppf((1 + confidence) / 2, n - 1)) * se
+    return MeanCI(mean - half, mean + half, confidence)
 
 
 def human_ceiling(
@@ -182,8 +129,6 @@ def human_ceiling(
     *,
     scoring: str,
     human_alpha: Stat | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
     confidence: float = 0.95,
 ) -> HumanCeiling:
     """Each rater's leave-one-out agreement with the other raters, beside the judge's on the same items.
@@ -201,10 +146,11 @@ def human_ceiling(
     J_j > H_j (a tie is not better); ``judge_better`` counts those raters among the ``n_compared``
     raters with a defined score.
 
-    CIs: per rater, a percentile bootstrap over I_j, seeded (one generator for all raters, in column
-    order). Each interval has the distribution it has when the items are resampled; when the scores take
-    few distinct values, each score's replicates are drawn over its own distinct values (a multinomial,
-    the marginal of resampling the items), otherwise item indices are drawn for both scores together.
+    CIs: per rater, Student's t interval of each mean over I_j (``mean_ci``; the scores are means over
+    items, bounded, and the raters the alt-test counts have 30 items or more). An interval per mean, not a
+    bootstrap: the strip plot reads each mean's interval, and the t interval is exact against scipy
+    (``ttest_1samp(...).confidence_interval``) and costs one pass, where 1,000 replicates per rater and pool
+    cost most of the evidence section's time at a million ratings (README, bench_analyze).
 
     Missing data: NaN ratings are ignored; items with a single rating or no judge label are left out
     of every I_j.
@@ -216,7 +162,8 @@ def human_ceiling(
     """
     if scoring not in SCORINGS:
         raise ValueError(f"unknown scoring {scoring!r}; expected one of {', '.join(SCORINGS)}")
-    _check_bootstrap(n_boot, confidence)
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be between 0 and 1")
     m = _as_matrix(humans)
     y = _as_vector(judge, "judge")
     if y.shape[0] != m.shape[0]:
@@ -226,22 +173,17 @@ def human_ceiling(
     rater_of_cell, item_of_cell = np.nonzero(usable.T)
     h_cells, j_cells = human_s[item_of_cell, rater_of_cell], judge_s[item_of_cell, rater_of_cell]
     bounds = np.searchsorted(rater_of_cell, np.arange(m.shape[1] + 1))
-    pair_rater, pair_h, pair_j, pair_freq = _distinct_pairs(rater_of_cell, h_cells, j_cells)
-    pair_bounds = np.searchsorted(pair_rater, np.arange(m.shape[1] + 1))
-    rng = np.random.default_rng(seed)
     raters = []
     for j in range(m.shape[1]):
         n = int(bounds[j + 1] - bounds[j])
         if n == 0:
             reason = "no item this rater labelled has another rating and a judge label"
-            ci = BootstrapCI(None, None, confidence, n_boot, 0, reason)
+            ci = MeanCI(None, None, confidence, reason)
             raters.append(RaterCeiling(j, 0, None, None, ci, ci, reason))
             continue
         h, g = h_cells[bounds[j] : bounds[j + 1]], j_cells[bounds[j] : bounds[j + 1]]
-        own = slice(pair_bounds[j], pair_bounds[j + 1])
-        pairs = np.stack([pair_h[own], pair_j[own]], axis=1)
-        human_ci, judge_ci = _paired_mean_ci(pairs, pair_freq[own], h, g, n_boot, rng, confidence)
-        raters.append(RaterCeiling(j, n, float(h.mean()), float(g.mean()), human_ci, judge_ci))
+        raters.append(RaterCeiling(j, n, float(h.mean()), float(g.mean()), mean_ci(h, confidence),
+                                   mean_ci(g, confidence)))
     scores = [(r.human, r.judge) for r in raters if r.human is not None and r.judge is not None]
     better = sum(1 for human, judged in scores if judged > human)
     notes: list[str] = []

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats as sps
 
 from evalhub import stats
 from tests.evalhub.shared_ratings import AltTestData, load_alttest
@@ -48,7 +49,7 @@ def check_against_loops(data: AltTestData, scoring: str) -> int:
     matrix = data.matrix()
     checked = 0
     for llm, labels in data.llms.items():
-        result = stats.human_ceiling(matrix, data.llm_vector(llm), scoring=scoring, n_boot=100)
+        result = stats.human_ceiling(matrix, data.llm_vector(llm), scoring=scoring)
         expected = ceiling_by_loops(data.humans, labels, scoring)
         assert result.scoring == scoring
         assert [r.rater for r in result.raters] == list(range(len(data.annotators)))
@@ -84,7 +85,7 @@ def test_ceiling_with_a_fractional_judge_mean_equals_plain_loops() -> None:
     rng = np.random.default_rng(3)
     judge = {i: float(v) for i, v in zip(data.instances, rng.integers(3, 16, len(data.instances)) / 3, strict=True)}
     vector = np.array([judge[i] for i in data.instances])
-    result = stats.human_ceiling(data.matrix(), vector, scoring="neg_rmse", n_boot=100)
+    result = stats.human_ceiling(data.matrix(), vector, scoring="neg_rmse")
     expected = ceiling_by_loops(data.humans, judge, "neg_rmse")
     for annotator, rater in zip(data.annotators, result.raters, strict=True):
         assert rater.judge == pytest.approx(expected[annotator][2], abs=1e-9)
@@ -141,46 +142,39 @@ def test_low_or_undefined_human_alpha_adds_a_note_and_a_high_one_does_not() -> N
     assert stats.human_ceiling(humans, judge, scoring="accuracy").notes == ()
 
 
-def test_ceiling_bootstrap_is_seeded_and_near_a_brute_force_resampling() -> None:
+def test_each_interval_is_scipys_t_interval_of_the_raters_item_scores() -> None:
+    # CEBaB aspects (accuracy): per rater, the scores behind each mean, recomputed by plain loops, and
+    # scipy's t interval of their mean.
     data = load_alttest("cebab_aspects")
     matrix, judge = data.matrix(), data.llm_vector("gpt-4o")
-    first = stats.human_ceiling(matrix, judge, scoring="accuracy", n_boot=2000, seed=5)
-    assert first == stats.human_ceiling(matrix, judge, scoring="accuracy", n_boot=2000, seed=5)
-    rater = max(first.raters, key=lambda r: r.n_items)
-    expected = ceiling_by_loops(data.humans, data.llms["gpt-4o"], "accuracy")[data.annotators[rater.rater]]
-    assert rater.human == pytest.approx(expected[1])
-    # Brute force: resample the rater's items and recompute the loop's mean.
-    column = matrix[:, rater.rater]
-    rows = np.flatnonzero(~np.isnan(column) & ((~np.isnan(matrix)).sum(axis=1) >= 2))
-    scores = np.array(
-        [
-            np.mean(
-                [
-                    matrix[i, k] == column[i]
-                    for k in range(matrix.shape[1])
-                    if k != rater.rater and not np.isnan(matrix[i, k])
-                ]
-            )
-            for i in rows
-        ]
-    )
-    rng = np.random.default_rng(99)
-    means = scores[rng.integers(0, scores.size, size=(2000, scores.size))].mean(axis=1)
-    low, high = np.percentile(means, [2.5, 97.5])
-    assert rater.human_ci.n_valid == 2000
-    assert rater.human_ci.low == pytest.approx(low, abs=0.01)
-    assert rater.human_ci.high == pytest.approx(high, abs=0.01)
-
-
-def test_the_index_bootstrap_path_is_used_for_distinct_scores_and_stays_seeded() -> None:
-    # Every item a distinct judge score: as many distinct pairs as items, so indices are drawn.
-    humans = np.array([[1, 2], [2, 3], [3, 5], [4, 4], [5, 1]], dtype=float)
-    judge = np.array([1.1, 2.2, 3.3, 4.4, 0.5])
-    result = stats.human_ceiling(humans, judge, scoring="neg_rmse", n_boot=500, seed=1)
-    assert result == stats.human_ceiling(humans, judge, scoring="neg_rmse", n_boot=500, seed=1)
+    result = stats.human_ceiling(matrix, judge, scoring="accuracy", confidence=0.9)
+    checked = 0
     for rater in result.raters:
-        assert rater.judge_ci.n_valid == 500
-        assert rater.judge_ci.low <= rater.judge <= rater.judge_ci.high
+        column = matrix[:, rater.rater]
+        rows = [i for i in range(matrix.shape[0]) if not np.isnan(column[i]) and not np.isnan(judge[i])
+                and (~np.isnan(matrix[i])).sum() >= 2]
+        others = [[matrix[i, k] for k in range(matrix.shape[1]) if k != rater.rater and not np.isnan(matrix[i, k])]
+                  for i in rows]
+        own = np.array([np.mean([o == column[i] for o in os]) for i, os in zip(rows, others, strict=True)])
+        judged = np.array([np.mean([o == judge[i] for o in os]) for i, os in zip(rows, others, strict=True)])
+        assert rater.n_items == len(rows)
+        for ci, scores in ((rater.human_ci, own), (rater.judge_ci, judged)):
+            expected = sps.ttest_1samp(scores, 0).confidence_interval(0.9)
+            assert ci.confidence == 0.9
+            assert ci.low == pytest.approx(expected.low, abs=1e-9)
+            assert ci.high == pytest.approx(expected.high, abs=1e-9)
+            checked += 1
+    assert checked == 2 * len(data.annotators)
+
+
+def test_an_interval_of_equal_scores_is_a_point_and_one_item_has_none() -> None:
+    assert stats.mean_ci(np.array([0.5, 0.5, 0.5]), 0.95) == stats.MeanCI(0.5, 0.5, 0.95)
+    single = stats.mean_ci(np.array([0.5]), 0.95)
+    assert single.low is None and single.high is None and "one item" in (single.reason or "")
+    # Two raters, one shared item: each rater has one scored item, so a mean but no interval.
+    result = stats.human_ceiling([[1, 2]], [1], scoring="accuracy")
+    assert [r.n_items for r in result.raters] == [1, 1]
+    assert all(r.human is not None and r.human_ci.low is None for r in result.raters)
 
 
 def test_bad_ceiling_input_raises_a_one_line_error() -> None:
@@ -190,27 +184,5 @@ def test_bad_ceiling_input_raises_a_one_line_error() -> None:
         stats.human_ceiling([[1, 2]], [1, 2], scoring="accuracy")
     with pytest.raises(ValueError, match="2-D"):
         stats.human_ceiling([1, 2], [1, 2], scoring="accuracy")
-
-
-def test_both_intervals_of_the_multinomial_path_are_near_a_brute_force_resampling_of_items() -> None:
-    # 3 raters on a 1-5 scale and a judge in half points: far fewer distinct (rater, judge) score pairs
-    # than items, so each score is drawn over its own distinct values; both intervals must still be
-    # those of resampling the rater's items.
-    rng = np.random.default_rng(7)
-    truth = rng.uniform(1, 5, size=3000)
-    humans = np.clip(np.rint(truth[:, None] + rng.normal(0, 0.8, size=(3000, 3))), 1, 5)
-    judge = np.clip(np.rint(2 * (truth + rng.normal(0, 0.6, size=3000))) / 2, 1, 5)
-    result = stats.human_ceiling(humans, judge, scoring="neg_rmse", n_boot=2000, seed=2)
-    rater = result.raters[0]
-    others = humans[:, 1:]
-
-    def score(label: np.ndarray) -> np.ndarray:
-        return -np.sqrt(((label[:, None] - others) ** 2).mean(axis=1))
-
-    h, g = score(humans[:, 0]), score(judge)
-    assert rater.human == pytest.approx(h.mean(), abs=1e-12) and rater.judge == pytest.approx(g.mean(), abs=1e-12)
-    index = np.random.default_rng(99).integers(0, h.size, size=(2000, h.size))
-    for ci, values in ((rater.human_ci, h), (rater.judge_ci, g)):
-        low, high = np.percentile(values[index].mean(axis=1), [2.5, 97.5])
-        assert ci.n_valid == 2000
-        assert ci.low == pytest.approx(low, abs=0.006) and ci.high == pytest.approx(high, abs=0.006)
+    with pytest.raises(ValueError, match="confidence must be between 0 and 1"):
+        stats.human_ceiling([[1, 2]], [1], scoring="accuracy", confidence=1.0)
