@@ -36,7 +36,7 @@ MAX_RATER_CELLS = 20_000_000
 MAX_RATERS = 500
 
 
-def _ci(ci: stats.BootstrapCI) -> list[float] | None:
+def _ci(ci: stats.BootstrapCI | stats.MeanCI) -> list[float] | None:
     return None if ci.low is None or ci.high is None else [ci.low, ci.high]
 
 
