@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from evalhub.stats.inputs import _as_matrix, _paired
+from evalhub.stats.inputs import _as_matrix, _paired, distinct_codes
 from evalhub.stats.results import ICCResult, Stat
 
 
@@ -35,10 +35,13 @@ def majority_choice(matrix: npt.ArrayLike) -> np.ndarray:
     """
     m = _as_matrix(matrix)
     out = np.full(m.shape[0], np.nan)
-    values = np.unique(m[~np.isnan(m)])
+    rated = ~np.isnan(m)
+    values, codes = distinct_codes(m[rated])
     if values.size == 0:
         return out
-    counts = np.stack([(m == v).sum(axis=1) for v in values], axis=1)
+    rows = np.nonzero(rated)[0]
+    k = values.size
+    counts = np.bincount(rows * k + codes, minlength=m.shape[0] * k).reshape(m.shape[0], k)
     best = counts.max(axis=1)
     unique_best = (counts == best[:, None]).sum(axis=1) == 1
     chosen = values[counts.argmax(axis=1)]

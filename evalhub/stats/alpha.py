@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from evalhub.stats.inputs import _as_matrix
+from evalhub.stats.inputs import _as_matrix, distinct_codes
 from evalhub.stats.results import LEVELS, AlphaCI, Level, Stat
 
 # Bootstrap replicates are drawn in chunks so that the (replicates x patterns) count
@@ -76,7 +76,7 @@ def _coincidences(matrix: npt.ArrayLike, value_domain: Sequence[float] | None) -
             return "only one rater: agreement needs at least two (no item has 2 or more ratings)"
         return "no pairable item: no item has 2 or more ratings"
     values = m[pairable][rated[pairable]]
-    observed = np.unique(values)
+    observed, value_index = distinct_codes(values)
     if observed.size == 1:
         return f"no variation: all pairable ratings are identical ({observed[0]:g})"
     # The coincidence matrix is built over the observed values only. Declared domain values
@@ -88,9 +88,8 @@ def _coincidences(matrix: npt.ArrayLike, value_domain: Sequence[float] | None) -
     domain = observed
     n_values = domain.size
 
-    sub = m[pairable]
-    rows, cols = np.nonzero(~np.isnan(sub))
-    value_index = np.searchsorted(domain, sub[rows, cols])
+    # Row-major, as ``values`` above: value_index is each rating's position in the domain.
+    rows = np.nonzero(rated[pairable])[0]
     counts = np.bincount(rows * n_values + value_index, minlength=n_pairable * n_values).reshape(n_pairable, n_values)
 
     max_count = int(counts.max())

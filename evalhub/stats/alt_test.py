@@ -21,6 +21,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats as sps
 
+from evalhub.stats.inputs import distinct_codes
+
 Scoring = Literal["accuracy", "neg_rmse"]
 SampleRule = Literal["majority", "mean"]
 SCORINGS: tuple[Scoring, ...] = ("accuracy", "neg_rmse")
@@ -325,8 +327,8 @@ def _llm_labels(l_i: np.ndarray, l_label: np.ndarray, n_inst: int, rule: str) ->
         present = counts > 0
         out[present] = sums[present] / counts[present]
         return out, np.zeros(n_inst, dtype=bool)
-    values = np.unique(l_label)
-    keys = l_i * values.size + np.searchsorted(values, l_label)
+    values, codes = distinct_codes(l_label)
+    keys = l_i * values.size + codes
     if n_inst * values.size <= 4 * keys.size + 1_000_000:
         key_counts = np.bincount(keys, minlength=n_inst * values.size)
         keys = np.flatnonzero(key_counts)
@@ -366,8 +368,8 @@ def _counts_of_keys(keys: np.ndarray, n_keys: int) -> np.ndarray:
 
 def _pair_counts(inst: np.ndarray, label: np.ndarray, n_inst: int) -> np.ndarray:
     """For each rating, how many ratings of its instance carry its label (itself included)."""
-    values = np.unique(label)
-    return _counts_of_keys(inst * values.size + np.searchsorted(values, label), n_inst * values.size)
+    values, codes = distinct_codes(label)
+    return _counts_of_keys(inst * values.size + codes, n_inst * values.size)
 
 
 def _long(

@@ -13,8 +13,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats as sps
 
-from evalhub.stats.confusion import category_index
-from evalhub.stats.inputs import _as_matrix, _as_vector
+from evalhub.stats.inputs import _as_matrix, _as_vector, distinct_codes
 from evalhub.stats.results import Stat
 
 Scoring = Literal["accuracy", "neg_rmse"]
@@ -75,9 +74,9 @@ def _item_scores(m: np.ndarray, judge: np.ndarray, scoring: str) -> tuple[np.nda
     if not usable.any():
         return human, judged, usable
     if scoring == "accuracy":
-        domain = np.unique(m[rated])
+        domain, rated_codes = distinct_codes(m[rated])
         codes = np.zeros(m.shape, dtype=np.intp)
-        codes[rated] = category_index(m[rated], domain)
+        codes[rated] = rated_codes
         item_rows = np.nonzero(rated)[0]
         cells = item_rows * domain.size + codes[rated]
         counts = np.bincount(cells, minlength=m.shape[0] * domain.size).reshape(m.shape[0], domain.size)

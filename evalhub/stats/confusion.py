@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evalhub.stats.agreement import majority_choice
-from evalhub.stats.inputs import _as_matrix, _as_vector
+from evalhub.stats.inputs import _as_matrix, _as_vector, positions_in
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def category_index(labels: np.ndarray, cats: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=np.intp)
     order = np.argsort(cats, kind="stable")
     sorted_cats = cats[order]
-    pos = np.minimum(np.searchsorted(sorted_cats, labels), sorted_cats.size - 1)
+    pos = np.minimum(positions_in(sorted_cats, labels), sorted_cats.size - 1)
     found = sorted_cats[pos] == labels
     if not found.all():
         outside = labels[~found][0]

@@ -10,7 +10,7 @@ import numpy.typing as npt
 from scipy import special
 from scipy import stats as sps
 
-from evalhub.stats.inputs import _as_matrix, _finite_or_none, _paired
+from evalhub.stats.inputs import _as_matrix, _finite_or_none, _paired, distinct_codes
 from evalhub.stats.results import CorrResult, PairwiseTau, TauResult
 
 
@@ -67,11 +67,10 @@ def _kendall_from_table(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | N
     p-value) or when the table would be large (continuous data).
     """
     # The distinct values first (no sort of every value), then each value's position among them.
-    x_values, y_values = np.unique(x), np.unique(y)
+    (x_values, x_index), (y_values, y_index) = distinct_codes(x), distinct_codes(y)
     n_x, n_y, n = x_values.size, y_values.size, x.size
     if n_x * n_y > _KENDALL_TABLE_MAX_CELLS or (n_x == n and n_y == n):
         return None
-    x_index, y_index = np.searchsorted(x_values, x), np.searchsorted(y_values, y)
     table = np.bincount(x_index * n_y + y_index, minlength=n_x * n_y).reshape(n_x, n_y).astype(np.int64)
     # Discordant pairs: cells (i, j), (i', j') with i' > i and j' < j.
     below = np.zeros_like(table)
