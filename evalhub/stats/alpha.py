@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from evalhub.stats.inputs import _as_matrix, distinct_codes
+from evalhub.stats.inputs import _as_matrix, distinct_codes, unique_first_counts
 from evalhub.stats.results import LEVELS, AlphaCI, Level, Stat
 
 # Bootstrap replicates are drawn in chunks so that the (replicates x patterns) count
@@ -98,7 +98,7 @@ def _coincidences(matrix: npt.ArrayLike, value_domain: Sequence[float] | None) -
         # Encode each count vector as one integer: np.unique on a 1-D array is ~100x
         # faster than np.unique(axis=0) on rows.
         powers = (max_count + 1) ** np.arange(n_values, dtype=np.int64)
-        _, first, freq = np.unique(counts @ powers, return_index=True, return_counts=True)
+        _, first, freq = unique_first_counts(counts @ powers)
         patterns = counts[first]
     else:
         patterns, freq = np.unique(counts, axis=0, return_counts=True)

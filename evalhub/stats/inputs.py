@@ -98,3 +98,15 @@ def positions_in(sorted_values: np.ndarray, values: np.ndarray) -> np.ndarray:
             table[offsets] = np.arange(offsets.size)
             return table[scaled.astype(np.intp)]
     return np.searchsorted(sorted_values, values)
+
+
+def unique_first_counts(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_index=True, return_counts=True)`` of non-negative integer keys: by counting
+    when the keys span a small range (rating patterns coded as integers do), else by np.unique."""
+    if keys.size == 0 or int(keys.min()) < 0 or int(keys.max()) >= 4 * keys.size + 1_000_000:
+        return np.unique(keys, return_index=True, return_counts=True)
+    counts = np.bincount(keys)
+    distinct = np.flatnonzero(counts)
+    first = np.empty(counts.size, dtype=np.intp)
+    first[keys[::-1]] = np.arange(keys.size - 1, -1, -1)  # the last write, in reverse, is the first occurrence
+    return distinct, first[distinct], counts[distinct]

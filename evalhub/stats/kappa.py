@@ -18,7 +18,7 @@ from scipy import special
 
 from evalhub.stats.agreement import majority_choice
 from evalhub.stats.confusion import category_index, category_list, majority_pairs
-from evalhub.stats.inputs import _as_matrix, _as_vector, _paired
+from evalhub.stats.inputs import _as_matrix, _as_vector, _paired, unique_first_counts
 
 Weights = Literal["unweighted", "linear", "quadratic"]
 WEIGHTS: tuple[Weights, ...] = ("unweighted", "linear", "quadratic")
@@ -415,7 +415,7 @@ def fleiss_kappa(
     if (max_count + 1) ** k < 2**62:
         # One integer per count vector: np.unique on a 1-D array is far faster than np.unique(axis=0).
         powers = (max_count + 1) ** np.arange(k, dtype=np.int64)
-        _, first, freq = np.unique(counts @ powers, return_index=True, return_counts=True)
+        _, first, freq = unique_first_counts(counts @ powers)
         patterns = counts[first].astype(float)
     else:
         unique_rows, freq = np.unique(counts, axis=0, return_counts=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evalhub.stats.inputs import distinct_codes, distinct_values, positions_in
+from evalhub.stats.inputs import distinct_codes, distinct_values, positions_in, unique_first_counts
 
 CASES = {
     "whole points": np.array([3, 1, 5, 5, 2, 1, 4], dtype=float),
@@ -42,3 +42,15 @@ def test_positions_in_falls_back_for_values_outside_the_grid_range() -> None:
     domain = np.array([1.0, 2.0, 3.0])
     values = np.tile([0.0, 4.0, 2.0], 30)
     np.testing.assert_array_equal(positions_in(domain, values), np.searchsorted(domain, values))
+
+
+@pytest.mark.parametrize("keys", [
+    np.array([5, 3, 5, 0, 3, 3, 9]),
+    np.random.default_rng(3).integers(0, 50, size=5_000),
+    np.array([2**40, 7, 2**40]),  # a wide span: np.unique's path
+    np.array([4]),
+], ids=["small", "random", "wide", "one"])
+def test_unique_first_counts_equals_np_unique(keys: np.ndarray) -> None:
+    for got, expected in zip(unique_first_counts(keys), np.unique(keys, return_index=True, return_counts=True),
+                             strict=True):
+        np.testing.assert_array_equal(got, expected)
