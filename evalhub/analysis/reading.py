@@ -32,6 +32,7 @@ HUMAN = "human"
 ALL_GROUPS = "(all)"  # the pooled cell over every group, on request; parentheses keep it apart from group names
 CI_LEVEL: stats.Level = "ordinal"
 WelchUnit = Literal["item means", "ratings"]
+FETCH_ROWS = 100_000  # rows per batch when a database other than SQLite is read (fetch_matrix)
 
 
 @dataclass(frozen=True)
@@ -163,13 +164,20 @@ def llm_rows_sql(run_ids: list[int], question_ids: list[int]) -> tuple[str, tupl
 def fetch_matrix(sql: str, params: tuple[Any, ...], n_columns: int) -> np.ndarray:
     """Run a query of numeric columns and return its rows as one float array (n, n_columns).
 
-    np.fromiter reads the driver's cursor row by row: no list of a million tuples is built, and Django's
-    per-row model/values machinery is skipped; at a million rows either would cost more than the statistics.
+    Django's per-row model/values machinery is skipped: at a million rows it would cost more than the
+    statistics. sqlite3 iterates its cursor in C, so np.fromiter reads it row by row and no list of a million
+    tuples is built; psycopg builds rows fastest in batches (its iterator is Python code), so other
+    databases are read in chunks of FETCH_ROWS (measured in tests/bench/bench_analyze.py).
     """
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        flat = np.fromiter(itertools.chain.from_iterable(cursor.cursor), dtype=float)
-    return flat.reshape(-1, n_columns)
+        if connection.vendor == "sqlite":
+            flat = np.fromiter(itertools.chain.from_iterable(cursor.cursor), dtype=float)
+            return flat.reshape(-1, n_columns)
+        parts = []
+        while rows := cursor.fetchmany(FETCH_ROWS):
+            parts.append(np.fromiter(itertools.chain.from_iterable(rows), dtype=float, count=len(rows) * n_columns))
+    return np.concatenate(parts).reshape(-1, n_columns) if parts else np.empty((0, n_columns))
 
 
 def _item_rows(study: Study) -> list[tuple[int, str]]:
