@@ -28,7 +28,7 @@ from annotations.models import (
     Rater,
     Study,
 )
-from annotations.services import invitations_create, rater_revoke
+from annotations.services import InvitationLimitError, invitations_create, rater_revoke
 
 
 class QuestionInline(admin.StackedInline):
@@ -54,7 +54,11 @@ class StudyAdmin(StudyScopedAdmin):
     @admin.action(description="Create 10 invitation links (listed on the study's raters page)")
     def create_invitations(self, request: HttpRequest, queryset) -> None:  # noqa: ANN001
         for study in queryset:
-            invitations_create(study=study, count=10)
+            try:
+                invitations_create(study=study, count=10)
+            except InvitationLimitError as exc:
+                messages.error(request, f"{exc}. No links were created.")
+                continue
             url = reverse("annotations:study_raters", args=[study.slug])
             messages.success(request, f"{study.slug}: 10 new invitation links, listed at {url}")
 

@@ -484,11 +484,22 @@ def demographics_save(*, rater: Rater, answers: dict[str, str]) -> None:
 # --- researcher writes -------------------------------------------------------------------------------
 
 
+class InvitationLimitError(ValueError):
+    """More raters than a study may have (``RATERS_PER_STUDY_MAX``)."""
+
+
 @transaction.atomic
 def invitations_create(*, study: Study, count: int) -> list[Rater]:
-    """`count` single-use invitation links (one new rater each)."""
+    """`count` single-use invitation links (one new rater each), up to ``RATERS_PER_STUDY_MAX`` raters per
+    study for every caller (API, study page, admin, command). Under the study's row lock, so two concurrent
+    requests cannot both pass the cap."""
     if count < 1:
         raise ValueError("count must be at least 1")
+    Study.objects.select_for_update().filter(pk=study.pk).first()
+    have = study.raters.count()
+    if have + count > settings.RATERS_PER_STUDY_MAX:
+        raise InvitationLimitError(f"study {study.slug!r} has {have} raters; {count} more would pass the limit of "
+                                   f"{settings.RATERS_PER_STUDY_MAX} (RATERS_PER_STUDY_MAX)")
     return Rater.objects.bulk_create(
         [Rater(study=study, source=Rater.Source.INVITED) for _ in range(count)], batch_size=1000
     )

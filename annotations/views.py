@@ -276,8 +276,12 @@ def study_invite(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_for_researcher(user=request.user, slug=slug, for_change=True)
     form = InviteForm(request.POST)
     if form.is_valid():
-        raters = services.invitations_create(study=study, count=form.cleaned_data["count"])
-        messages.success(request, f"Created {len(raters)} invitation link(s); they are listed below.")
+        try:
+            raters = services.invitations_create(study=study, count=form.cleaned_data["count"])
+        except services.InvitationLimitError as exc:
+            messages.error(request, f"{exc}. No links were created.")
+        else:
+            messages.success(request, f"Created {len(raters)} invitation link(s); they are listed below.")
     else:
         messages.error(request, "Choose between 1 and 1000 links.")
     return redirect("annotations:study_raters", slug=study.slug)

@@ -161,3 +161,26 @@ def test_admin_actions_create_links_and_revoke_them(client, study, researcher):
     client.post("/admin/annotations/rater/", {"action": "revoke_links", "_selected_action": chosen})
     assert Rater.objects.filter(revoked_at__isnull=False).count() == 3
     assert "/studies/story/raters/" in client.get(f"/admin/annotations/study/{study.pk}/change/").content.decode()
+
+
+def test_the_per_study_rater_cap_holds_for_the_page_the_admin_and_the_command(client, django_user_model, study,
+                                                                             settings):
+    # One rule in the service (annotations.services.invitations_create), so every caller stops at the cap.
+    settings.RATERS_PER_STUDY_MAX = Rater.objects.filter(study=study).count() + 2
+    client.force_login(study.owner)
+    response = client.post("/studies/story/raters/invite/", {"count": 3}, follow=True)
+    assert "RATERS_PER_STUDY_MAX" in response.content.decode() and "No links were created" in response.content.decode()
+    assert Rater.objects.filter(study=study).count() == settings.RATERS_PER_STUDY_MAX - 2
+    with pytest.raises(CommandError, match="RATERS_PER_STUDY_MAX"):
+        call_command("invite", "story", "--count", "3", stdout=io.StringIO(), stderr=io.StringIO())
+    admin = django_user_model.objects.create_superuser("root", password="pw-not-used-1")
+    client.force_login(admin)
+    response = client.post("/admin/annotations/study/", {"action": "create_invitations", "_selected_action": [study.pk]},
+                           follow=True)
+    assert "RATERS_PER_STUDY_MAX" in response.content.decode()
+    assert Rater.objects.filter(study=study).count() == settings.RATERS_PER_STUDY_MAX - 2
+    # Up to the cap is fine.
+    out = io.StringIO()
+    call_command("invite", "story", "--count", "2", stdout=out, stderr=io.StringIO())
+    assert len(out.getvalue().splitlines()) == 2
+    assert Rater.objects.filter(study=study).count() == settings.RATERS_PER_STUDY_MAX

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from annotations.management.commands.import_items import study_or_error
 from annotations.models import Study
-from annotations.services import invitations_create
+from annotations.services import InvitationLimitError, invitations_create
 
 
 class Command(BaseCommand):
@@ -33,5 +33,9 @@ class Command(BaseCommand):
                 f"warning: study {study.slug} is {study.status}: these links will not work until you run "
                 f"`python manage.py open_study {study.slug}`"
             )
-        for rater in invitations_create(study=study, count=options["count"]):
+        try:
+            raters = invitations_create(study=study, count=options["count"])
+        except InvitationLimitError as exc:
+            raise CommandError(f"{exc}; nothing was created") from None
+        for rater in raters:
             self.stdout.write(base + reverse("annotations:rate", args=[rater.token]))
