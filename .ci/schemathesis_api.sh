@@ -9,7 +9,9 @@ set -euo pipefail
 ROOT=$(pwd)
 PY=${PY:-$ROOT/.venv/bin/python}
 ST=${ST:-$ROOT/.venv-schemathesis/bin/schemathesis}
-PORT=${PORT:-8765}
+[[ $ST == */* && $ST != /* ]] && ST=$ROOT/$ST  # a relative path still works after the cd below
+# A free port unless told: another server on a fixed one would be tested instead of ours.
+PORT=${PORT:-$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
 MAX_EXAMPLES=${MAX_EXAMPLES:-20}
 CAP=${CAP:-150}
 export EVALHUB_VAR_DIR=${VAR:-$(mktemp -d)}
@@ -33,6 +35,7 @@ judge = Judge.objects.create(name='fake-judge', backend='fake', model='fake', sa
 # Run 1 in the fresh database: .ci/schemathesis.toml names it (run_id = 1).
 assert judge_run_start(study=study, judge=judge, enqueue=False).pk == 1
 print(Token.objects.create(user=user).key)" | tail -1)
+if curl -s "http://127.0.0.1:$PORT/" > /dev/null; then echo "port $PORT is taken: set PORT" >&2; exit 1; fi
 $PY manage.py runserver "127.0.0.1:$PORT" --noreload --insecure > "$EVALHUB_VAR_DIR/server.log" 2>&1 &
 SERVER=$!
 trap 'kill $SERVER' EXIT
