@@ -3,10 +3,11 @@
 # (issue 18). Run from the project root: ST=.venv-schemathesis/bin/schemathesis bash .ci/schemathesis_api.sh
 #   ST=/path/to/schemathesis (default: .venv-schemathesis/bin/schemathesis, made by .ci/run from
 #   requirements-schemathesis.lock; 4.32.5), PORT, MAX_EXAMPLES, CAP (seconds per persona).
-# Settings: .ci/schemathesis.toml. A throwaway SQLite database in a temporary directory; about a minute.
+# Settings: .ci/schemathesis.toml. A throwaway SQLite database in a temporary directory; about 2.5 minutes.
 # Exits non-zero when either run finds a failure (or is cut off by the cap).
 set -euo pipefail
-ROOT=$(pwd)
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
 PY=${PY:-$ROOT/.venv/bin/python}
 ST=${ST:-$ROOT/.venv-schemathesis/bin/schemathesis}
 [[ $ST == */* && $ST != /* ]] && ST=$ROOT/$ST  # a relative path still works after the cd below
