@@ -6,11 +6,11 @@
 # Settings: .ci/schemathesis.toml. A throwaway SQLite database in a temporary directory; about 2.5 minutes.
 # Exits non-zero when either run finds a failure (or is cut off by the cap).
 set -euo pipefail
+[[ ${ST:-} == */* && ${ST:-} != /* ]] && ST=$(pwd)/$ST  # a relative path still works after the cds below
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 PY=${PY:-$ROOT/.venv/bin/python}
 ST=${ST:-$ROOT/.venv-schemathesis/bin/schemathesis}
-[[ $ST == */* && $ST != /* ]] && ST=$ROOT/$ST  # a relative path still works after the cd below
 # A free port unless told: another server on a fixed one would be tested instead of ours.
 PORT=${PORT:-$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
 MAX_EXAMPLES=${MAX_EXAMPLES:-20}
