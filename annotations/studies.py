@@ -117,6 +117,9 @@ def _validate_types(spec: dict[str, Any]) -> None:
             raise StudySpecError(f"{key} must be an object of strings")
     if "ordering" in spec and not isinstance(spec["ordering"], (str, dict)):
         raise StudySpecError(f"ordering must be one of {Study.Ordering.values}")
+    pair = spec.get("pair_fields", [])
+    if not isinstance(pair, list) or len(pair) > 2 or not all(isinstance(v, str) for v in pair):
+        raise StudySpecError("pair_fields must be a list of two item field names")
     if "raters_per_item" in spec:
         n = spec["raters_per_item"]
         if not _is_int(n) or not 1 <= n <= RATERS_PER_ITEM_MAX:
@@ -152,6 +155,10 @@ def _validate_types(spec: dict[str, Any]) -> None:
 
 class StudySpecError(ValueError):
     """The study specification is unusable; the message says which field and why."""
+
+
+class StudySlugTaken(StudySpecError):
+    """The slug is taken (by anyone: the words never say whose): a conflict, the API's 409."""
 
 
 def protocol_templates() -> dict[str, dict[str, Any]]:
@@ -295,7 +302,7 @@ def study_create(
     if Study.objects.filter(slug=slug).exists():
         # The same words for the caller's own slugs and everyone else's, and no owner: whether a slug
         # belongs to another researcher cannot be probed (GET answers 404 for it, as for no study).
-        raise StudySpecError(f"slug {slug!r} is not available: choose another")
+        raise StudySlugTaken(f"slug {slug!r} is not available: choose another")
     extras = _TEMPLATE_EXTRAS.get(template, {})
     ordering = spec.get("ordering") if isinstance(spec.get("ordering"), str) else extras.get("ordering")
     # The adversarial entries give no separate human instruction: raters read the judge's first line.

@@ -15,7 +15,13 @@ from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -26,7 +32,9 @@ from annotations.lifecycle import LifecycleError, study_close, study_open
 from annotations.models import Study
 from annotations.selectors import studies_for_researcher, study_for_researcher
 from annotations.services import invitations_create
+from annotations.spec_schema import STUDY_SPEC_SCHEMA
 from annotations.studies import (
+    StudySlugTaken,
     StudySpecError,
     protocol_templates,
     study_create,
@@ -104,10 +112,15 @@ class StrictSlugField(serializers.SlugField):
         return super().to_internal_value(data)
 
 
+@extend_schema_field(STUDY_SPEC_SCHEMA)
+class SpecField(serializers.JSONField):
+    """A study specification: the schema says its fields (annotations/spec_schema.py), the check the rest."""
+
+
 class StudyCreateSerializer(serializers.Serializer):
     slug = StrictSlugField(max_length=100)
     template = serializers.ChoiceField(choices=sorted(protocol_templates()), required=False)
-    spec = serializers.JSONField(required=False, help_text="A study specification (see docs): used without template")
+    spec = SpecField(required=False, help_text="A study specification (see docs): used without template")
 
     def validate_spec(self, spec: Any) -> Any:
         # The whole specification is checked here, before anything is written (the service checks again).
@@ -130,7 +143,7 @@ class StudyFromTemplateSerializer(serializers.Serializer):
 
 class StudyFromSpecSerializer(serializers.Serializer):
     slug = serializers.SlugField(max_length=100)
-    spec = serializers.JSONField(help_text="A study specification (see docs)")
+    spec = SpecField(help_text="A study specification (see docs)")
 
 
 # What the schema promises: one shape or the other, never both (the server refuses both).
@@ -140,12 +153,27 @@ STUDY_CREATE_SHAPES = PolymorphicProxySerializer(
 )
 
 
+# An item's values as the import reads them: a string or a number (never a list, object, null or boolean).
+_ITEM_VALUE = {"anyOf": [{"type": "string", "pattern": "^[^\\x00]*$"}, {"type": "number"}]}
+
+
+@extend_schema_field({"type": "object", "required": ["id", "group"], "additionalProperties": _ITEM_VALUE,
+                      "description": "id, group and each of the study's item fields (no other key)"})
+class ItemField(serializers.DictField):
+    def to_internal_value(self, data: Any) -> dict[Any, Any]:
+        item = super().to_internal_value(data)
+        for key, value in item.items():
+            if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+                raise serializers.ValidationError(f"field {key!r} must be a string or number")
+        return item
+
+
 class ItemsFileSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="CSV or JSONL, as for import_items (multipart/form-data)")
 
 
 class ItemsJSONSerializer(serializers.Serializer):
-    items = serializers.ListField(child=serializers.DictField(), min_length=1,
+    items = serializers.ListField(child=ItemField(), min_length=1,
                                   max_length=settings.API_ITEMS_PER_REQUEST,
                                   help_text="Items as JSON objects (id, group and the study's item fields)")
 
@@ -156,7 +184,7 @@ class CreatedItemsSerializer(serializers.Serializer):
 
 class ItemsUploadSerializer(serializers.Serializer):
     file = serializers.FileField(required=False, help_text="CSV or JSONL, as for import_items")
-    items = serializers.ListField(child=serializers.DictField(), required=False, min_length=1,
+    items = serializers.ListField(child=ItemField(), required=False, min_length=1,
                                   max_length=settings.API_ITEMS_PER_REQUEST,
                                   help_text="Items as JSON objects (id, group and the study's item fields)")
 
@@ -175,7 +203,7 @@ class StudyListView(ThrottledAPIView):
         studies = studies_for_researcher(user=request.user).prefetch_related("questions")
         return Response(StudySerializer(studies, many=True).data)
 
-    @extend_schema(request=STUDY_CREATE_SHAPES, responses={201: StudySerializer, **_errors(400, *AUTH)})
+    @extend_schema(request=STUDY_CREATE_SHAPES, responses={201: StudySerializer, **_errors(400, 409, *AUTH)})
     def post(self, request: Request) -> Response:
         form = StudyCreateSerializer(data=request.data)
         if not form.is_valid():
@@ -189,6 +217,8 @@ class StudyListView(ThrottledAPIView):
                 study = study_create_from_template(slug=data["slug"], template=data["template"], owner=request.user)
             else:
                 study = study_create(slug=data["slug"], spec=data["spec"], owner=request.user)
+        except StudySlugTaken as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         except StudySpecError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         return Response(StudySerializer(study).data, status=status.HTTP_201_CREATED)
@@ -329,7 +359,8 @@ class RunActionView(ThrottledAPIView):
     permission_classes = [permissions.IsAuthenticated]
     actions = ("pause", "resume", "cancel")
 
-    @extend_schema(request=None, responses={200: RunSerializer, **_errors(404, 409, *AUTH)})
+    @extend_schema(request=None, responses={200: RunSerializer, **_errors(404, 409, *AUTH)},
+                   parameters=[OpenApiParameter("action", str, OpenApiParameter.PATH, enum=actions)])
     def post(self, request: Request, run_id: int, action: str) -> Response:
         run = run_for_researcher(user=request.user, run_id=run_id, for_change=True)
         if action not in self.actions:

@@ -244,7 +244,7 @@ def test_a_taken_slug_gets_the_same_answer_whoever_owns_it(owner_api, other_api,
     body = {"slug": story_study.slug, "template": "story-likert"}
     theirs = other_api.post("/api/studies/", body, format="json")
     mine = owner_api.post("/api/studies/", body, format="json")
-    assert theirs.status_code == mine.status_code == 400
+    assert theirs.status_code == mine.status_code == 409
     assert theirs.json() == mine.json() == {"detail": "slug 'story' is not available: choose another"}
     assert other_api.get(f"/api/studies/{story_study.slug}/").status_code == 404
     assert Study.objects.count() == 1
