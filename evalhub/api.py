@@ -10,7 +10,6 @@ from typing import Any
 
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.db import transaction
 from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
@@ -31,7 +30,7 @@ from annotations.importing import ImportFileError, items_import, uploaded_file
 from annotations.lifecycle import LifecycleError, study_close, study_open
 from annotations.models import Study
 from annotations.selectors import studies_for_researcher, study_for_researcher
-from annotations.services import invitations_create
+from annotations.services import InvitationLimitError, invitations_create
 from annotations.spec_schema import STUDY_SPEC_SCHEMA
 from annotations.studies import (
     StudySlugTaken,
@@ -290,15 +289,10 @@ class StudyInvitationsView(ThrottledAPIView):
         form = InvitationsSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         count = form.validated_data["count"]
-        # Under the study's lock, so two concurrent requests cannot both pass the cap.
-        with transaction.atomic():
-            Study.objects.select_for_update().filter(pk=study.pk).first()
-            have = study.raters.count()
-            if have + count > settings.RATERS_PER_STUDY_MAX:
-                detail = (f"study {study.slug!r} has {have} raters; {count} more would pass the limit of "
-                          f"{settings.RATERS_PER_STUDY_MAX} (RATERS_PER_STUDY_MAX)")
-                return Response({"detail": detail}, status=status.HTTP_409_CONFLICT)
-            raters = invitations_create(study=study, count=count)
+        try:
+            raters = invitations_create(study=study, count=count)  # the per-study cap is the service's
+        except InvitationLimitError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         base = settings.PUBLIC_BASE_URL
         links = [base + reverse("annotations:rate", args=[rater.token]) for rater in raters]
         return Response({"links": links}, status=status.HTTP_201_CREATED)
