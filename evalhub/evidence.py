@@ -53,7 +53,7 @@ def confusion_chart(*, title: str, labels: Sequence[str], counts: Sequence[Seque
 def ceiling_chart(*, title: str, scoring: str, raters: Sequence[dict[str, Any]], judge_colour: str) -> SafeString:
     """Strip plot: per rater, their agreement with the other raters (grey) and the judge's on the same items.
 
-    Each score is a dot with its 95 % bootstrap interval; a row whose judge dot lies right of the rater's
+    Each score is a dot with its 95 % t interval; a row whose judge dot lies right of the rater's
     is a rater the judge agrees with the others better than.
     """
     defined = [r for r in raters if r["human"] is not None and r["judge"] is not None]

@@ -31,7 +31,7 @@ from evalhub.analysis.reading import HUMAN, AnalysisOptions, StudyData
 # Per-rater kappa and the ceiling need the items x raters matrix; a crowd study with thousands of workers
 # would not fit in memory as rater columns (see cells.py), so above this many cells they are left out.
 MAX_RATER_CELLS = 20_000_000
-# Each rater costs a bootstrap per pool for kappa and for the ceiling: a few ms, so a crowd of thousands of
+# Each rater costs a kappa bootstrap per pool (and a ceiling interval): a few ms, so a crowd of thousands of
 # workers would cost minutes per analysis; their rows would not be read either.
 MAX_RATERS = 500
 

@@ -109,9 +109,10 @@ def _item_scores(m: np.ndarray, judge: np.ndarray, scoring: str) -> tuple[np.nda
     return human, judged, usable
 
 
-def mean_ci(scores: np.ndarray, confidence: float) -> MeanCI:
+def mean_ci(scores: np.ndarray, confidence: float, bounds: tuple[float, float] = (-np.inf, np.inf)) -> MeanCI:
     """The t interval of the mean of ``scores``: mean -/+ t_{(1+c)/2, n-1} * sd / sqrt(n), sd with ddof 1,
-    as ``scipy.stats.ttest_1samp(scores, 0).confidence_interval(confidence)`` gives it (checked in the tests).
+    as ``scipy.stats.ttest_1samp(scores, 0).confidence_interval(confidence)`` gives it (checked in the tests),
+    clipped to ``bounds``, the range the score can take (a t interval of a mean near 1 may pass 1).
     Scores that are all equal give the point [mean, mean]; one score gives no interval."""
     n = scores.size
     if n < 2:
@@ -119,7 +120,7 @@ def mean_ci(scores: np.ndarray, confidence: float) -> MeanCI:
     mean = float(scores.mean())
     se = float(scores.std(ddof=1)) / np.sqrt(n)
     half = float(sps.t.ppf((1 + confidence) / 2, n - 1)) * se
-    return MeanCI(mean - half, mean + half, confidence)
+    return MeanCI(max(mean - half, bounds[0]), min(mean + half, bounds[1]), confidence)
 
 
 def human_ceiling(
@@ -145,7 +146,8 @@ def human_ceiling(
     J_j > H_j (a tie is not better); ``judge_better`` counts those raters among the ``n_compared``
     raters with a defined score.
 
-    CIs: per rater, Student's t interval of each mean over I_j (``mean_ci``; the scores are means over
+    CIs: per rater, Student's t interval of each mean over I_j, clipped to the score's range ([0, 1] for
+    accuracy, at most 0 for negative RMSE) (``mean_ci``; the scores are means over
     items, bounded, and the raters the alt-test counts have 30 items or more). An interval per mean, not a
     bootstrap: the strip plot reads each mean's interval, and the t interval is exact against scipy
     (``ttest_1samp(...).confidence_interval``) and costs one pass, where 1,000 replicates per rater and pool
@@ -168,6 +170,7 @@ def human_ceiling(
     if y.shape[0] != m.shape[0]:
         raise ValueError(f"judge has {y.shape[0]} labels for {m.shape[0]} items")
     human_s, judge_s, usable = _item_scores(m, y, scoring)
+    score_range = (0.0, 1.0) if scoring == "accuracy" else (-np.inf, 0.0)  # what a mean score can be
     # Cells grouped by rater (column-major), so that each rater's cells are one slice.
     rater_of_cell, item_of_cell = np.nonzero(usable.T)
     h_cells, j_cells = human_s[item_of_cell, rater_of_cell], judge_s[item_of_cell, rater_of_cell]
@@ -181,8 +184,8 @@ def human_ceiling(
             raters.append(RaterCeiling(j, 0, None, None, ci, ci, reason))
             continue
         h, g = h_cells[bounds[j] : bounds[j + 1]], j_cells[bounds[j] : bounds[j + 1]]
-        raters.append(RaterCeiling(j, n, float(h.mean()), float(g.mean()), mean_ci(h, confidence),
-                                   mean_ci(g, confidence)))
+        raters.append(RaterCeiling(j, n, float(h.mean()), float(g.mean()), mean_ci(h, confidence, score_range),
+                                   mean_ci(g, confidence, score_range)))
     scores = [(r.human, r.judge) for r in raters if r.human is not None and r.judge is not None]
     better = sum(1 for human, judged in scores if judged > human)
     notes: list[str] = []

@@ -177,6 +177,18 @@ def test_an_interval_of_equal_scores_is_a_point_and_one_item_has_none() -> None:
     assert all(r.human is not None and r.human_ci.low is None for r in result.raters)
 
 
+def test_an_interval_stays_within_the_scores_range() -> None:
+    # Three of four items unanimous: the rater's mean accuracy is near 1 and its t interval would pass 1.
+    result = stats.human_ceiling([[1, 1, 1], [1, 1, 1], [1, 1, 2], [2, 2, 2]], [1, 1, 1, 2], scoring="accuracy")
+    unclipped = sps.ttest_1samp([1.0, 1.0, 0.5, 1.0], 0).confidence_interval(0.95)
+    rater = result.raters[0]
+    assert unclipped.high > 1 and rater.human_ci.high == 1.0
+    assert rater.human_ci.low == pytest.approx(unclipped.low, abs=1e-12)
+    humans = np.array([[1, 2, 1], [5, 5, 4], [3, 3, 3], [2, 1, 1]], dtype=float)
+    for r in stats.human_ceiling(humans, [1, 5, 3, 2], scoring="neg_rmse").raters:
+        assert r.human_ci.high <= 0 and r.judge_ci.high <= 0
+
+
 def test_bad_ceiling_input_raises_a_one_line_error() -> None:
     with pytest.raises(ValueError, match="unknown scoring 'kappa'"):
         stats.human_ceiling([[1, 2]], [1], scoring="kappa")
