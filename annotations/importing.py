@@ -42,7 +42,8 @@ BATCH_CHARS = 8 * 1024 * 1024  # a batch of long stories is cut here: its memory
 ITEM_BATCH = 1000
 T = TypeVar("T")
 # What an import reports as it goes: ("checking", bytes read so far) during the first reading, then
-# ("writing", 0) once before the second (its transaction hides anything it would report; see import_jobs).
+# ("writing", 0) once before the second (its transaction hides anything it would report), and ("written", n)
+# as the last statement inside that transaction (evalhub/import_jobs.py marks its job done there).
 ImportProgress = Callable[[str, int], None]
 
 
@@ -248,6 +249,8 @@ def items_import(*, study: Study, path: Path, progress: ImportProgress | None = 
                 item.position = position
                 position += 1
             Item.objects.bulk_create(batch)
+        if progress is not None:
+            progress("written", count)  # inside the transaction: a job marked done commits with its rows
     return ImportResult(created_items=count)
 
 
@@ -414,4 +417,6 @@ def demographics_import(*, study: Study, path: Path, replace: bool = False,
         progress("writing", 0)
     with transaction.atomic():
         Rater.objects.bulk_update(updates, ["demographics"], batch_size=BATCH)
+        if progress is not None:
+            progress("written", len(updates))
     return ImportResult(created_items=0, updated_raters=len(updates), unchanged_raters=unchanged)

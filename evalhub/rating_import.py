@@ -109,7 +109,10 @@ def ratings_import(*, study: Study, path: Path, progress: ImportProgress | None 
     if progress is not None:
         progress("writing", 0)
     with transaction.atomic():
-        return _ratings_write(study=study, path=path)
+        result = _ratings_write(study=study, path=path)
+        if progress is not None:
+            progress("written", result.created_ratings)  # inside the transaction, as the other imports
+    return result
 
 
 def _ratings_write(*, study: Study, path: Path) -> ImportResult:
