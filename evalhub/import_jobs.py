@@ -59,8 +59,18 @@ def import_job_start(*, study: Study, kind: str, upload: UploadedFile, options: 
                 handle.write(chunk)
     job = ImportJob.objects.create(study=study, kind=kind, file_name=(upload.name or "upload")[:255], path=str(path),
                                    options=options, size_bytes=path.stat().st_size, created_by=user)
-    transaction.on_commit(lambda: import_file.delay(job.pk))
+    transaction.on_commit(lambda: _enqueue(job))
     return job
+
+
+def _enqueue(job: ImportJob) -> None:
+    try:
+        import_file.delay(job.pk)
+    except Exception as exc:  # the broker is unreachable: say so on the page rather than wait for ever
+        logger.exception("import job %s could not be queued", job.pk)
+        Path(job.path).unlink(missing_ok=True)
+        _failed(job, f"{job.file_name}: the import could not be queued ({type(exc).__name__}); nothing was "
+                     "imported. Upload the file again.")
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)

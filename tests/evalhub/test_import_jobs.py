@@ -14,7 +14,7 @@ from django.urls import reverse
 from annotations import file_rows
 from annotations.models import ImportJob, Item
 from evalhub import import_jobs
-from tests.support.celery_worker import REPO, service_env, stop_worker, wait_for
+from tests.support.celery_worker import REPO, celery_broker, service_env, stop_worker, wait_for
 from tests.support.import_files import snapshot
 
 ITEMS = "id,group,story,prompt\n"
@@ -151,3 +151,13 @@ def test_a_big_upload_goes_through_a_real_worker(transactional_db, client, resea
     assert (good.status, bad.status) == ("done", "failed")
     assert "line 400: unknown group 'robot'" in bad.error
     assert Item.objects.count() == 500 and list(tmp_path.iterdir()) == []
+
+
+def test_a_job_that_cannot_be_queued_fails_visibly_and_removes_its_file(
+        client, researcher, story_study, big_uploads, django_capture_on_commit_callbacks):
+    client.force_login(researcher)
+    with celery_broker("redis://127.0.0.1:1/0"), django_capture_on_commit_callbacks(execute=True):  # nothing listens
+        assert _upload(client, "items", items_csv(60)).status_code == 302
+    job = ImportJob.objects.get()
+    assert job.status == "failed" and "could not be queued" in job.error
+    assert list(big_uploads.iterdir()) == [] and not Item.objects.exists()
