@@ -12,6 +12,8 @@ reading is one transaction, which hides whatever it would write: the job says "w
 commits, and is marked done inside that transaction, so a job is done exactly when its rows are there.
 A worker that dies mid-import leaves nothing written; the task is delivered again (acks_late,
 reject_on_worker_lost) and starts over. The file is removed when the job ends, done or failed.
+An import must end within CELERY_VISIBILITY_TIMEOUT (an hour by default; a 200 MB file takes minutes,
+README's benchmarks), or Redis would hand the same job to a second worker while the first still runs.
 """
 from __future__ import annotations
 

@@ -341,6 +341,7 @@ def test_a_50_mb_file_above_the_size_limit_is_refused_before_it_is_read(story_st
     settings.IMPORT_MAX_BYTES = 10 * 1024 * 1024
     path = items_file(tmp_path / "big.csv", 50)
     monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail("the file was read"))
+    monkeypatch.setattr(Path, "open", lambda self, *a, **k: pytest.fail("the file was opened"))  # the streamed reader
     before = database_snapshot()
 
     started = time.perf_counter()
