@@ -8,7 +8,6 @@ import sys
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotations import file_rows
@@ -101,12 +100,21 @@ def test_progress_is_written_outside_the_transaction_while_the_file_is_checked(s
     path.write_bytes(items_csv(200))
     size = path.stat().st_size
     job = ImportJob.objects.create(study=story_study, kind="items", file_name="x.csv", path=str(path), size_bytes=size)
-    with CaptureQueriesContext(connection) as queries:
+    updates: list[tuple[str, bool, tuple]] = []
+    outer = len(connection.atomic_blocks)  # the test's own transaction
+
+    def spy(execute, sql, params, many, context):  # every statement, as the database receives it
+        if sql.startswith('UPDATE "annotations_importjob"'):
+            updates.append((sql, len(connection.atomic_blocks) > outer, tuple(params or ())))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(spy):
         import_jobs.import_job_run(job_id=job.pk)
-    updates = [q["sql"] for q in queries.captured_queries if q["sql"].startswith('UPDATE "annotations_importjob"')]
-    checking = [sql for sql in updates if "'checking'" in sql]
+    checking = [u for u in updates if "checking" in u[2]]
     assert len(checking) >= size // 512  # one per block read
-    assert any("'writing'" in sql for sql in updates) and any("'done'" in sql for sql in updates)
+    assert not any(in_transaction for _, in_transaction, _ in checking)  # visible to the page at once
+    assert any("writing" in params for _, _, params in updates)
+    assert [in_transaction for _, in_transaction, params in updates if "done" in params] == [True]
     job.refresh_from_db()
     assert job.status == "done" and Item.objects.count() == 200 and not path.exists()
 
@@ -161,3 +169,16 @@ def test_a_job_that_cannot_be_queued_fails_visibly_and_removes_its_file(
     job = ImportJob.objects.get()
     assert job.status == "failed" and "could not be queued" in job.error
     assert list(big_uploads.iterdir()) == [] and not Item.objects.exists()
+
+
+def test_with_debug_on_the_task_keeps_no_query_of_the_import(story_study, big_uploads, settings):
+    settings.DEBUG = True
+    big_uploads.mkdir()
+    path = big_uploads / "x.csv"
+    path.write_bytes(items_csv(3000))
+    job = ImportJob.objects.create(study=story_study, kind="items", file_name="x.csv", path=str(path),
+                                   size_bytes=path.stat().st_size)
+    connection.queries_log.clear()
+    import_jobs.import_job_run(job_id=job.pk)
+    assert Item.objects.count() == 3000
+    assert len(connection.queries) <= 3  # the job's own reads and writes around the import, not its batches
