@@ -6,6 +6,8 @@
         .venv/bin/python tests/bench/bench_import_memory.py [MB]
 
 It writes an items file and a ratings file of MB megabytes each (200 by default) in a temporary folder,
+and a malformed file of each kind (its last line is bad: a group the study does not have, a score off
+the scale), which must be read whole, refused, and change nothing;
 starts gunicorn (one sync worker) on the same database, logs a researcher in and uploads each file to the
 study page: the upload is above IMPORT_TASK_THRESHOLD_BYTES, so the web worker only moves it to the upload
 folder and queues the task. Nothing consumes the queue: the task's function (evalhub.import_jobs.import_file)
@@ -18,6 +20,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -35,12 +38,12 @@ def rss_bytes(pid: int | str = "self", field: str = "VmRSS") -> int:
     return int(re.search(rf"^{field}:\s+(\d+) kB", status, re.M).group(1)) * 1024  # type: ignore[union-attr]
 
 
-def write_items(path: Path, size: int) -> int:
+def write_items(path: Path, size: int, prefix: str = "i") -> int:
     n = 0
     with path.open("w", encoding="utf-8") as out:
         out.write("id,group,story,prompt\n")
         while out.tell() < size:
-            out.write(f'i{n},{"human" if n % 2 else "gpt2"},"{STORY * 7} (story {n})",A lighthouse at night\n')
+            out.write(f'{prefix}{n},{"human" if n % 2 else "gpt2"},"{STORY * 7} (story {n})",A lighthouse at night\n')
             n += 1
     return n
 
@@ -92,6 +95,13 @@ def run_job(job_id: int) -> None:
                       "summary": job.summary, "error": job.error}))
 
 
+def _counts() -> tuple[int, ...]:
+    from annotations.models import HumanRating, Item, Rater
+    from llmjudge.models import JudgeRun, LLMRating
+
+    return tuple(model.objects.count() for model in (Item, Rater, HumanRating, JudgeRun, LLMRating))
+
+
 def _children(pid: int) -> list[int]:
     found = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
@@ -137,6 +147,14 @@ def main(size_mb: int) -> None:
     items_path, ratings_path = tmp / "items.csv", tmp / "ratings.csv"
     n_items = write_items(items_path, size_mb * MB)
     n_ratings = write_ratings(ratings_path, size_mb * MB, n_items, questions)
+    # Malformed files of both kinds, refused on their last line: read whole, then nothing may change.
+    bad_items, bad_ratings = tmp / "bad-items.csv", tmp / "bad-ratings.csv"
+    write_items(bad_items, size_mb * MB, prefix="m")
+    with bad_items.open("a", encoding="utf-8") as out:
+        out.write("m-last,robot,a story,a prompt\n")
+    shutil.copyfile(ratings_path, bad_ratings)
+    with bad_ratings.open("a", encoding="utf-8") as out:
+        out.write(f"i0,gpt2,{questions[0]},human,rater-0,9,\"off the scale\"\n")
     print(f"database {connection.vendor}; items file {items_path.stat().st_size / MB:.0f} MB ({n_items} items), "
           f"ratings file {ratings_path.stat().st_size / MB:.0f} MB ({n_ratings} ratings)")
     connection.close()
@@ -162,7 +180,10 @@ def main(size_mb: int) -> None:
             token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', login.text).group(1)  # type: ignore[union-attr]
             client.post("/accounts/login/", data={"username": "bench-import", "password": "bench-import-pw",
                                                   "csrfmiddlewaretoken": token})
-            for what, path in (("items", items_path), ("ratings", ratings_path)):
+            uploads = (("items", items_path, "done"), ("ratings", ratings_path, "done"),
+                       ("items", bad_items, "failed"), ("ratings", bad_ratings, "failed"))
+            for what, path, outcome in uploads:
+                counts = _counts()
                 home = client.get("/studies/bench-import/home/")
                 token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', home.text).group(1)  # type: ignore[union-attr]
                 before = rss_bytes(worker)
@@ -179,20 +200,24 @@ def main(size_mb: int) -> None:
                 out = subprocess.run([sys.executable, __file__, "--run-job", str(job.pk)], cwd=REPO, env=env,
                                      capture_output=True, text=True, check=True)
                 task = json.loads(out.stdout.strip().splitlines()[-1])
-                assert task["status"] == "done", task
+                assert task["status"] == outcome, task
+                if outcome == "failed":
+                    assert _counts() == counts, "a malformed file changed the database"
+                    task["summary"] = f"{task['error']} (database unchanged)"
                 size = path.stat().st_size
                 rows.append((what, size, before, after, web_peak, upload_seconds, task))
     finally:
         server.terminate()
         server.wait(timeout=30)
-    print(f"\n{'file':<8} {'size MB':>8} {'web RSS before':>15} {'after':>8} {'web peak':>9} {'upload s':>9} "
+    print(f"\n{'file':<12} {'size MB':>8} {'web RSS before':>15} {'after':>8} {'web peak':>9} {'upload s':>9} "
           f"{'task base':>10} {'task peak':>10} {'above base':>11} {'/ file':>7} {'task s':>7}")
     for what, size, before, after, web_peak, upload_seconds, task in rows:
+        what = what if task["status"] == "done" else f"bad {what}"
         above = task["peak"] - task["baseline"]
-        print(f"{what:<8} {size / MB:>8.0f} {before / MB:>14.0f}M {after / MB:>7.0f}M {web_peak / MB:>8.0f}M "
+        print(f"{what:<12} {size / MB:>8.0f} {before / MB:>14.0f}M {after / MB:>7.0f}M {web_peak / MB:>8.0f}M "
               f"{upload_seconds:>9.1f} {task['baseline'] / MB:>9.0f}M {task['peak'] / MB:>9.0f}M {above / MB:>10.0f}M "
               f"{above / size:>7.2f} {task['seconds']:>7.1f}")
-        print(f"         {task['summary']}")
+        print(f"             {task['summary']}")
     print(f"\n(web peak = the gunicorn worker's VmHWM after the upload, since it started; threshold "
           f"{settings.IMPORT_TASK_THRESHOLD_BYTES} bytes)")
     Study.objects.filter(slug="bench-import").delete()

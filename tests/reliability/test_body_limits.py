@@ -38,6 +38,14 @@ def test_an_oversized_body_to_a_rater_url_is_refused_before_it_is_read(client, r
     assert not HumanRating.objects.exists()
 
 
+def test_a_real_multipart_body_just_above_the_limit_gets_413_and_just_below_does_not(client, rater):
+    url = reverse("annotations:rate", args=[rater.token])
+    big = client.post(url, {"note": "x" * (256 * 1024)})  # the test client encodes and sends the whole body
+    assert big.status_code == 413
+    assert int(big.wsgi_request.META["CONTENT_LENGTH"]) > 256 * 1024
+    assert client.post(url, {"note": "x" * (255 * 1024)}).status_code != 413
+
+
 def test_a_logged_in_researcher_gets_the_same_limit_on_rater_urls(client, researcher, rater):
     client.force_login(researcher)
     assert _post(client, reverse("annotations:rate", args=[rater.token]), 300 * 1024).status_code == 413
