@@ -1,56 +1,50 @@
 """Importing items, human ratings and demographics from CSV or JSONL files.
 
-Reading the files and checking rows lives here, with the writers of this app's rows. The ratings
-import (``import_ratings``), whose files also hold LLM pools, is ``evalhub.rating_import``: it writes
-into both apps, so it lives in the layer that sees both, and uses the readers and checks below.
+Reading the files lives in annotations.file_rows (a stream of rows, in bounded memory); checking rows
+lives here, with the writers of this app's rows. The ratings import (``import_ratings``), whose files also
+hold LLM pools, is ``evalhub.rating_import``: it writes into both apps, so it lives in the layer that sees
+both, and uses the readers and checks below.
 
-Every import is all-or-nothing: every row is validated before anything is written, and the writes
-happen in one transaction, so a file with one bad row changes nothing. Errors name the line
-(line 1 of a CSV is its header) and the reason.
+Every import is all-or-nothing, in two readings of the file: the first checks every row (and reports
+progress), keeping only what is bounded (8 bytes per row for the duplicate check, annotations.duplicates);
+the second writes in batches of BATCH rows inside one transaction, so a file with one bad row, or a write
+refused by the database, changes nothing. Errors name the line (line 1 of a CSV is its header) and the reason.
 """
 from __future__ import annotations
 
-import codecs
-import csv
-import io
-import json
 import math
 import re
 import string
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
+from annotations.duplicates import KeyLog, KeySink
+from annotations.file_rows import ImportFileError, Progress, read_rows, shown
+from annotations.file_rows import names_shown as _names
 from annotations.models import HumanRating, Item, Question, Rater, Study
+
+__all__ = ["ImportFileError", "read_rows", "shown"]  # re-exported: the importers' one place
 
 BATCH = 5000
 RATING_COLUMNS = ("item", "group", "question", "pool", "rater", "score")
 HUMAN_POOL = "human"
-DELIMITERS = (",", ";", "\t")  # on a tie in the header line, the first wins
-# Python's csv refuses fields above 131,072 characters; a story may be a whole chapter. The importer
-# sets this limit while it reads (and restores the previous one after), so a 1 MB story imports and
-# a quote that is never closed still stops at a bounded size with a clear message.
-CSV_FIELD_MAX_CHARS = 16 * 1024 * 1024
-_FOREIGN_BOMS = (
-    (codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),  # before UTF-16: FF FE 00 00 starts with FF FE
-    (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16"),
-)
-# JSON strings cannot hold a raw CR or LF, so splitting on them never cuts an object; str.splitlines()
-# would also split on U+2028 and friends, which JSON allows inside strings.
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-class ImportFileError(ValueError):
-    def __init__(self, reason: str, line: int | None = None) -> None:
-        self.line = line
-        self.reason = reason
-        super().__init__(f"line {line}: {reason}" if line is not None else reason)
+BATCH_CHARS = 8 * 1024 * 1024  # a batch of long stories is cut here: its memory, not the file's, is what a write costs
+# Items are written 1,000 at a time: an unsaved Item costs about 2 KB besides its text, so 5,000 of them
+# would weigh more than a few MB of file.
+ITEM_BATCH = 1000
+T = TypeVar("T")
+# What an import reports as it goes: ("checking", bytes read so far) during the first reading, then
+# ("writing", 0) once before the second (its transaction hides anything it would report), and ("written", n)
+# as the last statement inside that transaction (evalhub/import_jobs.py marks its job done there).
+ImportProgress = Callable[[str, int], None]
 
 
 @dataclass(frozen=True)
@@ -62,18 +56,12 @@ class ImportResult:
     unchanged_raters: int = 0  # demographics: raters whose file row equals what they already have
 
 
-def shown(value: str, limit: int = 60) -> str:
-    """repr() of a value from the file, cut short so that a message stays one readable line."""
-    return repr(value if len(value) <= limit else value[:limit] + "\u2026")
-
-
-def _names(names: list[str]) -> str:
-    return ", ".join(n if n and n.isprintable() and n == n.strip() and len(n) <= 60 else shown(n) for n in names)
-
-
 @contextmanager
 def uploaded_file(upload: UploadedFile) -> Iterator[Path]:
-    """An uploaded file written to a temporary path that keeps its suffix (.csv/.jsonl decide the format)."""
+    """An uploaded file written to a temporary path that keeps its suffix (.csv/.jsonl decide the format).
+
+    Chunk by chunk: an upload Django spooled to disk is never read whole into memory.
+    """
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"upload{Path(upload.name or '').suffix}"
         with path.open("wb") as handle:
@@ -82,154 +70,62 @@ def uploaded_file(upload: UploadedFile) -> Iterator[Path]:
         yield path
 
 
-def _decode(data: bytes) -> str:
-    if not data.strip():
-        raise ImportFileError("the file is empty")
-    for bom, name in _FOREIGN_BOMS:
-        if data.startswith(bom):
-            raise ImportFileError(f"not valid UTF-8: the file is {name} (it starts with a {name} byte order mark); "
-                                  "save it as UTF-8", 1)
-    # A NUL is valid UTF-8 but PostgreSQL cannot store it; here it almost always means UTF-16 or binary.
-    nul = data.find(b"\x00")
-    if nul != -1:
-        raise ImportFileError(f"NUL byte (byte {nul}); is it UTF-16 or a binary file? Save it as UTF-8 text",
-                              data[:nul].count(b"\n") + 1)
+def checking(progress: ImportProgress | None) -> Progress | None:
+    """read_rows' byte counter for the first reading, as an ImportProgress "checking" report."""
+    if progress is None:
+        return None
+    report = progress
+    return lambda done: report("checking", done)
+
+
+def raise_first_duplicate(keys: KeyLog, rescan: Callable[[KeySink], None],
+                          message: Callable[[tuple[str, ...]], str], error: ImportFileError | None = None) -> None:
+    """Raise the duplicate-key error of the first repeated key, if it comes before ``error`` (or at all)."""
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise ImportFileError(f"not valid UTF-8 (byte {exc.start}); save the file as UTF-8", line) from None
+        found = keys.first_duplicate(rescan, upto=error.line if error is not None else None)
+    except ImportFileError:
+        return  # the second reading met the first one's error before any duplicate: that error stands
+    if found is not None:
+        raise ImportFileError(message(found[1]), found[0]) from None
 
 
-def _read_bytes(path: Path) -> bytes:
-    if not path.is_file():
-        raise ImportFileError(f"no such file: {path}")
-    size = path.stat().st_size
-    if size > settings.IMPORT_MAX_BYTES:
-        raise ImportFileError(f"the file is {size} bytes, above the limit of {settings.IMPORT_MAX_BYTES} bytes")
-    return path.read_bytes()
+def checked_reading(rows: Callable[[KeySink], Iterator[object]], message: Callable[[tuple[str, ...]], str],
+                    ) -> int:
+    """The first reading: every row checked, keys logged; the first error in file order is raised.
 
-
-def read_rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
-    """Yield (line number, row) from a CSV (with header) or JSONL file, values as strings."""
-    text = _decode(_read_bytes(path))
-    start = text.lstrip()
-    if start.startswith("["):
-        raise ImportFileError("the file is a JSON array; write one JSON object per line (JSONL)",
-                              text[: len(text) - len(start)].count("\n") + 1)
-    if path.suffix.lower() in (".jsonl", ".ndjson", ".json") or start.startswith("{"):
-        yield from _jsonl_rows(text)
-    else:
-        yield from _csv_rows(text)
-
-
-class _Pairs(list):
-    """A JSON object as its (key, value) pairs, so that duplicate keys are seen rather than dropped."""
-
-
-def _check_text(value: str, what: str, line: int) -> None:
-    # Both are accepted by Python and SQLite but refused by PostgreSQL (text and jsonb).
-    if "\x00" in value:
-        raise ImportFileError(f"{what} contains a NUL character (\\u0000)", line)
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ImportFileError(f"{what} contains an unpaired surrogate (\\u{ord(value[exc.start]):04x})", line) from None
-
-
-def _jsonl_rows(text: str) -> Iterator[tuple[int, dict[str, str]]]:
-    for line_no, line in enumerate(_LINE_BREAK.split(text), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line, object_pairs_hook=_Pairs)
-        except json.JSONDecodeError as exc:
-            raise ImportFileError(f"invalid JSON ({exc.msg} at column {exc.colno})", line_no) from None
-        except RecursionError:
-            raise ImportFileError("invalid JSON (nested too deeply)", line_no) from None
-        except ValueError:  # an integer longer than sys.get_int_max_str_digits()
-            raise ImportFileError("invalid JSON (a number with too many digits)", line_no) from None
-        if not isinstance(obj, _Pairs):
-            raise ImportFileError(f"each line must be a JSON object, not {_json_type(obj)}", line_no)
-        row: dict[str, str] = {}
-        for key, value in obj:
-            _check_text(key, f"key {shown(key)}", line_no)
-            if key in row:
-                raise ImportFileError(f"duplicate key {shown(key)}", line_no)
-            if isinstance(value, list):
-                raise ImportFileError(f"field {shown(key)} must be a string or number, not {_json_type(value)}",
-                                      line_no)
-            row[key] = "" if value is None else str(value)
-            _check_text(row[key], f"field {shown(key)}", line_no)
-        yield line_no, row
-
-
-def _json_type(value: object) -> str:
-    if isinstance(value, _Pairs):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    return "a string" if isinstance(value, str) else "null" if value is None else "a number or boolean"
-
-
-def _delimiter(text: str) -> str:
-    """The delimiter is the one of DELIMITERS most frequent in the header line.
-
-    Not csv.Sniffer: it guesses from the data rows and can take a comma file whose values hold
-    semicolons for a semicolon file, or turn off doubled quotes ('""' read as two quotes).
+    ``rows(sink)`` yields the file's checked rows and calls ``sink(line, key)`` at the point of each row
+    where the in-memory check used to test for a repeated key. Returns the number of rows.
     """
-    header = next((line for line in io.StringIO(text, newline="") if line.strip()), "")
-    return max(DELIMITERS, key=header.count)
+    keys = KeyLog()
+    count = 0
 
+    def rescan(sink: KeySink) -> None:
+        for _ in rows(sink):
+            pass
 
-def _records(reader: Iterator[list[str]]) -> Iterator[tuple[int, int, list[str]]]:
-    """(first line, last line, values) of each CSV record; a csv error names the record's first line."""
-    while True:
-        start = reader.line_num + 1
-        try:
-            values = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            end, message = reader.line_num, str(exc)
-            if "field larger than field limit" in message:
-                reason = f"a field is longer than {csv.field_size_limit()} characters; is a closing quote missing?"
-            elif "unexpected end of data" in message:
-                reason = f"a quote opened on this line is never closed (the file ends on line {end})"
-            elif end > start:
-                reason = (f"a quoted field opened on this line runs to line {end} ({message}); "
-                          "is a closing quote missing?")
-            elif "expected after" in message:
-                reason = 'text after a closing quote; a quote inside a quoted field must be doubled ("")'
-            else:
-                reason = f"malformed CSV: {message}"
-            raise ImportFileError(reason, start) from None
-        yield start, reader.line_num, values
-
-
-def _csv_rows(text: str) -> Iterator[tuple[int, dict[str, str]]]:
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(text), strict=True)
-    previous_limit = csv.field_size_limit(CSV_FIELD_MAX_CHARS)
     try:
-        records = _records(reader)
-        first = next(((start, values) for start, _, values in records if any(v.strip() for v in values)), None)
-        if first is None:
-            raise ImportFileError("the file is empty")
-        header_line, header = first[0], [h.strip() for h in first[1]]
-        if "" in header:
-            raise ImportFileError(f"column {header.index('') + 1} of the header has no name", header_line)
-        if len(set(header)) != len(header):
-            duplicates = sorted({h for h in header if header.count(h) > 1})
-            raise ImportFileError(f"duplicate column names in the header: {_names(duplicates)}", header_line)
-        for start, end, values in records:
-            if not any(v.strip() for v in values):
-                continue
-            if len(values) != len(header):
-                hint = f" (a quoted field runs to line {end}; is a closing quote missing?)" if end > start else ""
-                raise ImportFileError(f"expected {len(header)} values, found {len(values)}{hint}", start)
-            yield start, dict(zip(header, values, strict=True))
-    finally:
-        csv.field_size_limit(previous_limit)
+        for _ in rows(lambda _line, key: keys.add(key)):
+            count += 1
+    except ImportFileError as exc:
+        raise_first_duplicate(keys, rescan, message, exc)
+        raise
+    raise_first_duplicate(keys, rescan, message)
+    return count
+
+
+def batches(rows: Iterator[tuple[int, T]], size: int = BATCH, weight: Callable[[T], int] | None = None,
+            ) -> Iterator[list[T]]:
+    """Rows in lists of ``size``, or fewer when their ``weight`` (characters) reaches BATCH_CHARS."""
+    batch: list[T] = []
+    total = 0
+    for _line, row in rows:
+        batch.append(row)
+        total += weight(row) if weight is not None else 0
+        if len(batch) == size or total >= BATCH_CHARS:
+            yield batch
+            batch, total = [], 0
+    if batch:
+        yield batch
 
 
 def check_columns(row: dict[str, str], line: int, required: list[str], optional: set[str]) -> None:
@@ -304,47 +200,58 @@ def _template_parts(template: str) -> tuple[int, list[str]]:
     return literal, names
 
 
-def items_import(*, study: Study, path: Path) -> ImportResult:
-    """Create the study's items from a file with columns id, group and each of the study's item fields."""
+def _item_rows(study: Study, path: Path, sink: KeySink | None,
+               progress: Progress | None = None) -> Iterator[tuple[int, Item]]:
+    """The file's items, each checked (all but the in-file duplicate, which ``sink`` sees), unsaved."""
     required = ["id", "group", *study.item_fields]
     existing = set(study.items.values_list("external_id", flat=True))
     sizes = RenderedSize(study, list(study.questions.order_by("order")))
-    seen: set[str] = set()
-    new_items: list[Item] = []
-    position = study.items.count()
-    for line, row in read_rows(path):
+    id_max = Item._meta.get_field("external_id").max_length
+    for line, row in read_rows(path, progress):
         check_columns(row, line, required, set())
         item_id = row["id"].strip()
         if not item_id:
             raise ImportFileError("empty id", line)
-        check_length(item_id, "id", Item._meta.get_field("external_id").max_length, line)
-        if item_id in seen:
-            raise ImportFileError(f"duplicate id {item_id!r} in the file", line)
+        check_length(item_id, "id", id_max, line)
+        if sink is not None:
+            sink(line, (item_id,))
         if item_id in existing:
             raise ImportFileError(f"item {item_id!r} already exists in study {study.slug}", line)
-        seen.add(item_id)
         group = row["group"].strip()
         check_group(study, group, line)
         for name in study.item_fields:
             if not row[name].strip():
                 raise ImportFileError(f"empty field {name!r}", line)
-        item = Item(
-            study=study,
-            external_id=item_id,
-            group=group,
-            fields={name: row[name] for name in study.item_fields},
-            position=position,
-        )
+        item = Item(study=study, external_id=item_id, group=group,
+                    fields={name: row[name] for name in study.item_fields})
         too_big = sizes.oversize(item.fields)
         if too_big:
             raise ImportFileError(too_big, line)
-        new_items.append(item)
-        position += 1
-    if not new_items:
+        yield line, item
+
+
+def _item_chars(item: Item) -> int:
+    return sum(len(value) for value in item.fields.values())
+
+
+def items_import(*, study: Study, path: Path, progress: ImportProgress | None = None) -> ImportResult:
+    """Create the study's items from a file with columns id, group and each of the study's item fields."""
+    count = checked_reading(lambda sink: _item_rows(study, path, sink, checking(progress)),
+                            lambda key: f"duplicate id {key[0]!r} in the file")
+    if not count:
         raise ImportFileError("the file has a header but no rows")
+    if progress is not None:
+        progress("writing", 0)
     with transaction.atomic():
-        Item.objects.bulk_create(new_items, batch_size=BATCH)
-    return ImportResult(created_items=len(new_items))
+        position = study.items.count()
+        for batch in batches(_item_rows(study, path, None), size=ITEM_BATCH, weight=_item_chars):
+            for item in batch:
+                item.position = position
+                position += 1
+            Item.objects.bulk_create(batch)
+        if progress is not None:
+            progress("written", count)  # inside the transaction: a job marked done commits with its rows
+    return ImportResult(created_items=count)
 
 
 def score_on_scale(raw: str, study: Study, line: int) -> float:
@@ -394,6 +301,39 @@ def human_ratings_write(
     return len(rows)
 
 
+def human_ratings_batch_write(
+    *, study: Study, rows: list[tuple[str, str, str, float, str]], item_ids: dict[str, int],
+    questions: dict[str, Question], raters: dict[str, Rater],
+) -> int:
+    """One batch of a streamed import: like human_ratings_write, with items by primary key and the study's
+    raters by external id (``raters`` is updated with the imported raters it creates).
+
+    The clash query is limited to the batch's raters and items, so its cost does not grow with the
+    ratings the earlier batches of the same import wrote. The caller holds the transaction.
+    """
+    missing = sorted({rater for _, _, rater, _, _ in rows} - set(raters))
+    for rater in Rater.objects.bulk_create(
+        [Rater(study=study, external_id=e, source=Rater.Source.IMPORTED) for e in missing], batch_size=BATCH
+    ):
+        raters[rater.external_id] = rater
+    existing = set(HumanRating.objects.filter(
+        rater__study=study, rater__external_id__in={r for _, _, r, _, _ in rows},
+        item_id__in={item_ids[i] for i, _, _, _, _ in rows},
+    ).values_list("item__external_id", "question__key", "rater__external_id"))
+    for item_id, question, rater, _, _ in rows:
+        if (item_id, question, rater) in existing:
+            raise ImportFileError(
+                f"rater {rater!r} already rated item {item_id!r} on {question!r} in this study; nothing was imported"
+            )
+    HumanRating.objects.bulk_create(
+        [HumanRating(rater=raters[rater], item_id=item_ids[item_id], question=questions[question], score=score,
+                     comment=note)
+         for item_id, question, rater, score, note in rows],
+        batch_size=BATCH,
+    )
+    return len(rows)
+
+
 DEMOGRAPHICS_KEY = "rater"
 # Demographic fields differ by data set (OpinionQA has 12, the rater form asks 5), so their names are
 # free; but a column of another import format means the wrong file was picked, and a name that is not
@@ -421,7 +361,8 @@ def _check_demographic_fields(fields: list[str], line: int) -> None:
                               "(at most 50, starting with a letter), e.g. age_band", line)
 
 
-def demographics_import(*, study: Study, path: Path, replace: bool = False) -> ImportResult:
+def demographics_import(*, study: Study, path: Path, replace: bool = False,
+                        progress: ImportProgress | None = None) -> ImportResult:
     """Set the demographics of the study's existing raters from a file: ``rater`` plus one column per field.
 
     ``rater`` is the rater's external id, as in the ratings import. The first row's columns (the CSV
@@ -436,7 +377,8 @@ def demographics_import(*, study: Study, path: Path, replace: bool = False) -> I
     seen: set[str] = set()
     updates: list[Rater] = []
     unchanged = 0
-    for line, row in read_rows(path):
+    # One reading: what it keeps (the raters to update, the ids seen) is bounded by the study's raters.
+    for line, row in read_rows(path, checking(progress)):
         if fields is None:
             fields = list(row)
             _check_demographic_fields(fields, line)
@@ -471,6 +413,10 @@ def demographics_import(*, study: Study, path: Path, replace: bool = False) -> I
         updates.append(rater)
     if fields is None:
         raise ImportFileError("the file has a header but no rows")
+    if progress is not None:
+        progress("writing", 0)
     with transaction.atomic():
         Rater.objects.bulk_update(updates, ["demographics"], batch_size=BATCH)
+        if progress is not None:
+            progress("written", len(updates))
     return ImportResult(created_items=0, updated_raters=len(updates), unchanged_raters=unchanged)

@@ -376,3 +376,55 @@ class HumanRating(models.Model):
 
     def __str__(self) -> str:
         return f"{self.rater} {self.item.external_id} {self.question.key}={self.score:g}"
+
+
+class ImportJob(models.Model):
+    """An upload above IMPORT_TASK_THRESHOLD_BYTES, imported by a Celery task (evalhub/import_jobs.py).
+
+    Progress lives in this row, written outside the import's transaction during the checking reading
+    (bytes read), so the study page sees it on PostgreSQL and on the embedded SQLite alike; the writing
+    reading runs in one transaction, shown as "writing" until it commits.
+    """
+
+    class Kind(models.TextChoices):
+        ITEMS = "items"
+        RATINGS = "ratings"
+        DEMOGRAPHICS = "demographics"
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        CHECKING = "checking"
+        WRITING = "writing"
+        DONE = "done"
+        FAILED = "failed"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="import_jobs")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    file_name = models.CharField(max_length=255, help_text="The name of the uploaded file, as shown to its owner.")
+    path = models.CharField(max_length=500, help_text="The file under IMPORT_UPLOAD_DIR; removed when the job ends.")
+    options = models.JSONField(default=dict, blank=True)
+    size_bytes = models.BigIntegerField()
+    bytes_done = models.BigIntegerField(default=0)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    error = models.TextField(blank=True)
+    summary = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} import {self.pk} ({self.status})"
+
+    @property
+    def live(self) -> bool:
+        return self.status in (self.Status.PENDING, self.Status.CHECKING, self.Status.WRITING)
+
+    @property
+    def percent(self) -> int:
+        """Of the checking reading; the writing one shows 100 % and says "writing"."""
+        if self.status in (self.Status.WRITING, self.Status.DONE):
+            return 100
+        return min(100, int(100 * self.bytes_done / self.size_bytes)) if self.size_bytes else 0

@@ -15,5 +15,6 @@ urlpatterns = [
     path("<slug:slug>/open/", study_pages.study_lifecycle, {"action": "open"}, name="study_open"),
     path("<slug:slug>/close/", study_pages.study_lifecycle, {"action": "close"}, name="study_close"),
     path("<slug:slug>/upload/<str:what>/", study_pages.study_upload, name="study_upload"),
+    path("<slug:slug>/imports/<int:job_id>/progress.json", study_pages.import_progress, name="import_progress"),
     path("<slug:slug>/plan/", study_pages.study_plan, name="study_plan"),  # the alt-test plan (issue 19, 5)
 ]

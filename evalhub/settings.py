@@ -54,6 +54,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Before any view or CSRF check reads the body: 413 for bodies above the caller's limit.
+    "evalhub.body_limit.RequestBodyLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, so a view's database error meets it first: 503 "please retry" instead of a 500.
@@ -224,6 +226,16 @@ MAX_PROMPT_CHARS = env_int("MAX_PROMPT_CHARS", 2_000_000, minimum=1000)
 # Imports above this size are refused before parsing (bytes).
 IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 200 * 1024 * 1024, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Uploads above this many bytes are spooled to a temporary file by Django, never held in memory.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+# Uploads above this size (bytes) are imported by a Celery task (evalhub/import_jobs.py) with a progress bar
+# on the study's page; smaller ones in the request, as before. The file waits in IMPORT_UPLOAD_DIR, which
+# the web and worker processes must share (a volume in docker-compose.yml), and is removed when the job ends.
+IMPORT_TASK_THRESHOLD_BYTES = env_int("IMPORT_TASK_THRESHOLD_BYTES", 5 * 1024 * 1024, minimum=0)
+IMPORT_UPLOAD_DIR = Path(env_str("IMPORT_UPLOAD_DIR", str(VAR_DIR / "uploads")) or VAR_DIR / "uploads")
+# Request bodies of anonymous visitors and rater pages (/r/, /s/) above this many bytes are answered 413
+# before the body is read (evalhub/body_limit.py); a rater's form is a few kilobytes.
+ANONYMOUS_BODY_MAX_BYTES = env_int("ANONYMOUS_BODY_MAX_BYTES", 256 * 1024, minimum=1024)
 
 # Open links: new raters one client address may create per window (made-up participant ids).
 OPEN_LINK_RATERS_PER_ADDRESS = env_int("OPEN_LINK_RATERS_PER_ADDRESS", 20, minimum=1)

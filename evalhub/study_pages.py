@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -23,6 +24,7 @@ from annotations.models import Study
 from annotations.selectors import study_changeable, study_for_researcher, study_overview
 from annotations.studies import StudySpecError, study_create, study_create_from_template
 from evalhub.alt_test_plan import PAGE_RATING_BUDGET, PAGE_REPLICATES, StudyPlan, alt_test_plan_for_study
+from evalhub.import_jobs import import_job_progress, import_job_start
 from evalhub.rating_import import ratings_import
 from evalhub.study_forms import StudyNewForm
 from llmjudge.selectors import run_progress, runs_for_study
@@ -53,6 +55,8 @@ def _home(request: HttpRequest, study: Study, forms: dict[str, UploadForm] | Non
         "plan": plan,
         "can_plan": study_changeable(user=request.user, study=study),
         "plan_note": plan_note,
+        "import_jobs": [import_job_progress(job=job) for job in study.import_jobs.all()[:5]],
+        "import_threshold": settings.IMPORT_TASK_THRESHOLD_BYTES,
     }
     return render(request, "evalhub/study_home.html", context, status=status)
 
@@ -88,6 +92,12 @@ def study_upload(request: HttpRequest, slug: str, what: str) -> HttpResponse:
         return _home(request, study, {what: form}, status=400)
     upload = form.cleaned_data["file"]
     options = {name: value for name, value in form.cleaned_data.items() if name != "file"}
+    if upload.size > settings.IMPORT_TASK_THRESHOLD_BYTES:
+        # Large: a Celery task imports it, the page shows its progress (evalhub/import_jobs.py).
+        job = import_job_start(study=study, kind=what, upload=upload, options=options, user=request.user)
+        messages.info(request, f"{upload.name}: {upload.size} bytes, imported in the background (job {job.pk}); "
+                               "its progress is shown under Upload.")
+        return redirect("study_home", slug=study.slug)
     # Large uploads are already on disk (Django's TemporaryFileUploadHandler); the service reads a path,
     # as the command does, in one transaction: a file with one bad row imports nothing.
     with uploaded_file(upload) as path:
@@ -98,6 +108,17 @@ def study_upload(request: HttpRequest, slug: str, what: str) -> HttpResponse:
             return _home(request, study, {what: form}, status=400)
     messages.success(request, f"{upload.name}: {import_summary(what, result)}")
     return redirect("study_home", slug=study.slug)
+
+
+@login_required
+@require_GET
+def import_progress(request: HttpRequest, slug: str, job_id: int) -> JsonResponse:
+    """The progress bar's poll: one import job of a study the user may see."""
+    study = study_for_researcher(user=request.user, slug=slug)
+    job = study.import_jobs.filter(pk=job_id).first()
+    if job is None:
+        raise Http404("no such import")
+    return JsonResponse(import_job_progress(job=job))
 
 
 @login_required

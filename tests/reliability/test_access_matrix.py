@@ -66,6 +66,14 @@ def _study(w: World) -> str:
     return w.study.slug
 
 
+def _import_job(w: World) -> int:
+    from annotations.models import ImportJob
+
+    job, _ = ImportJob.objects.get_or_create(study=w.study, kind="items", defaults={
+        "file_name": "items.csv", "path": "/nonexistent/items.csv", "size_bytes": 100, "status": "done"})
+    return job.pk
+
+
 MATRIX: dict[str, Row] = {
     "": Row("GET", lambda w: "/", (200,) * 6, note="lists only the user's own studies (staff: all)"),
     "accounts/login/": Row("GET", lambda w: "/accounts/login/", (200, 200, 200, 302, 302, 302),
@@ -125,6 +133,9 @@ MATRIX: dict[str, Row] = {
     "studies/<slug:slug>/upload/<str:what>/": Row(
         "POST", lambda w: f"/studies/{_study(w)}/upload/items/", (LOGIN, LOGIN, LOGIN, 400, 404, 400),
         note="no file: the form again with the error under the field (nothing written)"),
+    "studies/<slug:slug>/imports/<int:job_id>/progress.json": Row(
+        "GET", lambda w: f"/studies/{_study(w)}/imports/{_import_job(w)}/progress.json", RESEARCHER_GET,
+        note="a background import's progress (evalhub/import_jobs.py)"),
     "studies/<slug:slug>/plan/": Row("POST", lambda w: f"/studies/{_study(w)}/plan/", (LOGIN, LOGIN, LOGIN, 200, 404, 200),
                                      note="the alt-test plan: the page again with it (nothing written); owner only"),
     "new-study/": Row("GET", lambda w: "/new-study/", (LOGIN, LOGIN, LOGIN, 200, 200, 200),

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotations import importing
+from annotations import file_rows
 from annotations.importing import ImportFileError, demographics_import, items_import
 from annotations.models import HumanRating, Item, Rater, Study
 from evalhub.rating_import import ratings_import
@@ -310,7 +310,7 @@ def test_an_error_after_a_multi_line_story_names_the_physical_line(story_study, 
 
 
 def test_a_field_above_the_csv_field_limit_is_refused_clearly(story_study, tmp_path, monkeypatch):
-    monkeypatch.setattr(importing, "CSV_FIELD_MAX_CHARS", 1000)
+    monkeypatch.setattr(file_rows, "CSV_FIELD_MAX_CHARS", 1000)
     path = write(tmp_path, "x.csv", ITEMS + "a,human,s,p\nb,human," + "w" * 1001 + ",p\n")
 
     with pytest.raises(ImportFileError) as error:
@@ -341,6 +341,7 @@ def test_a_50_mb_file_above_the_size_limit_is_refused_before_it_is_read(story_st
     settings.IMPORT_MAX_BYTES = 10 * 1024 * 1024
     path = items_file(tmp_path / "big.csv", 50)
     monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail("the file was read"))
+    monkeypatch.setattr(Path, "open", lambda self, *a, **k: pytest.fail("the file was opened"))  # the streamed reader
     before = database_snapshot()
 
     started = time.perf_counter()
