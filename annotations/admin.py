@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
@@ -90,20 +91,29 @@ class StudyAdmin(StudyScopedAdmin):
         if not self.has_change_permission(request, study):
             return HttpResponse(status=403)
         form = (form_class or UploadForm)(request.POST or None, request.FILES or None)
+        status = 200
         if request.method == "POST" and form.is_valid():
             upload = form.cleaned_data["file"]
             options = {k: v for k, v in form.cleaned_data.items() if k != "file"}
-            with uploaded_file(upload) as target:
-                try:
-                    result = service(study=study, path=target, **options)
-                except ImportFileError as exc:
-                    messages.error(request, f"{upload.name}: {exc}. Nothing was imported.")
-                else:
-                    messages.success(request, import_summary(what, result))
-                    return HttpResponseRedirect(reverse("admin:annotations_study_change", args=[study.pk]))
+            limit = settings.IMPORT_TASK_THRESHOLD_BYTES
+            if upload.size > limit:
+                # The admin imports in the request; larger files go through the study page's background import.
+                messages.error(request, f"{upload.name}: {upload.size} bytes, above {limit} "
+                                        "(IMPORT_TASK_THRESHOLD_BYTES): upload it on the study's page, where it is "
+                                        "imported in the background. Nothing was imported.")
+                status = 413
+            else:
+                with uploaded_file(upload) as target:
+                    try:
+                        result = service(study=study, path=target, **options)
+                    except ImportFileError as exc:
+                        messages.error(request, f"{upload.name}: {exc}. Nothing was imported.")
+                    else:
+                        messages.success(request, import_summary(what, result))
+                        return HttpResponseRedirect(reverse("admin:annotations_study_change", args=[study.pk]))
         context = {**self.admin_site.each_context(request), "form": form, "study": study, "what": what,
                    "opts": self.model._meta, "title": f"Import {what} into {study.slug}"}
-        return render(request, "admin/annotations/study/import.html", context)
+        return render(request, "admin/annotations/study/import.html", context, status=status)
 
 
 @admin.register(Question)

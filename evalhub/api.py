@@ -78,7 +78,9 @@ def _errors(*codes: int) -> dict[int, OpenApiResponse]:
     """The error statuses of an operation, each a ``{"detail": ...}`` body (400 may hold field errors)."""
     words = {400: "invalid input: field errors or {detail}", 401: "no or bad credentials",
              403: "not allowed", 404: "no such study or run (or another researcher's)",
-             409: "the change cannot happen in the current state", 429: "too many requests: see Retry-After"}
+             409: "the change cannot happen in the current state",
+             413: "a file above IMPORT_TASK_THRESHOLD_BYTES: upload it on the study's page (a background import)",
+             429: "too many requests: see Retry-After"}
     # A 400 is either {"detail": "..."} or the serializer's {"field": ["message", ...]}: any object.
     return {code: OpenApiResponse(OpenApiTypes.OBJECT if code == 400 else DetailSerializer, description=words[code])
             for code in codes}
@@ -235,12 +237,18 @@ class StudyItemsView(ThrottledAPIView):
     permission_classes = [permissions.IsAuthenticated]
 
     @extend_schema(request={"multipart/form-data": ItemsFileSerializer, "application/json": ItemsJSONSerializer},
-                   responses={201: CreatedItemsSerializer, **_errors(400, 404, *AUTH)})
+                   responses={201: CreatedItemsSerializer, **_errors(400, 404, 413, *AUTH)})
     def post(self, request: Request, slug: str) -> Response:
         study = study_for_researcher(user=request.user, slug=slug, for_change=True)
         form = ItemsUploadSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         upload = form.validated_data.get("file")
+        if upload is not None and upload.size > settings.IMPORT_TASK_THRESHOLD_BYTES:
+            # A request imports only what it can finish in the web worker's time; larger files are imported by
+            # the background task, which the study page starts and shows (evalhub/import_jobs.py).
+            detail = (f"the file is {upload.size} bytes; files above {settings.IMPORT_TASK_THRESHOLD_BYTES} bytes "
+                      "are imported in the background from the study's page; nothing was imported")
+            return Response({"detail": detail}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         if upload is None:
             # JSON items go through the very same validation as a JSONL file.
             lines = "\n".join(json.dumps(i) for i in form.validated_data["items"])

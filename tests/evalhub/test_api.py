@@ -248,3 +248,15 @@ def test_a_taken_slug_gets_the_same_answer_whoever_owns_it(owner_api, other_api,
     assert theirs.json() == mine.json() == {"detail": "slug 'story' is not available: choose another"}
     assert other_api.get(f"/api/studies/{story_study.slug}/").status_code == 404
     assert Study.objects.count() == 1
+
+
+def test_an_items_file_above_the_task_threshold_is_a_413_and_changes_nothing(owner_api, story_study, settings):
+    settings.IMPORT_TASK_THRESHOLD_BYTES = 30
+    csv_file = io.BytesIO(b"id,group,story,prompt\nb,gpt2,S2,P2\nc,gpt2,S3,P3\n")
+    csv_file.name = "items.csv"
+    response = owner_api.post("/api/studies/story/items/", {"file": csv_file}, format="multipart")
+    assert response.status_code == 413 and "study's page" in response.json()["detail"]
+    assert not Item.objects.exists()
+    # JSON items are capped by API_ITEMS_PER_REQUEST instead, and still import.
+    items = [{"id": "a", "group": "human", "story": "S", "prompt": "P"}]
+    assert owner_api.post("/api/studies/story/items/", {"items": items}, format="json").status_code == 201

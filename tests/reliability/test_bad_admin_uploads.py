@@ -58,3 +58,17 @@ def test_a_good_upload_imports_and_redirects_to_the_study(staff_client, story_st
         ("a", "human", {"story": "Once, upon a time", "prompt": "p"})]
     assert list(HumanRating.objects.values_list("item__external_id", "question__key", "rater__external_id", "score")) == [
         ("a", "relevance", "t1", 4.0)]
+
+
+def test_a_file_above_the_task_threshold_is_sent_to_the_study_page_and_changes_nothing(staff_client, story_study,
+                                                                                      settings):
+    # The admin imports inside the request; a large file belongs to the study page's background import.
+    settings.IMPORT_TASK_THRESHOLD_BYTES = 50
+    body = "id,group,story,prompt\n" + "".join(f"i{n},human,s,p\n" for n in range(10))
+    before = database_snapshot()
+    response = staff_client.post(reverse("admin:annotations_study_import_items", args=[story_study.pk]),
+                                 {"file": SimpleUploadedFile("items.csv", body.encode())})
+    assert response.status_code == 413
+    page = html.unescape(response.content.decode())
+    assert "IMPORT_TASK_THRESHOLD_BYTES" in page and "study's page" in page and "Nothing was imported." in page
+    assert database_snapshot() == before
