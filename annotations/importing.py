@@ -274,31 +274,13 @@ def human_ratings_write(
     """Write (item, question, rater, score, comment) rows of checked human ratings; refuse any already present.
 
     Raters unknown to the study are created as imported raters. The caller holds the transaction.
+    (``import_annotations``'s writer: all rows at once, through the streamed import's batch writer.)
     """
     if not rows:
         return 0
     raters = {r.external_id: r for r in study.raters.exclude(external_id="")}
-    missing = sorted({rater for _, _, rater, _, _ in rows} - set(raters))
-    for rater in Rater.objects.bulk_create(
-        [Rater(study=study, external_id=e, source=Rater.Source.IMPORTED) for e in missing], batch_size=BATCH
-    ):
-        raters[rater.external_id] = rater
-    clash = HumanRating.objects.filter(
-        rater__study=study, rater__external_id__in={r for _, _, r, _, _ in rows},
-    ).values_list("item__external_id", "question__key", "rater__external_id")
-    existing = set(clash)
-    for item_id, question, rater, _, _ in rows:
-        if (item_id, question, rater) in existing:
-            raise ImportFileError(
-                f"rater {rater!r} already rated item {item_id!r} on {question!r} in this study; nothing was imported"
-            )
-    HumanRating.objects.bulk_create(
-        [HumanRating(rater=raters[rater], item=items[item_id], question=questions[question], score=score,
-                     comment=note)
-         for item_id, question, rater, score, note in rows],
-        batch_size=BATCH,
-    )
-    return len(rows)
+    return human_ratings_batch_write(study=study, rows=rows, item_ids={e: item.pk for e, item in items.items()},
+                                     questions=questions, raters=raters)
 
 
 def human_ratings_batch_write(
