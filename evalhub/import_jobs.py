@@ -117,6 +117,13 @@ def import_job_run(*, job_id: int) -> None:
         path.unlink(missing_ok=True)
 
 
+def remove_waiting_file(sender: type[ImportJob], instance: ImportJob, **kwargs: Any) -> None:
+    """post_delete of a job (its study deleted, say) that has not run: nothing will read its file again.
+    A job that ended removed its file already; a running one removes it when the task ends."""
+    if instance.status == ImportJob.Status.PENDING:
+        Path(instance.path).unlink(missing_ok=True)
+
+
 def _failed(job: ImportJob, error: str) -> None:
     ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.FAILED, error=error[:2000],
                                                finished_at=timezone.now())

@@ -182,3 +182,14 @@ def test_with_debug_on_the_task_keeps_no_query_of_the_import(story_study, big_up
     import_jobs.import_job_run(job_id=job.pk)
     assert Item.objects.count() == 3000
     assert len(connection.queries) <= 3  # the job's own reads and writes around the import, not its batches
+
+
+def test_deleting_the_study_of_a_waiting_job_removes_its_file(client, researcher, story_study, big_uploads,
+                                                             django_capture_on_commit_callbacks):
+    client.force_login(researcher)
+    with django_capture_on_commit_callbacks(execute=False):  # no worker took it yet
+        assert _upload(client, "items", items_csv(60)).status_code == 302
+    job = ImportJob.objects.get()
+    assert job.status == "pending" and len(list(big_uploads.iterdir())) == 1
+    story_study.delete()
+    assert not ImportJob.objects.exists() and list(big_uploads.iterdir()) == []
