@@ -4,9 +4,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotations.management.lookups import owner_or_error
 from annotations.studies import StudySpecError, protocol_templates, study_create, study_create_from_template
 
 
@@ -21,11 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("--owner", help="username of the owning researcher")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        owner = None
-        if options["owner"]:
-            owner = get_user_model().objects.filter(username=options["owner"]).first()
-            if owner is None:
-                raise CommandError(f"no user named {options['owner']!r}")
+        owner = owner_or_error(options["owner"])
         try:
             if options["template"]:
                 study = study_create_from_template(slug=options["slug"], template=options["template"], owner=owner)

@@ -6,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.importing import ImportFileError, demographics_import
-from annotations.management.commands.import_items import study_or_error
+from annotations.management.lookups import study_or_error
 
 
 class Command(BaseCommand):

@@ -6,14 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.importing import ImportFileError, items_import
-from annotations.models import Study
-
-
-def study_or_error(slug: str) -> Study:
-    study = Study.objects.filter(slug=slug).first()
-    if study is None:
-        raise CommandError(f"no study {slug!r}")
-    return study
+from annotations.management.lookups import study_or_error
 
 
 class Command(BaseCommand):

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 
-from annotations.management.commands.import_items import study_or_error
+from annotations.management.lookups import study_or_error
 from annotations.models import Study
 from annotations.services import InvitationLimitError, invitations_create
 

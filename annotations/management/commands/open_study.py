@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.lifecycle import LifecycleError, study_open
-from annotations.management.commands.import_items import study_or_error
+from annotations.management.lookups import study_or_error
 from annotations.models import Study
 
 

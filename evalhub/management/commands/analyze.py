@@ -6,18 +6,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotations.models import Study
+from annotations.management.lookups import study_or_error
 from evalhub.analysis import AnalysisOptions, study_analysis
 from evalhub.exports import csv_lines, table_rows
 from evalhub.stats.alt_test import SCORINGS
 from evalhub.text_report import text_report
-
-
-def study_or_error(slug: str) -> Study:
-    study = Study.objects.filter(slug=slug).first()
-    if study is None:
-        raise CommandError(f"no study {slug!r}")
-    return study
 
 
 def add_filter_arguments(parser: CommandParser) -> None:

@@ -3,10 +3,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.importing import ImportFileError
+from annotations.management.lookups import owner_or_error
 from evalhub.annotation_import import AUTO_QUESTIONS, annotations_import
 
 
@@ -28,11 +28,7 @@ class Command(BaseCommand):
         parser.add_argument("--owner", help="with --create: username of the owning researcher")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        owner = None
-        if options["owner"]:
-            owner = get_user_model().objects.filter(username=options["owner"]).first()
-            if owner is None:
-                raise CommandError(f"no user named {options['owner']!r}")
+        owner = owner_or_error(options["owner"])
         questions = [q.strip() for q in options["questions"].split(",") if q.strip()]
         try:
             study, result = annotations_import(

@@ -6,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.importing import ImportFileError
-from annotations.management.commands.import_items import study_or_error
+from annotations.management.lookups import study_or_error
 from evalhub.rating_import import ratings_import
 
 

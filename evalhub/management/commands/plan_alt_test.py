@@ -4,8 +4,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotations.management.lookups import study_or_error
 from evalhub.alt_test_plan import StudyPlan, alt_test_plan_for_study
-from evalhub.management.commands.analyze import study_or_error
 from evalhub.stats.alt_test import SCORINGS
 from evalhub.stats.alt_test_power import DEFAULT_REPLICATES, ITEMS_GRID, RATERS_GRID, Power
 
