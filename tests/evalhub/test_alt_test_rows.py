@@ -8,7 +8,6 @@ import math
 
 import numpy as np
 import pytest
-from django.core.cache import cache
 from django.core.management import CommandError, call_command
 
 from annotations.models import Study
@@ -18,7 +17,7 @@ from evalhub.stats.alt_test import alt_test
 from evalhub.text_report import text_report
 from tests.evalhub.factories import import_long
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
 
 QUESTIONS = ("relevance", "likability")
 GROUPS = ("human", "gpt2")
@@ -45,13 +44,6 @@ def simulated(seed: int = 7) -> list[tuple]:
                     rows.append((item, group, question, "judge", str(s),
                                  int(np.clip(truth[i] + rng.integers(-1, 2) * (s == 0), 1, 5))))
     return rows
-
-
-@pytest.fixture(autouse=True)
-def _empty_cache():
-    cache.clear()
-    yield
-    cache.clear()
 
 
 @pytest.fixture

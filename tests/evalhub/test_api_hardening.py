@@ -5,7 +5,6 @@ import copy
 import json
 
 import pytest
-from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from annotations.studies import StudySpecError, protocol_templates, study_spec_check
@@ -175,21 +174,15 @@ def test_the_schema_documents_errors_list_shapes_and_the_create_shapes(client):
                                             "description": upload["properties"]["file"]["description"]}
 
 
+@pytest.mark.usefixtures("fresh_cache")
 def test_the_n_plus_first_anonymous_request_is_throttled(client, settings):
     settings.API_THROTTLE_ANON = "3/min"
-    cache.clear()
-    try:
-        codes = [client.get("/api/studies/").status_code for _ in range(4)]
-    finally:
-        cache.clear()
+    codes = [client.get("/api/studies/").status_code for _ in range(4)]
     assert codes == [401, 401, 401, 429]
 
 
+@pytest.mark.usefixtures("fresh_cache")
 def test_a_researcher_is_throttled_per_user(owner_api, settings):
     settings.API_THROTTLE_USER = "2/min"
-    cache.clear()
-    try:
-        codes = [owner_api.get("/api/studies/").status_code for _ in range(3)]
-    finally:
-        cache.clear()
+    codes = [owner_api.get("/api/studies/").status_code for _ in range(3)]
     assert codes == [200, 200, 429]

@@ -7,7 +7,6 @@ import io
 import json
 
 import pytest
-from django.core.cache import cache
 
 from annotations.models import Item
 from evalhub.analysis import AnalysisOptions, pool_labels, study_analysis
@@ -17,7 +16,7 @@ from evalhub.text_report import text_report, welch_sentence
 from llmjudge import judging
 from llmjudge.models import Judge, JudgeRun
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
 
 GRID_LABELS = {
     (0.7, "original"): "gpt-4 · T=0.7 · variant original",
@@ -25,13 +24,6 @@ GRID_LABELS = {
     (1.0, "original"): "gpt-4 · T=1 · variant original",
     (1.0, "explain"): "gpt-4 · T=1 · variant explain",
 }
-
-
-@pytest.fixture(autouse=True)
-def _empty_cache():
-    cache.clear()
-    yield
-    cache.clear()
 
 
 @pytest.fixture
