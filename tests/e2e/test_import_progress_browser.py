@@ -10,6 +10,7 @@ import pytest
 
 from annotations.models import ImportJob
 from annotations.studies import study_create_from_template
+from tests.support.browser import log_in
 
 SLUG = "uploads"
 SIZE = 10_000_000
@@ -30,11 +31,7 @@ def text_of(page, selector: str, expected: str) -> None:  # noqa: ANN001
 
 @pytest.mark.e2e
 def test_the_bar_follows_the_job_says_reconnecting_and_ends_with_the_summary(page, job):
-    page.goto(f"/accounts/login/?next=/studies/{SLUG}/home/")
-    page.fill("#id_username", "owner")
-    page.fill("#id_password", "pw-owner-123")
-    page.click("button[type=submit]")
-    page.wait_for_url(f"**/studies/{SLUG}/home/")
+    log_in(page, f"/studies/{SLUG}/home/", "owner", "pw-owner-123")
     box = f"#import-{job.pk}"
     assert page.locator(f"{box} .bar-fill").inner_text().strip() == "40 %"
 

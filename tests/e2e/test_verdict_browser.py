@@ -13,6 +13,7 @@ from evalhub.stats.alt_test import alt_test
 from tests.conftest import shared_path
 from tests.e2e.conftest import SCREENSHOTS
 from tests.evalhub.factories import import_long
+from tests.support.browser import log_in
 
 SLUG = "cebab-stars"
 EPSILON = 0.1  # the authors' setting for CEBaB stars (crowd workers), chosen in the browser below
@@ -39,11 +40,7 @@ def cebab_stars(transactional_db, django_user_model, tmp_path):
 
 @pytest.mark.e2e
 def test_the_dashboard_opens_with_a_verdict_card_per_llm_whose_numbers_are_the_stats_modules(page, cebab_stars):
-    page.goto(f"/accounts/login/?next=/studies/{SLUG}/")
-    page.fill("#id_username", "owner")
-    page.fill("#id_password", "pw-owner-123")
-    page.click("button[type=submit]")
-    page.wait_for_url(f"**/studies/{SLUG}/")
+    log_in(page, f"/studies/{SLUG}/", "owner", "pw-owner-123")
 
     # The researcher chooses the crowd-worker epsilon with the selector and its guidance.
     form = page.locator("#epsilon-form")

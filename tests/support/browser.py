@@ -30,3 +30,12 @@ def chromium() -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
+
+
+def log_in(page: Any, next_path: str, username: str, password: str, base_url: str = "") -> None:
+    """Log in through the login page and land on ``next_path`` (``base_url`` when the page has none)."""
+    page.goto(f"{base_url}/accounts/login/?next={next_path}")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("form[action='/accounts/login/'] button[type=submit]")
+    page.wait_for_url(f"**{next_path}")

@@ -19,6 +19,7 @@ from django.db import connection
 
 from tests.conftest import shared_path
 from tests.llmjudge.kinds_integration.test_kinds_end_to_end import scripted_answer
+from tests.support.browser import log_in
 from tests.support.openai_server import Behaviour
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -116,11 +117,7 @@ def test_hanna_personalized_and_persona_runs_from_the_browser_show_per_rater_met
     from llmjudge.models import JudgeRun
 
     page = browser_page
-    page.goto(f"{live_url}/accounts/login/?next=/llm/studies/{SLUG}/")
-    page.fill("#id_username", "owner")
-    page.fill("#id_password", PASSWORD)
-    page.click("form[action='/accounts/login/'] button[type=submit]")
-    page.wait_for_url(f"{live_url}/llm/studies/{SLUG}/")
+    log_in(page, f"/llm/studies/{SLUG}/", "owner", PASSWORD, base_url=live_url)
 
     perse = _launch(page, live_url, "perse", {"profile_size": 3, "held_out": 3, "split_seed": 7})
     persona = _launch(page, live_url, "cinemetric", {"training_examples": 3, "held_out": 2, "method": "cinemetric"})
