@@ -25,6 +25,7 @@ from annotations.selectors import counted_items
 from evalhub import stats
 from evalhub.per_rater_analysis import per_rater_predictions
 from evalhub.stats.alt_test import Scoring
+from evalhub.stats.inputs import id_codes
 from llmjudge.kinds import is_per_rater
 from llmjudge.models import JudgeRun, LLMRating
 
@@ -311,12 +312,7 @@ def _fill(pool: Pool, item: np.ndarray, question: np.ndarray, rater: np.ndarray,
         np.empty(0, dtype=np.int64)
     pool.rater = rater.astype(np.int64)
     pool.score = np.asarray(score, dtype=float)
-    pool.raters, pool.rater_index = _distinct(pool.rater)
-
-
-def _dense(ids: np.ndarray, size: int) -> bool:
-    """Whether ids (database keys) span a range small enough for a lookup table instead of a sort or search."""
-    return bool(ids.size) and int(ids.min()) >= 0 and int(ids.max()) - int(ids.min()) < 4 * size + 1_000_000
+    pool.rater_index, pool.raters = id_codes(pool.rater)
 
 
 def _positions(sorted_ids: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -325,8 +321,11 @@ def _positions(sorted_ids: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.
     if sorted_ids.size == 0:
         return np.zeros(ids.size, dtype=np.int64), np.zeros(ids.size, dtype=bool)
     low = int(sorted_ids[0])
-    if ids.size and _dense(sorted_ids, ids.size) and int(ids.min()) >= low and int(ids.max()) <= int(sorted_ids[-1]):
-        table = np.full(int(sorted_ids[-1]) - low + 1, -1, dtype=np.int64)
+    high = int(sorted_ids[-1])
+    # Database keys span a small range: a lookup table over it instead of a binary search.
+    small_range = low >= 0 and high - low < 4 * ids.size + 1_000_000
+    if ids.size and small_range and int(ids.min()) >= low and int(ids.max()) <= high:
+        table = np.full(high - low + 1, -1, dtype=np.int64)
         table[sorted_ids - low] = np.arange(sorted_ids.size)
         position = table[ids - low]
         regular = position >= 0
@@ -334,15 +333,3 @@ def _positions(sorted_ids: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.
     position = np.searchsorted(sorted_ids, ids)
     regular = sorted_ids[np.minimum(position, sorted_ids.size - 1)] == ids
     return position, regular
-
-
-def _distinct(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(ids, return_inverse=True)``, by a lookup table when the keys span a small range."""
-    if not _dense(ids, ids.size):
-        distinct, inverse = np.unique(ids, return_inverse=True)
-        return distinct, inverse.reshape(-1)
-    low = int(ids.min())
-    seen = np.zeros(int(ids.max()) - low + 1, dtype=bool)
-    seen[ids - low] = True
-    code = np.cumsum(seen) - 1
-    return np.flatnonzero(seen) + low, code[ids - low]

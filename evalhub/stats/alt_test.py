@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats as sps
 
-from evalhub.stats.inputs import distinct_codes
+from evalhub.stats.inputs import distinct_codes, id_codes
 
 Scoring = Literal["accuracy", "neg_rmse"]
 SampleRule = Literal["majority", "mean"]
@@ -196,10 +196,10 @@ def alt_test_long(
     _, l_inst, l_label = _long("LLM", None, llm_instances, llm_labels)
 
     # Common integer codes for the instances of both sides, and compact codes for the raters.
-    inst_codes, inst_ids = _codes(np.concatenate([h_inst, l_inst]))
+    inst_codes, inst_ids = id_codes(np.concatenate([h_inst, l_inst]))
     n_inst = inst_ids.size
     h_i, l_i = inst_codes[: h_inst.size], inst_codes[h_inst.size :]
-    h_r, rater_ids = _codes(h_rater)
+    h_r, rater_ids = id_codes(h_rater)
     names = [str(r) if rater_names is None else rater_names[r] for r in rater_ids.tolist()]
     if _counts_of_keys(h_r * n_inst + h_i, len(names) * n_inst).max(initial=0) > 1:
         raise ValueError("a rater rated the same instance twice; give one label per rater and instance")
@@ -343,19 +343,6 @@ def _llm_labels(l_i: np.ndarray, l_label: np.ndarray, n_inst: int, rule: str) ->
     winner = is_best & (n_best[key_inst] == 1)
     out[key_inst[winner]] = values[keys[winner] % values.size]
     return out, n_best > 1
-
-
-def _codes(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Compact codes 0..k-1 of ids and the k distinct ids in sorted order (``np.unique``'s inverse).
-
-    Non-negative integers of moderate size (database keys) take a lookup table instead of a sort.
-    """
-    if ids.dtype.kind in "iu" and ids.size and ids.min() >= 0 and ids.max() < 4 * ids.size + 1_000_000:
-        seen = np.zeros(int(ids.max()) + 1, dtype=bool)
-        seen[ids] = True
-        return (np.cumsum(seen) - 1)[ids], np.flatnonzero(seen)
-    uniques, codes = np.unique(ids, return_inverse=True)
-    return codes.reshape(-1).astype(np.intp), uniques
 
 
 def _counts_of_keys(keys: np.ndarray, n_keys: int) -> np.ndarray:

@@ -110,3 +110,16 @@ def unique_first_counts(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     first = np.empty(counts.size, dtype=np.intp)
     first[keys[::-1]] = np.arange(keys.size - 1, -1, -1)  # the last write, in reverse, is the first occurrence
     return distinct, first[distinct], counts[distinct]
+
+
+def id_codes(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Compact codes 0..k-1 of ids and the k distinct ids in sorted order (``np.unique``'s inverse).
+
+    Non-negative integers of moderate size (database keys) take a lookup table instead of a sort.
+    """
+    if ids.dtype.kind in "iu" and ids.size and ids.min() >= 0 and ids.max() < 4 * ids.size + 1_000_000:
+        seen = np.zeros(int(ids.max()) + 1, dtype=bool)
+        seen[ids] = True
+        return (np.cumsum(seen) - 1)[ids], np.flatnonzero(seen)
+    uniques, codes = np.unique(ids, return_inverse=True)
+    return codes.reshape(-1).astype(np.intp), uniques
