@@ -25,7 +25,7 @@ from django.contrib.auth.models import User
 from rest_framework.authtoken.models import Token
 from annotations.models import Item
 from annotations.studies import study_create_from_template
-from llmjudge.judging import judge_run_start
+from llmjudge.runs.lifecycle import judge_run_start
 from llmjudge.models import Judge
 user = User.objects.create_user('st-researcher', password='x-not-used-1')
 study = study_create_from_template(slug='story', template='story-likert', owner=user)

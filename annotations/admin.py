@@ -11,7 +11,7 @@ from django.urls import path, reverse
 
 from annotations.admin_access import StudyScopedAdmin
 from annotations.forms import DemographicsUploadForm, UploadForm, import_summary
-from annotations.importing import (
+from annotations.importing.services import (
     ImportFileError,
     ImportResult,
     demographics_import,

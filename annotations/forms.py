@@ -11,7 +11,7 @@ from django import forms
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 
-from annotations.importing import ImportResult
+from annotations.importing.services import ImportResult
 from annotations.models import MetaAnswer, Question, Study
 
 # An answer time above a day is a tab left open, not a measurement.

@@ -379,7 +379,7 @@ class HumanRating(models.Model):
 
 
 class ImportJob(models.Model):
-    """An upload above IMPORT_TASK_THRESHOLD_BYTES, imported by a Celery task (evalhub/import_jobs.py).
+    """An upload above IMPORT_TASK_THRESHOLD_BYTES, imported by a Celery task (evalhub/imports/jobs.py).
 
     Progress lives in this row, written outside the import's transaction during the checking reading
     (bytes read), so the study page sees it on PostgreSQL and on the embedded SQLite alike; the writing

@@ -252,7 +252,7 @@ def category_labels(scale: object) -> list[str]:
 
     Label k (from 1) is stored as the score k, so the scale is 1..len(labels) and the database's
     scale rule holds for categories too. Labels differing only in case are refused: the judge's
-    answer is read without regard to case (llmjudge.label_parsing).
+    answer is read without regard to case (llmjudge.parsing.labels).
     """
     if not isinstance(scale, dict) or not isinstance(scale.get("labels"), list) or len(scale["labels"]) < 2:
         raise StudySpecError('a categorical scale is {"labels": [...]} with at least two labels')

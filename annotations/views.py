@@ -18,8 +18,6 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotations import services
-from annotations.client_address import client_address
-from annotations.display import display_fields, pair_split
 from annotations.forms import (
     AttentionForm,
     ConsentForm,
@@ -29,8 +27,10 @@ from annotations.forms import (
     MetaForm,
     StartForm,
 )
+from annotations.guards.client_address import client_address
+from annotations.guards.open_link_limit import new_open_rater_allowed
 from annotations.models import Assignment, Question, Rater, Study
-from annotations.open_link_limit import new_open_rater_allowed
+from annotations.rater_fields import display_fields, pair_split
 from annotations.rendering import rater_page
 from annotations.selectors import (
     assignment_progress,

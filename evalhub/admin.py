@@ -15,8 +15,8 @@ from django.urls import URLPattern, path
 
 from annotations.admin import StudyAdmin
 from annotations.models import Study
-from evalhub.exports import csv_lines, rating_rows
-from evalhub.rating_import import ratings_import
+from evalhub.imports.exports import csv_lines, rating_rows
+from evalhub.imports.ratings import ratings_import
 
 
 class StudyWithRatingsAdmin(StudyAdmin):

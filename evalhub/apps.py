@@ -11,7 +11,7 @@ class EvalHubConfig(AppConfig):
         from django.db.models.signals import post_delete
 
         from annotations.models import ImportJob
-        from evalhub.import_jobs import remove_waiting_file
+        from evalhub.imports.jobs import remove_waiting_file
 
         # Connected here, not where the module is first imported: a study deleted from a shell or a worker
         # must remove its waiting uploads too.

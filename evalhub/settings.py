@@ -12,7 +12,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from evalhub.envconfig import env_bool, env_database, env_int, env_list, env_redis_url, env_str
+from evalhub.server.envconfig import env_bool, env_database, env_int, env_list, env_redis_url, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("EVALHUB_VAR_DIR", str(BASE_DIR / "var")) or BASE_DIR / "var")
@@ -48,18 +48,18 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "evalhub.csp.ContentSecurityPolicyMiddleware",
+    "evalhub.server.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Before any view or CSRF check reads the body: 413 for bodies above the caller's limit.
-    "evalhub.body_limit.RequestBodyLimitMiddleware",
+    "evalhub.server.body_limit.RequestBodyLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, so a view's database error meets it first: 503 "please retry" instead of a 500.
-    "evalhub.middleware.DatabaseUnavailableMiddleware",
+    "evalhub.server.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "evalhub.urls"
@@ -75,7 +75,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "evalhub.csp.csp_nonce",
+                "evalhub.server.csp.csp_nonce",
             ],
         },
     },
@@ -136,14 +136,14 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    # JSON nested deeper than Python's recursion limit is a 400, not a 500 (evalhub/api_plumbing.py).
+    # JSON nested deeper than Python's recursion limit is a 400, not a 500 (evalhub/api/plumbing.py).
     "DEFAULT_PARSER_CLASSES": [
-        "evalhub.api_plumbing.SafeJSONParser",
+        "evalhub.api.plumbing.SafeJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
     # Anonymous requests by client address, authenticated ones per user; a 429 says when to retry.
-    "DEFAULT_THROTTLE_CLASSES": ["evalhub.api_plumbing.AnonThrottle", "evalhub.api_plumbing.UserThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["evalhub.api.plumbing.AnonThrottle", "evalhub.api.plumbing.UserThrottle"],
 }
 API_THROTTLE_ANON = env_str("API_THROTTLE_ANON", "60/min") or None  # requests per client address
 API_THROTTLE_USER = env_str("API_THROTTLE_USER", "1000/min") or None  # requests per researcher
@@ -171,7 +171,7 @@ LLM_TIMEOUT = env_int("LLM_TIMEOUT", 60, minimum=1)  # seconds per call
 LLM_CHUNK_SIZE = env_int("LLM_CHUNK_SIZE", 5000, minimum=1)  # ratings per Celery task (bigger: less tail per chunk)
 # Which environment variables a judge may name as its API key (names or PREFIX_* patterns), and which
 # hosts its base URL may point at (names, addresses, CIDR networks, *.domain). The deployment's own
-# secrets and link-local/metadata addresses are refused whatever these say (llmjudge/endpoint_rules.py).
+# secrets and link-local/metadata addresses are refused whatever these say (llmjudge/backends/endpoint_rules.py).
 JUDGE_KEY_VARIABLES = env_list(
     "JUDGE_KEY_VARIABLES", ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "VLLM_API_KEY", "EVALHUB_JUDGE_KEY_*"]
 )
@@ -188,14 +188,14 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
-# Failed log-ins allowed per (client IP, username) within the window; then 429 (evalhub/login.py).
+# Failed log-ins allowed per (client IP, username) within the window; then 429 (evalhub/server/login.py).
 LOGIN_RATE_LIMIT = env_int("LOGIN_RATE_LIMIT", 5, minimum=1)
 LOGIN_RATE_LIMIT_WINDOW_SECONDS = env_int("LOGIN_RATE_LIMIT_WINDOW_SECONDS", 900, minimum=1)
 # Failures from one address across all names in the window (password spraying). Behind a proxy every
 # visitor has the proxy's address: raise it there.
 LOGIN_RATE_LIMIT_PER_ADDRESS = env_int("LOGIN_RATE_LIMIT_PER_ADDRESS", 50, minimum=1)
 # Reverse proxies whose X-Forwarded-For is believed (IPs or CIDR networks, comma-separated), so that
-# per-address limits count the client, not the proxy (annotations/client_address.py). Empty: ignored.
+# per-address limits count the client, not the proxy (annotations/guards/client_address.py). Empty: ignored.
 TRUSTED_PROXIES = env_list("TRUSTED_PROXIES", [])
 for _proxy in TRUSTED_PROXIES:
     try:
@@ -228,13 +228,13 @@ IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 200 * 1024 * 1024, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # Uploads above this many bytes are spooled to a temporary file by Django, never held in memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
-# Uploads above this size (bytes) are imported by a Celery task (evalhub/import_jobs.py) with a progress bar
+# Uploads above this size (bytes) are imported by a Celery task (evalhub/imports/jobs.py) with a progress bar
 # on the study's page; smaller ones in the request, as before. The file waits in IMPORT_UPLOAD_DIR, which
 # the web and worker processes must share (a volume in docker-compose.yml), and is removed when the job ends.
 IMPORT_TASK_THRESHOLD_BYTES = env_int("IMPORT_TASK_THRESHOLD_BYTES", 5 * 1024 * 1024, minimum=0)
 IMPORT_UPLOAD_DIR = Path(env_str("IMPORT_UPLOAD_DIR", str(VAR_DIR / "uploads")) or VAR_DIR / "uploads")
 # Request bodies of anonymous visitors and rater pages (/r/, /s/) above this many bytes are answered 413
-# before the body is read (evalhub/body_limit.py); a rater's form is a few kilobytes.
+# before the body is read (evalhub/server/body_limit.py); a rater's form is a few kilobytes.
 ANONYMOUS_BODY_MAX_BYTES = env_int("ANONYMOUS_BODY_MAX_BYTES", 256 * 1024, minimum=1024)
 
 # Open links: new raters one client address may create per window (made-up participant ids).
@@ -255,11 +255,11 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "json": {"()": "evalhub.logging.JSONFormatter"},
+        "json": {"()": "evalhub.server.json_logs.JSONFormatter"},
         "text": {"format": "%(levelname)s %(name)s %(message)s"},
     },
-    # Rater and open-link tokens never reach a log line (evalhub/access_log.py).
-    "filters": {"mask_tokens": {"()": "evalhub.access_log.TokenMaskingFilter"}},
+    # Rater and open-link tokens never reach a log line (evalhub/server/access_log.py).
+    "filters": {"mask_tokens": {"()": "evalhub.server.access_log.TokenMaskingFilter"}},
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",

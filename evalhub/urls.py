@@ -4,19 +4,21 @@ from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 
-from evalhub import health, login, study_pages, views
+from evalhub.pages import home as views
+from evalhub.pages import studies as study_pages
+from evalhub.server import health, login
 
 urlpatterns = [
     path("", views.home, name="home"),
-    # Before admin.site.urls, so the admin's own login is rate-limited too (evalhub/login.py).
+    # Before admin.site.urls, so the admin's own login is rate-limited too (evalhub/server/login.py).
     path("admin/login/", login.rate_limited_login(admin.site.login)),
     path("admin/", admin.site.urls),
     path("accounts/login/", login.researcher_login, name="login"),
     path("accounts/logout/", login.researcher_logout, name="logout"),
     path("healthz", health.healthz, name="healthz"),
-    path("api/", include("evalhub.api_urls")),
+    path("api/", include("evalhub.api.urls")),
     path("", include("annotations.urls")),
-    path("studies/", include("evalhub.dashboard_urls")),
+    path("studies/", include("evalhub.pages.urls")),
     path("new-study/", study_pages.study_new, name="study_new"),
     path("llm/", include("llmjudge.urls")),
 ]

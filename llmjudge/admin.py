@@ -11,9 +11,9 @@ from django.shortcuts import render
 from annotations.admin_access import FK_STUDY_PATHS, StudyScopedAdmin
 from annotations.models import Study
 from annotations.selectors import studies_for_researcher
-from llmjudge import judging
 from llmjudge.forms import runnable_judges
 from llmjudge.models import Experiment, Judge, JudgeCall, JudgeRun, LLMRating
+from llmjudge.runs import lifecycle as judging
 
 FK_STUDY_PATHS.update({JudgeRun: "study", Experiment: "study"})
 
@@ -26,7 +26,7 @@ class RunOnStudyForm(forms.Form):
 class JudgeAdmin(admin.ModelAdmin):
     """Judges are listed as they are runnable (own and shared; a superuser: all), changed by their owner.
 
-    The key variable and base URL are checked by the model's validators (llmjudge.endpoint_rules).
+    The key variable and base URL are checked by the model's validators (llmjudge.backends.endpoint_rules).
     """
 
     list_display = ("name", "kind", "backend", "model", "temperature", "top_p", "samples", "variant", "mode",

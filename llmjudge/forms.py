@@ -3,11 +3,11 @@ from __future__ import annotations
 from django import forms
 from django.db.models import Q, QuerySet
 
-from llmjudge.backends import BACKENDS
-from llmjudge.judging import PAPER_TEMPERATURES, PAPER_VARIANTS
+from llmjudge.backends.registry import BACKENDS
 from llmjudge.kinds import kind_names
 from llmjudge.kinds.persona.prompts import METHODS as PERSONA_METHODS
 from llmjudge.models import Judge
+from llmjudge.runs.lifecycle import PAPER_TEMPERATURES, PAPER_VARIANTS
 
 
 def runnable_judges(user) -> QuerySet[Judge]:  # noqa: ANN001

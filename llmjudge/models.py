@@ -10,11 +10,11 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from annotations.models import Item, Question, Rater, Study
-from llmjudge.endpoint_rules import EndpointRefused, check_base_url, check_key_variable
+from llmjudge.backends.endpoint_rules import EndpointRefused, check_base_url, check_key_variable
 
 
 # The field validators run in full_clean: the admin's form, the judge-creation service and the command
-# all reach them, and the backend repeats both checks at call time (llmjudge/endpoint_rules.py).
+# all reach them, and the backend repeats both checks at call time (llmjudge/backends/endpoint_rules.py).
 def validate_base_url(value: str) -> None:
     try:
         check_base_url(value)
@@ -30,7 +30,7 @@ def validate_key_variable(value: str) -> None:
 
 
 # The temperature rule, in one place: the judge's check constraint below, the judge command and
-# form (llmjudge.config.temperature_in_range) and the experiment grid all allow this closed range.
+# form (llmjudge.runs.config.temperature_in_range) and the experiment grid all allow this closed range.
 TEMPERATURE_MIN, TEMPERATURE_MAX = 0, 2
 
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 from annotations.models import Study
 from annotations.selectors import studies_for_researcher
 from llmjudge.models import JudgeCall, JudgeRun, LLMRating
-from llmjudge.pricing import estimate_cost
+from llmjudge.runs.pricing import estimate_cost
 
 
 @dataclass(frozen=True)

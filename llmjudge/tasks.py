@@ -3,7 +3,7 @@
 ``acks_late`` + ``reject_on_worker_lost``: a chunk whose worker dies is delivered again. That is
 safe because the service skips ratings that are no longer pending and writes each result with a
 conditional UPDATE, so a second delivery can repeat a call but never duplicate or lose a rating.
-Calls are retried inside the chunk (llmjudge/engine.py); Celery retries only infrastructure that
+Calls are retried inside the chunk (llmjudge/engine/runner.py); Celery retries only infrastructure that
 may come back (the database or Redis briefly unreachable).
 
 Infrastructure errors are first retried in this process, because the broker may be what is down:
@@ -20,7 +20,7 @@ import redis
 from celery import shared_task
 from django.db import InterfaceError, OperationalError, close_old_connections
 
-from llmjudge import chunks
+from llmjudge.runs import chunks
 
 logger = logging.getLogger(__name__)
 

@@ -13,12 +13,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotations.models import Study
 from annotations.rendering import rater_page
 from annotations.selectors import studies_for_researcher, study_for_researcher
-from llmjudge import judging
 from llmjudge.forms import AblationForm, ExperimentForm, JudgeCreateForm, RunStartForm, runnable_judges
-from llmjudge.judge_specs import JudgeSpecError, judge_create
 from llmjudge.models import Experiment, Judge, JudgeRun
-from llmjudge.preview import judge_preview
+from llmjudge.prompting.preview import judge_preview
+from llmjudge.runs import lifecycle as judging
 from llmjudge.selectors import run_for_researcher, run_progress, runs_for_study
+from llmjudge.services import JudgeSpecError, judge_create
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")  # reads; anything else changes the study
 

@@ -144,6 +144,6 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def _api_throttles_off(settings):
     # The API's throttle counts live in the cache, which outlives a test: a suite's hundreds of API calls
     # from 127.0.0.1 would pass the anonymous rate and fail unrelated tests with 429. The throttle tests
-    # set their own small rates (tests/evalhub/test_api_hardening.py).
+    # set their own small rates (tests/evalhub/api/test_api_hardening.py).
     settings.API_THROTTLE_ANON = None
     settings.API_THROTTLE_USER = None

@@ -1,6 +1,6 @@
 """Position bias of pairwise judges (issue 19): the ``position_bias`` rows of the analysis.
 
-Runs started with a swap share (llmjudge/swapping.py) asked some items once more with A and B
+Runs started with a swap share (llmjudge/runs/swapping.py) asked some items once more with A and B
 swapped; those samples are marked ``swapped`` and their choice is stored mapped back to the original
 orientation. Per question and LLM pool with swapped samples, each swapped item pairs the swapped
 choice (its lowest swapped sample) with the original choice (its lowest ordinary sample, both ok):

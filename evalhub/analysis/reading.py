@@ -23,7 +23,7 @@ from django.db.models import Q
 from annotations.models import HumanRating, Question, Rater, Study
 from annotations.selectors import counted_items
 from evalhub import stats
-from evalhub.per_rater_analysis import per_rater_predictions
+from evalhub.analysis.per_rater import per_rater_predictions
 from evalhub.stats.alt_test import Scoring
 from evalhub.stats.inputs import id_codes
 from llmjudge.kinds import is_per_rater
@@ -154,7 +154,7 @@ def human_rows_sql(question_ids: list[int]) -> tuple[str, tuple[Any, ...]]:
 def llm_rows_sql(run_ids: list[int], question_ids: list[int]) -> tuple[str, tuple[Any, ...]]:
     """SQL of (run_id, item_id, question_id, sample, score) for the ok ratings of these runs and questions.
 
-    Position-bias samples (``swapped``, llmjudge/swapping.py) are left out: they are extra samples of
+    Position-bias samples (``swapped``, llmjudge/runs/swapping.py) are left out: they are extra samples of
     some items only, read by ``position_rows`` alone, and count in no other statistic.
     """
     qs = LLMRating.objects.filter(run_id__in=run_ids, status=LLMRating.Status.OK, question_id__in=question_ids,

@@ -20,9 +20,9 @@ from evalhub.analysis.agreement_rows import adjust_p, agreement_sections
 from evalhub.analysis.alt_test_rows import alt_test_rows, alt_test_settings
 from evalhub.analysis.cells import Cell, study_cells
 from evalhub.analysis.chart_data import item_mean_scatter, score_distributions
+from evalhub.analysis.per_rater import personal_sections
 from evalhub.analysis.position_rows import position_rows
 from evalhub.analysis.reading import ALL_GROUPS, HUMAN, AnalysisOptions, Pool, StudyData, WelchUnit, study_data
-from evalhub.per_rater_analysis import personal_sections
 
 PAIRWISE_MAX_RATERS = 50  # above this, C(n, 2) scipy calls per cell cost seconds and positional raters mean little
 SCHEMA_VERSION = 1

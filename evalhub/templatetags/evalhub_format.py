@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django import template
 
-from evalhub.text_report import p_text
+from evalhub.analysis.text_report import p_text
 
 register = template.Library()
 

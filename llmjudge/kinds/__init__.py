@@ -18,7 +18,7 @@ a kind's pure ``prompts`` module imports this package first, and it must not pul
 
 Modules inside the kind packages import one another by full module path, never from this file or
 a package's ``__init__`` (which would make every kind depend on every other). Prompt wording is data
-in ``llmjudge/prompts/`` (see its README); docs/judge-kinds.md explains the choices and shows how to
+in ``llmjudge/prompting/data/`` (see its README); docs/judge-kinds.md explains the choices and shows how to
 add a kind.
 """
 from __future__ import annotations
@@ -32,9 +32,9 @@ from llmjudge.kinds.common.option_values import to_json, without_backend_keys
 
 if TYPE_CHECKING:
     from annotations.models import Study
-    from llmjudge.config import JudgeConfig
     from llmjudge.kinds.common.plan import Pending, Progress, Row
     from llmjudge.kinds.common.spec import JudgeKind
+    from llmjudge.runs.config import JudgeConfig
 
 __all__ = [
     "KindError", "is_per_rater", "kind_for", "kind_names", "kind_options", "options_for", "planned_rows",
@@ -90,7 +90,7 @@ def planned_rows(
     if kind.per_rater and study.is_pairwise:
         raise KindError(f"a {config.kind} judge predicts scores on a scale; study {study.slug!r} is pairwise")
     if study.is_categorical and kind.name != "plain":
-        # Only the plain judge reads an answer as one of the study's labels (llmjudge.label_parsing).
+        # Only the plain judge reads an answer as one of the study's labels (llmjudge.parsing.labels).
         raise KindError(f"a {config.kind} judge answers with scores or A/B choices; study {study.slug!r} is "
                         "categorical (named labels): use the plain judge")
     kind.study_check(study=study, config=config, options=options)

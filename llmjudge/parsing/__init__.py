@@ -1,7 +1,7 @@
 """Turn a judge model's free-text answer into a score or a choice, reading it as a careful human does.
 
 Pure functions, no Django: the judging service stores the typed result, the tests feed it a table
-of answers (``tests/llmjudge/parsing_answers.jsonl``). Unparseable is a status, never a guess
+of answers (``tests/llmjudge/parsing/parsing_answers.jsonl``). Unparseable is a status, never a guess
 (STYLE.md rule 8), so nothing here clips, rescales or re-samples.
 
 How ``parse_score`` decides, in order (the first rule that finds a verdict wins):

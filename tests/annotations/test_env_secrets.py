@@ -1,4 +1,4 @@
-"""The one NAME / NAME_FILE rule (annotations.env_secrets), read by the settings and the judge backends alike."""
+"""The one NAME / NAME_FILE rule (annotations.guards.env_secrets), read by the settings and the judge backends alike."""
 from __future__ import annotations
 
 import ast
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from annotations.env_secrets import SecretFileError, env_or_file
+from annotations.guards.env_secrets import SecretFileError, env_or_file
 
 NAME = "EVALHUB_TEST_SECRET_Z9"
 
@@ -63,9 +63,9 @@ def test_a_set_name_does_not_read_a_broken_name_file(monkeypatch, tmp_path):
 def test_settings_and_backends_read_secrets_through_this_one_rule(monkeypatch, tmp_path, settings):
     from django.core.exceptions import ImproperlyConfigured
 
-    settings.JUDGE_KEY_VARIABLES = [NAME]  # a judge may name it (llmjudge/endpoint_rules.py)
-    from evalhub.envconfig import env_str
-    from llmjudge.backends import BackendError, api_key_from_env
+    settings.JUDGE_KEY_VARIABLES = [NAME]  # a judge may name it (llmjudge/backends/endpoint_rules.py)
+    from evalhub.server.envconfig import env_str
+    from llmjudge.backends.registry import BackendError, api_key_from_env
 
     monkeypatch.setenv(NAME, "")
     monkeypatch.setenv(f"{NAME}_FILE", _file(tmp_path, " sk-file\n"))
@@ -80,7 +80,7 @@ def test_settings_and_backends_read_secrets_through_this_one_rule(monkeypatch, t
 
 def test_the_module_imports_nothing_but_the_standard_library():
     # Settings import it before Django is set up, and llmjudge's backends (which know nothing of Django) too.
-    tree = ast.parse(Path(__file__).resolve().parents[2].joinpath("annotations", "env_secrets.py").read_text())
+    tree = ast.parse(Path(__file__).resolve().parents[2].joinpath("annotations", "guards", "env_secrets.py").read_text())
     imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert imported == {"__future__", "os", "pathlib"}

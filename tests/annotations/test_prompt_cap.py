@@ -8,8 +8,8 @@ from django.test import override_settings
 
 from annotations.models import Item
 from annotations.rendering import PromptTooLarge, llm_prompt, rater_page
-from llmjudge import judging
 from llmjudge.models import Judge, JudgeRun, LLMRating
+from llmjudge.runs import lifecycle as judging
 from tests.support.import_files import snapshot, write
 
 pytestmark = pytest.mark.django_db
@@ -54,7 +54,7 @@ def test_a_run_on_an_item_imported_before_the_cap_stops_and_stores_no_prompt(sto
 
 def test_the_import_counts_exactly_what_rendering_renders(story_study, meaning_study):
     """RenderedSize sums lengths instead of rendering: it must give rendering's own numbers."""
-    from annotations.importing import RenderedSize
+    from annotations.importing.services import RenderedSize
     from annotations.rendering import question_context
 
     for study in (story_study, meaning_study):

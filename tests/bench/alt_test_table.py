@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python tests/bench/alt_test_table.py [DATA_DIR]
 DATA_DIR defaults to ../shared/data/AltTest/data (the authors' files, never copied into the repository).
-The framework-free path: evalhub.alt_test_data reads the files, evalhub.stats.alt_test runs the test with
+The framework-free path: tests.support.alt_test_data reads the files, evalhub.stats.alt_test runs the test with
 the authors' settings (scoring and epsilon per dataset, q = 0.05). Prints a markdown table.
 """
 
@@ -15,8 +15,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from evalhub.alt_test_data import AUTHORS_SETTINGS, read_alt_test_dataset  # noqa: E402
 from evalhub.stats.alt_test import alt_test  # noqa: E402
+from tests.support.alt_test_data import AUTHORS_SETTINGS, read_alt_test_dataset  # noqa: E402
 
 
 def main() -> None:

@@ -138,8 +138,8 @@ def make_study(items: int):
 
 
 def pipeline(url: str, items: int, samples: int, **judge_fields) -> tuple[float, object]:
-    from llmjudge import judging
     from llmjudge.models import Judge
+    from llmjudge.runs import lifecycle as judging
 
     study = make_study(items)
     judge = Judge.objects.create(
@@ -203,8 +203,8 @@ def start_workers(processes: int) -> subprocess.Popen:
 
 def through_workers(url: str, items: int, processes: int) -> tuple[float, object, float]:
     """The production path: chunks on the `llm` queue, a Celery worker with ``processes`` processes."""
-    from llmjudge import judging
     from llmjudge.models import Judge
+    from llmjudge.runs import lifecycle as judging
 
     study = make_study(items)
     judge = Judge.objects.create(

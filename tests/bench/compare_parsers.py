@@ -4,7 +4,7 @@ Run:
     python3 -m venv /tmp/pe && /tmp/pe/bin/pip install --no-deps prometheus-eval==0.1.20
     .venv/bin/python tests/bench/compare_parsers.py [--pe-parser PATH/TO/prometheus_eval/parser.py]
 
-The table is ``tests/llmjudge/parsing_answers.jsonl``. Only prometheus-eval's ``parser.py`` is
+The table is ``tests/llmjudge/parsing/parsing_answers.jsonl``. Only prometheus-eval's ``parser.py`` is
 loaded (it needs nothing but ``re``); importing the package would pull in vLLM and litellm.
 
 What counts as "read as the table expects":

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from evalhub.demo import demo_load
+from evalhub.demo.loader import demo_load
 from tests.evalhub.factories import import_long
 from tests.support.browser import chromium
 

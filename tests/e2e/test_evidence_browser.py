@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from tests.e2e.conftest import SCREENSHOTS
-from tests.evalhub.test_agreement_rows import _import_alt_test
+from tests.evalhub.analysis.test_agreement_rows import _import_alt_test
 
 
 @pytest.fixture

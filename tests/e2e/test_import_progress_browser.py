@@ -1,7 +1,7 @@
 """The study page's import progress bar in headless Chromium: it follows the job's row as a worker moves it,
 says "Reconnecting…" while the progress URL fails, and recovers (issue 18).
 
-The job's row is moved by the test, as the task moves it (evalhub/import_jobs.py writes bytes_done and the
+The job's row is moved by the test, as the task moves it (evalhub/imports/jobs.py writes bytes_done and the
 status to this row); the browser only polls the page's progress URL under the page's CSP.
 """
 from __future__ import annotations

@@ -202,7 +202,7 @@ def test_researcher_raters_page(story, page, live_server, researcher, shoot):
 
 
 def test_meta_evaluation_page_shows_another_raters_answer(story, page, live_server, shoot):
-    from evalhub.meta_study import meta_study_create
+    from evalhub.imports.meta_study import meta_study_create
     from llmjudge.models import Judge, JudgeRun, LLMRating
 
     run = JudgeRun.objects.create(study=story, judge=Judge.objects.create(name="hidden-judge", model="m"))

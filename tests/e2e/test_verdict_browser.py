@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 
 from annotations.studies import study_create
-from evalhub.alt_test_data import read_alt_test_dataset
 from evalhub.stats.alt_test import alt_test
 from tests.conftest import shared_path
 from tests.e2e.conftest import SCREENSHOTS
 from tests.evalhub.factories import import_long
+from tests.support.alt_test_data import read_alt_test_dataset
 from tests.support.browser import log_in
 
 SLUG = "cebab-stars"

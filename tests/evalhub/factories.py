@@ -6,9 +6,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from annotations.importing import RATING_COLUMNS
+from annotations.importing.services import RATING_COLUMNS
 from annotations.models import Study
-from evalhub.rating_import import ratings_import
+from evalhub.imports.ratings import ratings_import
 from llmjudge.models import Judge, JudgeRun, LLMRating
 
 

@@ -8,7 +8,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from evalhub.exports import ALL_TABLE_COLUMNS, RATING_COLUMNS, TABLE_COLUMNS, csv_text, neutralise
+from evalhub.imports.exports import ALL_TABLE_COLUMNS, RATING_COLUMNS, TABLE_COLUMNS, csv_text, neutralise
 from tests.evalhub.factories import import_long, live_run
 
 pytestmark = pytest.mark.django_db

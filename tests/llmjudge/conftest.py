@@ -98,7 +98,8 @@ def live_url(transactional_db):
 @pytest.fixture
 def worker_threads(monkeypatch):
     """Stand-in for a Celery worker: each enqueued chunk runs in a thread of the test process."""
-    from llmjudge import chunks, tasks
+    from llmjudge import tasks
+    from llmjudge.runs import chunks
 
     threads: list[threading.Thread] = []
 

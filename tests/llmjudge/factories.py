@@ -4,8 +4,8 @@ from __future__ import annotations
 from typing import Any
 
 from annotations.models import Study
-from llmjudge import judging
 from llmjudge.models import Judge, JudgeRun
+from llmjudge.runs import lifecycle as judging
 from tests.support.openai_server import OpenAIServer
 
 

@@ -19,8 +19,8 @@ def _triggers() -> set[str]:
 
 @pytest.mark.django_db(transaction=True)
 def test_migrating_0004_back_and_forth_keeps_the_rating_triggers_and_the_existing_rows(story_with_items, make_judge):
-    from llmjudge.judging import judge_run_start
     from llmjudge.models import LLMRating
+    from llmjudge.runs.lifecycle import judge_run_start
 
     run = judge_run_start(study=story_with_items, judge=make_judge(samples=1), enqueue=False)
     triggers = _triggers()

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from llmjudge import judging
 from llmjudge.models import Experiment, JudgeRun
+from llmjudge.runs import lifecycle as judging
 from tests.llmjudge.conftest import work_off
 
 pytestmark = pytest.mark.django_db
@@ -162,7 +162,7 @@ def test_the_demo_has_an_offline_judge_that_judges_a_demo_study_from_the_browser
 ):
     from django.core.management import call_command
 
-    from evalhub.demo import DEMO_JUDGE
+    from evalhub.demo.loader import DEMO_JUDGE
     from llmjudge.models import Judge
 
     call_command("load_demo", "--demo-superuser")  # tests run with DEBUG off

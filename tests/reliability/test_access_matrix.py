@@ -21,7 +21,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.authtoken.models import Token
 
 from annotations.models import HumanRating, Rater, Study
-from evalhub.meta_study import meta_study_create
+from evalhub.imports.meta_study import meta_study_create
 from llmjudge.models import JudgeRun
 from tests.annotations.raterkit import answer, page_key
 from tests.reliability.access import (
@@ -125,7 +125,7 @@ MATRIX: dict[str, Row] = {
                                                   RESEARCHER_GET),
     "studies/<slug:slug>/export/<str:table>.csv": Row(
         "GET", lambda w: f"/studies/{_study(w)}/export/rater_means.csv", RESEARCHER_GET),
-    # The study's home page and what it posts (evalhub/study_pages.py). The world's study is open: "open"
+    # The study's home page and what it posts (evalhub/pages/studies.py). The world's study is open: "open"
     # is refused with a message, "close" closes it; either way the owner is sent back to the page (302).
     "studies/<slug:slug>/home/": Row("GET", lambda w: f"/studies/{_study(w)}/home/", RESEARCHER_GET),
     "studies/<slug:slug>/open/": Row("POST", lambda w: f"/studies/{_study(w)}/open/", RESEARCHER_POST),
@@ -135,7 +135,7 @@ MATRIX: dict[str, Row] = {
         note="no file: the form again with the error under the field (nothing written)"),
     "studies/<slug:slug>/imports/<int:job_id>/progress.json": Row(
         "GET", lambda w: f"/studies/{_study(w)}/imports/{_import_job(w)}/progress.json", RESEARCHER_GET,
-        note="a background import's progress (evalhub/import_jobs.py)"),
+        note="a background import's progress (evalhub/imports/jobs.py)"),
     "studies/<slug:slug>/plan/": Row("POST", lambda w: f"/studies/{_study(w)}/plan/", (LOGIN, LOGIN, LOGIN, 200, 404, 200),
                                      note="the alt-test plan: the page again with it (nothing written); owner only"),
     "new-study/": Row("GET", lambda w: "/new-study/", (LOGIN, LOGIN, LOGIN, 200, 200, 200),

@@ -16,11 +16,11 @@ from django.test import Client
 
 from annotations import models as annotation_models
 from annotations.models import HumanRating, Item, Rater, Study
-from evalhub.exports import TABLE_COLUMNS
-from llmjudge import judging
+from evalhub.imports.exports import TABLE_COLUMNS
 from llmjudge.models import Judge, JudgeRun, LLMRating
+from llmjudge.runs import lifecycle as judging
 from tests.annotations.raterkit import page_key
-from tests.evalhub.test_settings import run_settings
+from tests.evalhub.server.test_settings import run_settings
 from tests.reliability.access import RAW_XSS_MARKERS, XSS, World
 from tests.reliability.snapshots import database_snapshot
 from tests.reliability.test_access_matrix import MATRIX
@@ -144,8 +144,8 @@ def _assert_no_formula(text: str, where: str) -> list[list[str]]:
 def test_every_csv_export_neutralises_formulas(formulas, tmp_path):
     staff = formulas.client("staff")
     slug = formulas.study.slug
-    # The majority table exists for pairwise studies only (tests/evalhub/test_pairwise_analysis.py), and
-    # position_bias for pairwise runs with a swap share (tests/llmjudge/test_swapping.py).
+    # The majority table exists for pairwise studies only (tests/evalhub/analysis/test_pairwise_analysis.py), and
+    # position_bias for pairwise runs with a swap share (tests/llmjudge/runs/test_swapping.py).
     tables = [t for t in TABLE_COLUMNS if t not in ("majority", "position_bias")]
     exports = {f"{t}.csv": _body(staff.get(f"/studies/{slug}/export/{t}.csv")) for t in [*tables, "all"]}
     exports["ratings.csv"] = _body(staff.get(f"/studies/{slug}/export/ratings.csv"))

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotations import file_rows
-from annotations.importing import ImportFileError, demographics_import, items_import
+from annotations.importing import file_rows
+from annotations.importing.services import ImportFileError, demographics_import, items_import
 from annotations.models import HumanRating, Item, Rater, Study
-from evalhub.rating_import import ratings_import
+from evalhub.imports.ratings import ratings_import
 from llmjudge.models import LLMRating
 from tests.reliability.snapshots import database_snapshot
 

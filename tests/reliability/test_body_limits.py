@@ -1,4 +1,4 @@
-"""Request bodies are bounded before they are read (evalhub/body_limit.py): an anonymous 300 MB multipart
+"""Request bodies are bounded before they are read (evalhub/server/body_limit.py): an anonymous 300 MB multipart
 POST to a rater URL was read in full (issue 18, finding 3); now it gets 413 from its Content-Length."""
 from __future__ import annotations
 

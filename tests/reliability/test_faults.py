@@ -25,8 +25,8 @@ import pytest
 from django.db import connection
 
 from annotations.models import Item, Study
-from llmjudge import judging
 from llmjudge.models import Judge, JudgeRun, LLMRating
+from llmjudge.runs import lifecycle as judging
 from tests.support.celery_worker import REPO, judge_run_command, service_env, start_worker, stop_worker, wait_for
 from tests.support.openai_server import Behaviour, OpenAIServer, expected_score
 from tests.support.private_services import (

@@ -18,9 +18,9 @@ from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from annotations.importing import ImportFileError, items_import
+from annotations.importing.services import ImportFileError, items_import
 from annotations.models import HumanRating, Item
-from evalhub.rating_import import ratings_import
+from evalhub.imports.ratings import ratings_import
 from llmjudge.models import LLMRating
 from llmjudge.parsing import parse_pairwise, parse_score
 from tests.reliability.snapshots import database_snapshot

@@ -6,8 +6,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client, RequestFactory
 
-from annotations.client_address import client_address
-from tests.evalhub.test_settings import run_settings
+from annotations.guards.client_address import client_address
+from tests.evalhub.server.test_settings import run_settings
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
 

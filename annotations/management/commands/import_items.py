@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotations.importing import ImportFileError, items_import
+from annotations.importing.services import ImportFileError, items_import
 from annotations.management.lookups import study_or_error
 
 

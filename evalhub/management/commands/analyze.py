@@ -8,9 +8,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.management.lookups import study_or_error
 from evalhub.analysis import AnalysisOptions, study_analysis
-from evalhub.exports import csv_lines, table_rows
+from evalhub.analysis.text_report import text_report
+from evalhub.imports.exports import csv_lines, table_rows
 from evalhub.stats.alt_test import SCORINGS
-from evalhub.text_report import text_report
 
 
 def add_filter_arguments(parser: CommandParser) -> None:

@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.models import Study
-from evalhub.meta_study import meta_study_create
+from evalhub.imports.meta_study import meta_study_create
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.management.lookups import study_or_error
 from evalhub.analysis import study_analysis
-from evalhub.exports import TABLE_COLUMNS, csv_lines, rating_rows, table_rows
+from evalhub.imports.exports import TABLE_COLUMNS, csv_lines, rating_rows, table_rows
 from evalhub.management.commands.analyze import add_filter_arguments, options_from
 
 

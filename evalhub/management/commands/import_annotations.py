@@ -5,9 +5,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotations.importing import ImportFileError
+from annotations.importing.services import ImportFileError
 from annotations.management.lookups import owner_or_error
-from evalhub.annotation_import import AUTO_QUESTIONS, annotations_import
+from evalhub.imports.annotator_json import AUTO_QUESTIONS, annotations_import
 
 
 class Command(BaseCommand):

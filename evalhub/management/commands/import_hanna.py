@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evalhub.datasets import DatasetError, hanna_import
+from evalhub.imports.datasets import DatasetError, hanna_import
 
 
 class Command(BaseCommand):

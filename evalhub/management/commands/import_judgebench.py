@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evalhub.datasets import DatasetError, judgebench_import
+from evalhub.imports.datasets import DatasetError, judgebench_import
 
 
 class Command(BaseCommand):

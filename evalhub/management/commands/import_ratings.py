@@ -5,9 +5,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotations.importing import ImportFileError
+from annotations.importing.services import ImportFileError
 from annotations.management.lookups import study_or_error
-from evalhub.rating_import import ratings_import
+from evalhub.imports.ratings import ratings_import
 
 
 class Command(BaseCommand):

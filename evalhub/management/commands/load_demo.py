@@ -6,7 +6,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evalhub.demo import demo_judge_load, demo_load
+from evalhub.demo.loader import demo_judge_load, demo_load
 
 
 class Command(BaseCommand):

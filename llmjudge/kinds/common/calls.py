@@ -10,11 +10,11 @@ from typing import Any
 
 from django.utils import timezone
 
-from llmjudge.config import JudgeConfig
-from llmjudge.conversation import Conversation, Turn
-from llmjudge.execution import execute_conversations
+from llmjudge.engine.conversation import Conversation, Turn
 from llmjudge.models import JudgeCall, JudgeRun
 from llmjudge.parsing import ParsedScore
+from llmjudge.runs.config import JudgeConfig
+from llmjudge.runs.execution import execute_conversations
 
 Progress = Callable[[], None] | None
 

@@ -6,7 +6,7 @@ from dataclasses import asdict, is_dataclass
 from typing import Any
 
 from annotations.models import Study
-from llmjudge.config import JudgeConfig
+from llmjudge.runs.config import JudgeConfig
 
 Row = tuple[int, int, int, int | None]  # (item, question, sample, target rater)
 Pending = tuple[int, int, int]  # (item, question, target rater) of a rating still to ask

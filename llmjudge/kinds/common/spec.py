@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from llmjudge.conversation import PromptBuilder
+from llmjudge.engine.conversation import PromptBuilder
 from llmjudge.kinds.common.plan import Row, every_item_rows, no_steps, no_study_check, nothing_to_prepare
 from llmjudge.parsing import ParsedScore
 
@@ -32,7 +32,7 @@ class JudgeKind:
     planned_steps: Callable[..., list[tuple[str, str]]] = no_steps
     # (run=, config=, pending=, on_progress=) -> a fatal error or "": the calls asked before the ratings.
     prepare: Callable[..., str] = nothing_to_prepare
-    # (study=, question=) -> the parser the builder gives a question's turns, so ``llmjudge.reparse``
+    # (study=, question=) -> the parser the builder gives a question's turns, so ``llmjudge.runs.reparse``
     # re-reads a stored answer exactly as the judge read it; None when an answer cannot be re-read alone
     # (a panel's votes depend on its roles and on log-probabilities that are not stored).
     answer_parser: Callable[..., Callable[[str], ParsedScore]] | None = None

@@ -1,6 +1,6 @@
 """Small helpers shared by the judge kinds: loading prompt data and strict template filling.
 
-Prompts are data (STYLE.md rule 7): each kind's wording lives in ``llmjudge/prompts/`` as a
+Prompts are data (STYLE.md rule 7): each kind's wording lives in ``llmjudge/prompting/data/`` as a
 versioned ``.txt`` (one whole template) or ``.json`` (a kind's named pieces). A file is read
 byte for byte: a ``.txt`` template keeps its trailing space (Prometheus ends in ``"###Feedback: "``),
 so nothing here strips or normalises text.
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from llmjudge.parsing import UNPARSEABLE, ParsedScore, parse_score
 
-PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
+PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompting" / "data"
 
 _FORMATTER = string.Formatter()
 _GLOSS = re.compile(r"(?<=\S)\s*\([^()]*\)\s*$")
@@ -25,7 +25,7 @@ _GLOSS = re.compile(r"(?<=\S)\s*\([^()]*\)\s*$")
 
 @functools.cache
 def load_text(name: str) -> str:
-    """The template file ``llmjudge/prompts/<name>.txt``, exactly as stored."""
+    """The template file ``llmjudge/prompting/data/<name>.txt``, exactly as stored."""
     path = PROMPTS_DIR / f"{name}.txt"
     if not path.is_file():
         raise ValueError(f"unknown prompt template {name!r} (no file {path.name} in {PROMPTS_DIR})")
@@ -34,7 +34,7 @@ def load_text(name: str) -> str:
 
 @functools.cache
 def load_json(name: str) -> dict[str, object]:
-    """The prompt pieces ``llmjudge/prompts/<name>.json``."""
+    """The prompt pieces ``llmjudge/prompting/data/<name>.json``."""
     path = PROMPTS_DIR / f"{name}.json"
     if not path.is_file():
         raise ValueError(f"unknown prompt file {name!r} (no file {path.name} in {PROMPTS_DIR})")

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from annotations.models import Question
-from llmjudge.conversation import Conversation, RatingState, Turn
+from llmjudge.engine.conversation import Conversation, RatingState, Turn
 from llmjudge.parsing import ParsedScore
 
 

@@ -6,8 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from annotations.models import Item, Question, Study
-from llmjudge.config import JudgeConfig
-from llmjudge.conversation import Conversation, RatingState
+from llmjudge.engine.conversation import Conversation, RatingState
 from llmjudge.kinds.common.items import item_text, rater_demographics
 from llmjudge.kinds.common.option_values import without_backend_keys
 from llmjudge.kinds.common.turns import pending_turns
@@ -15,10 +14,11 @@ from llmjudge.kinds.persona import prompts as persona
 from llmjudge.kinds.persona.options import persona_options
 from llmjudge.kinds.persona.preparation import persona_characters
 from llmjudge.parsing import ParsedScore
+from llmjudge.runs.config import JudgeConfig
 
 
 def persona_parser(*, study: Study, question: Question | None = None) -> Callable[[str], ParsedScore]:
-    """What every persona turn is parsed with (and ``llmjudge.reparse`` re-reads with)."""
+    """What every persona turn is parsed with (and ``llmjudge.runs.reparse`` re-reads with)."""
     return functools.partial(persona.parse_answer, scale=(study.scale_min, study.scale_max))
 
 

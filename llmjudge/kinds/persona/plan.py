@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from annotations.models import Study
-from llmjudge.config import JudgeConfig
 from llmjudge.kinds.common.errors import KindError
 from llmjudge.kinds.common.plan import Row
 from llmjudge.kinds.common.split import held_out_rows, run_split, split_params
 from llmjudge.kinds.persona.options import PersonaOptions
 from llmjudge.kinds.persona.prompts import method
+from llmjudge.runs.config import JudgeConfig
 
 
 def persona_rows(

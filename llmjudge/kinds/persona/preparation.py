@@ -9,13 +9,13 @@ from typing import Any
 from django.utils import timezone
 
 from annotations.models import Item, Question, Rater, Study
-from llmjudge.config import JudgeConfig
 from llmjudge.kinds.common.calls import Progress, calls_for, execute_calls, reset_errors, run_is_running
 from llmjudge.kinds.common.items import human_ratings, item_text, rater_demographics
 from llmjudge.kinds.common.option_values import without_backend_keys
 from llmjudge.kinds.persona import prompts as persona
 from llmjudge.kinds.persona.options import PersonaOptions, persona_options
 from llmjudge.models import JudgeCall, LLMRating
+from llmjudge.runs.config import JudgeConfig
 
 
 def _parse_characters(text: str) -> dict:

@@ -1,7 +1,7 @@
 """Persona judge (CINEMETRIC, seed 002): movie characters matched to one human rater role-play that
 rater on held-out items; the prediction is their majority vote.
 
-Steps for each rater (prompts in ``llmjudge/prompts/cinemetric_v1.json``, appendix B):
+Steps for each rater (prompts in ``llmjudge/prompting/data/cinemetric_v1.json``, appendix B):
 
 1. ``character_proposal_prompt``: the rater's demographics and training ratings (B.1.1), or the
    demographics alone for the "without training examples" ablation (B.1.2); ``parse_characters``.

@@ -7,18 +7,18 @@ from collections.abc import Callable
 from typing import Any
 
 from annotations.models import HumanRating, Item, Question, Study
-from llmjudge.config import JudgeConfig
-from llmjudge.conversation import Conversation, RatingState
+from llmjudge.engine.conversation import Conversation, RatingState
 from llmjudge.kinds.common.items import item_text
 from llmjudge.kinds.common.option_values import without_backend_keys
 from llmjudge.kinds.common.turns import pending_turns
 from llmjudge.kinds.personalized import prompts as personalized
 from llmjudge.kinds.personalized.options import personalized_options
 from llmjudge.parsing import ParsedScore
+from llmjudge.runs.config import JudgeConfig
 
 
 def personalized_parser(*, study: Study, question: Question | None = None) -> Callable[[str], ParsedScore]:
-    """What every personalized turn is parsed with (and ``llmjudge.reparse`` re-reads with)."""
+    """What every personalized turn is parsed with (and ``llmjudge.runs.reparse`` re-reads with)."""
     return functools.partial(personalized.parse_personalized, scale=(study.scale_min, study.scale_max))
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 from typing import Any
 
 from annotations.models import Study
-from llmjudge.config import JudgeConfig
 from llmjudge.kinds.common.plan import Row
 from llmjudge.kinds.common.split import held_out_rows, run_split, split_params
 from llmjudge.kinds.personalized.options import PersonalizedOptions
+from llmjudge.runs.config import JudgeConfig
 
 
 def personalized_rows(

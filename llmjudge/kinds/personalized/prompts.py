@@ -1,7 +1,7 @@
 """Personalized judge (PERSE, seed 000): predict one human rater's score for an item from ``k`` of
 that rater's earlier ratings, shown in the prompt as the rater's profile.
 
-Prompt (``llmjudge/prompts/perse_v1.json``): PERSE's individual-evaluation structure, in order
+Prompt (``llmjudge/prompting/data/perse_v1.json``): PERSE's individual-evaluation structure, in order
 
     [Instruction] ... discern the reviewer's preferences ...
     Reviewer Preference

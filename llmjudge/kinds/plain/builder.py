@@ -5,12 +5,12 @@ from collections.abc import Callable
 from typing import Any
 
 from annotations.models import Item, Question, Study
-from llmjudge.config import JudgeConfig
-from llmjudge.conversation import Conversation, RatingState, Turn
-from llmjudge.label_parsing import parse_label
+from llmjudge.engine.conversation import Conversation, RatingState, Turn
 from llmjudge.parsing import ParsedScore
-from llmjudge.prompts import chat_turn_texts, judge_prompts, study_choices, study_parser
-from llmjudge.swapping import is_swapped, mapped_back, swapped_item
+from llmjudge.parsing.labels import parse_label
+from llmjudge.prompting.study_prompt import chat_turn_texts, judge_prompts, study_choices, study_parser
+from llmjudge.runs.config import JudgeConfig
+from llmjudge.runs.swapping import is_swapped, mapped_back, swapped_item
 
 
 def answer_format(
@@ -26,7 +26,7 @@ def answer_format(
 
 
 def plain_parser(*, study: Study, question: Question | None = None) -> Callable[[str], ParsedScore]:
-    """What a plain turn is parsed with (and ``llmjudge.reparse`` re-reads with): see ``answer_format``."""
+    """What a plain turn is parsed with (and ``llmjudge.runs.reparse`` re-reads with): see ``answer_format``."""
     return answer_format(study, question)[0]
 
 
@@ -45,7 +45,7 @@ class PlainBuilder:
         run: Any = None,
         target_rater_id: int | None = None,
     ) -> list[Conversation]:
-        # A position-bias sample: the pair shown swapped, its choice mapped back (llmjudge/swapping.py).
+        # A position-bias sample: the pair shown swapped, its choice mapped back (llmjudge/runs/swapping.py).
         swapped = is_swapped(config, sample)
         shown = swapped_item(study, item) if swapped else item
         prompts = judge_prompts(study=study, config=config, item=shown, questions=questions)

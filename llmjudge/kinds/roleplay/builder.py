@@ -5,8 +5,7 @@ from collections.abc import Callable
 from typing import Any
 
 from annotations.models import Item, Question, Study
-from llmjudge.config import JudgeConfig
-from llmjudge.conversation import Conversation, RatingState
+from llmjudge.engine.conversation import Conversation, RatingState
 from llmjudge.kinds.common.items import item_text, pair_texts, shared_text
 from llmjudge.kinds.common.option_values import without_backend_keys
 from llmjudge.kinds.common.turns import pending_turns
@@ -15,7 +14,8 @@ from llmjudge.kinds.roleplay.options import roleplay_options
 from llmjudge.kinds.roleplay.plan import panel_mode
 from llmjudge.kinds.roleplay.preparation import panel_roles
 from llmjudge.parsing import OK, UNPARSEABLE, ParsedChoice, ParsedScore
-from llmjudge.prompts import choice_score
+from llmjudge.prompting.study_prompt import choice_score
+from llmjudge.runs.config import JudgeConfig
 
 
 def panel_details(votes: list[roleplay.RoleVote], weighted: bool, note: str = "") -> dict[str, Any]:

@@ -3,10 +3,10 @@ any answer (one per item, when the panel generates dynamic roles)."""
 from __future__ import annotations
 
 from annotations.models import Study
-from llmjudge.config import JudgeConfig
 from llmjudge.kinds.common.errors import KindError
 from llmjudge.kinds.common.plan import Row
 from llmjudge.kinds.roleplay.options import RoleplayOptions
+from llmjudge.runs.config import JudgeConfig
 
 
 def panel_mode(study: Study, config: JudgeConfig, options: RoleplayOptions) -> str:

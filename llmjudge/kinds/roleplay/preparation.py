@@ -7,13 +7,13 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
-from llmjudge.config import JudgeConfig
 from llmjudge.kinds.common.calls import Progress, calls_for, execute_calls, reset_errors
 from llmjudge.kinds.common.items import item_text
 from llmjudge.kinds.common.option_values import without_backend_keys
 from llmjudge.kinds.roleplay import prompts as roleplay
 from llmjudge.kinds.roleplay.options import RoleplayOptions, roleplay_options, static_role_options
 from llmjudge.models import JudgeCall
+from llmjudge.runs.config import JudgeConfig
 
 
 @functools.cache

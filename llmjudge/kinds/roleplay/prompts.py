@@ -2,7 +2,7 @@
 roles generated from each item, near-duplicates removed by clustering, all roles answering in one
 batched prompt, votes weighted by the answer's confidence when log-probabilities are available.
 
-Steps (prompts in ``llmjudge/prompts/drpe_v1.json``):
+Steps (prompts in ``llmjudge/prompting/data/drpe_v1.json``):
 
 1. ``static_roles(options)``: the study's objective roles (``Judge.options["static_roles"]`` or a
    preset named by ``options["static_roles_preset"]``; default preset ``story``).

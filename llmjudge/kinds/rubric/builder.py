@@ -6,8 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from annotations.models import Item, Question, Study
-from llmjudge.config import JudgeConfig
-from llmjudge.conversation import Conversation, RatingState
+from llmjudge.engine.conversation import Conversation, RatingState
 from llmjudge.kinds.common.errors import KindError
 from llmjudge.kinds.common.items import pair_texts
 from llmjudge.kinds.common.option_values import without_backend_keys
@@ -15,7 +14,8 @@ from llmjudge.kinds.common.turns import pending_turns
 from llmjudge.kinds.rubric import prompts as rubric
 from llmjudge.kinds.rubric.options import rubric_options
 from llmjudge.parsing import ParsedScore
-from llmjudge.prompts import choice_score, study_choices
+from llmjudge.prompting.study_prompt import choice_score, study_choices
+from llmjudge.runs.config import JudgeConfig
 
 
 def pairwise_criteria(question: Question) -> rubric.Criteria:
@@ -40,7 +40,7 @@ def question_rubric(question: Question) -> rubric.Rubric:
 
 
 def rubric_parser(*, study: Study, question: Question | None = None) -> Callable[[str], ParsedScore]:
-    """What every rubric turn is parsed with (and ``llmjudge.reparse`` re-reads with): relative
+    """What every rubric turn is parsed with (and ``llmjudge.runs.reparse`` re-reads with): relative
     grading's A/B as the study stores choices, else absolute grading's 1-5."""
     if study.is_pairwise:
         return lambda text: choice_score(study, rubric.parse_relative(text))

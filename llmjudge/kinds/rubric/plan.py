@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 from annotations.models import Study
-from llmjudge.config import JudgeConfig
 from llmjudge.kinds.common.items import pair_fields
 from llmjudge.kinds.rubric.builder import pairwise_criteria, question_rubric
 from llmjudge.kinds.rubric.options import RubricOptions
 from llmjudge.kinds.rubric.prompts import check_study_scale
+from llmjudge.runs.config import JudgeConfig
 
 
 def rubric_study_check(*, study: Study, config: JudgeConfig, options: RubricOptions) -> None:

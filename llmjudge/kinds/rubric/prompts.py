@@ -1,7 +1,7 @@
 """Rubric judge (Prometheus, Kim et al. 2024; seed 001): absolute 1-5 grading against a score rubric
 with an optional reference answer, and relative A/B grading for pairwise comparisons.
 
-Templates (``llmjudge/prompts/``), character for character as published:
+Templates (``llmjudge/prompting/data/``), character for character as published:
 
 * ``prometheus_absolute_v1`` / ``prometheus_absolute_noref_v1``: the Prometheus 1 paper (appendix,
   "Prompt for Prometheus") and model cards, output format ``"Feedback: (write a feedback for
@@ -244,7 +244,7 @@ def check_study_scale(scale: tuple[int, int]) -> None:
 
 
 def shipped_rubrics(name: str = "rubrics_story_v1") -> dict[str, Rubric]:
-    """Rubrics shipped as data (``llmjudge/prompts/<name>.json``), by question key, for importing
+    """Rubrics shipped as data (``llmjudge/prompting/data/<name>.json``), by question key, for importing
     into ``Question.rubric`` (e.g. the demo story study)."""
     data = as_mapping(load_json(name).get("rubrics"), f"{name}.json 'rubrics'")
     return {key: Rubric.from_json(value) for key, value in data.items()}

@@ -7,8 +7,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from llmjudge.judge_specs import JudgeSpecError, judge_create
 from llmjudge.models import Judge
+from llmjudge.services import JudgeSpecError, judge_create
 
 
 class Command(BaseCommand):

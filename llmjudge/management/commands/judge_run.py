@@ -4,9 +4,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from llmjudge import judging
 from llmjudge.management.commands.run_judge import summary_lines
 from llmjudge.models import JudgeRun
+from llmjudge.runs import lifecycle as judging
 from llmjudge.selectors import run_progress
 
 

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.models import Study
 from llmjudge.models import JudgeRun
-from llmjudge.reparse import study_reparse
+from llmjudge.runs.reparse import study_reparse
 
 
 class Command(BaseCommand):

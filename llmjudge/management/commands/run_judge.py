@@ -6,8 +6,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.models import Study
-from llmjudge import judging
 from llmjudge.models import Judge, JudgeRun
+from llmjudge.runs import lifecycle as judging
 from llmjudge.selectors import RunProgress, run_progress
 
 _FINAL = (JudgeRun.Status.DONE, JudgeRun.Status.CANCELLED, JudgeRun.Status.FAILED, JudgeRun.Status.PAUSED)

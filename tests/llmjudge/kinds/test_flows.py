@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evalhub.prediction_metrics import average_metrics, per_rater_metrics
+from evalhub.stats.prediction_metrics import average_metrics, per_rater_metrics
 from llmjudge.kinds import options_for
 from llmjudge.kinds.persona import prompts as pe
 from llmjudge.kinds.personalized import prompts as ps

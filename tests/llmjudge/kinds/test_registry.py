@@ -45,7 +45,7 @@ assert not leaked, leaked
 
 @pytest.mark.django_db
 def test_a_plain_judge_runs_with_options_left_from_another_kind(story_with_items, make_judge):
-    from llmjudge import judging
+    from llmjudge.runs import lifecycle as judging
 
     judge = make_judge("was-persona", options={"method": "plain", "batch_size": 4})  # kind changed in the admin
     run = judging.judge_run_start(study=story_with_items, judge=judge, enqueue=False)

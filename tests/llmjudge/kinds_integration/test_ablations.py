@@ -165,7 +165,7 @@ def test_run_judge_ablation_and_analyze_give_the_same_table_on_the_command_line(
 def test_an_ablation_set_needs_a_persona_judge_and_starts_nothing_when_a_rater_lacks_demographics(
     rated_study, persona_judge
 ):
-    from llmjudge.judging import RunError, persona_ablation_launch
+    from llmjudge.runs.lifecycle import RunError, persona_ablation_launch
 
     plain = Judge.objects.create(name="plain", backend=Judge.Backend.FAKE, model="m")
     with pytest.raises(RunError, match="is a plain judge; the ablation set runs a persona judge"):

@@ -43,7 +43,7 @@ def _varied_answer(prompt: str, body: dict) -> str:
 @pytest.fixture
 def hanna_study(researcher, openai_server, tmp_path):
     """HANNA with synthetic demographics and the two per-rater judges, made before the browser starts."""
-    from evalhub.datasets import hanna_import
+    from evalhub.imports.datasets import hanna_import
     from llmjudge.models import Judge
 
     study = hanna_import(path=shared_path("data", "hanna-benchmark-asg", "hanna_metric_scores_llm.csv"),
@@ -90,8 +90,8 @@ def _expected(run_id: int, study) -> dict[tuple[str, str], dict[str, float | Non
     """(question key, rater name) -> metrics recomputed from the database: each rater's held-out human
     scores against the run's votes for that rater."""
     from annotations.models import HumanRating
-    from evalhub.per_rater_analysis import per_rater_predictions
-    from evalhub.prediction_metrics import per_rater_metrics
+    from evalhub.analysis.per_rater import per_rater_predictions
+    from evalhub.stats.prediction_metrics import per_rater_metrics
 
     votes = per_rater_predictions(run_id=run_id)
     human = {(r.item_id, r.question_id, r.rater_id): r.score

@@ -60,7 +60,7 @@ def scripted_server(openai_server):
 
 
 def _rerun_makes_no_call(run, server) -> None:
-    from llmjudge.judging import judge_run_execute_inline, judge_run_resume
+    from llmjudge.runs.lifecycle import judge_run_execute_inline, judge_run_resume
 
     before = server.stats.requests
     assert judge_run_resume(run=run, enqueue=False) == 0
@@ -112,7 +112,7 @@ def test_personalized_judge_predicts_each_rater_on_held_out_items_from_their_pro
 
 
 def test_personalized_judge_names_the_rater_with_too_few_ratings(rated_study, scripted_server):
-    from llmjudge.judging import RunError, judge_run_start
+    from llmjudge.runs.lifecycle import RunError, judge_run_start
 
     judge = _judge(scripted_server, "perse-big", "personalized", {"profile_size": 3})
     with pytest.raises(RunError, match=r"k=3 needs at least 4 ratings.*rater ann \(id \d+\) has 3"):
@@ -163,8 +163,8 @@ def test_after_migration_0004_scores_stay_on_scale_and_rows_stay_unique_with_or_
 ):
     from django.db import IntegrityError, transaction
 
-    from llmjudge.judging import judge_run_start
     from llmjudge.models import LLMRating
+    from llmjudge.runs.lifecycle import judge_run_start
 
     run = judge_run_start(study=rated_study, judge=make_judge(samples=1), enqueue=False)
     item, question = rated_study.items.first(), rated_study.questions.first()
@@ -182,8 +182,8 @@ def test_after_migration_0004_scores_stay_on_scale_and_rows_stay_unique_with_or_
 
 
 def test_a_persona_rerun_asks_only_the_missing_steps_and_ratings(rated_study, scripted_server):
-    from llmjudge.judging import judge_run_execute_inline, judge_run_resume
     from llmjudge.models import JudgeCall, JudgeRun
+    from llmjudge.runs.lifecycle import judge_run_execute_inline, judge_run_resume
 
     judge = _judge(scripted_server, "cinemetric", "persona", {"training_examples": 2, "held_out": 1})
     run = _run(rated_study, judge)

@@ -163,7 +163,7 @@ def test_a_tied_panel_on_a_forced_choice_study_is_no_choice(pairwise_study, open
 
 
 def test_a_pointwise_panel_is_refused_on_a_pairwise_study_naming_the_mode(pairwise_study, openai_server):
-    from llmjudge.judging import RunError, judge_run_start
+    from llmjudge.runs.lifecycle import RunError, judge_run_start
 
     judge = _judge(openai_server, "panel-pointwise", "roleplay", {"dynamic_roles": 0, "mode": "pointwise"})
     with pytest.raises(RunError, match="needs mode=pairwise"):
@@ -172,7 +172,7 @@ def test_a_pointwise_panel_is_refused_on_a_pairwise_study_naming_the_mode(pairwi
 
 
 def test_a_pairwise_rerun_asks_nothing_again(pairwise_study, openai_server):
-    from llmjudge.judging import judge_run_execute_inline, judge_run_resume
+    from llmjudge.runs.lifecycle import judge_run_execute_inline, judge_run_resume
 
     openai_server.behaviour = Behaviour(answer=_prometheus_answer)
     run = _run(pairwise_study, _judge(openai_server, "prometheus-again", "rubric", {}))

@@ -73,7 +73,7 @@ def test_a_too_large_profile_from_the_form_is_refused_naming_the_rater(
 def test_hanna_personalized_and_persona_runs_launch_from_the_browser_and_show_per_rater_metrics(
     owner_client, researcher, openai_server, sent, django_capture_on_commit_callbacks, tmp_path
 ):
-    from evalhub.datasets import hanna_import
+    from evalhub.imports.datasets import hanna_import
 
     path = shared_path("data", "hanna-benchmark-asg", "hanna_metric_scores_llm.csv")
     study = hanna_import(path=path, slug="hanna", prompts=(), owner=researcher)

@@ -9,8 +9,9 @@ import pytest
 from django.db.models import Sum
 from django.urls import reverse
 
-from llmjudge import chunks, judging
 from llmjudge.models import Judge, JudgeCall, LLMRating
+from llmjudge.runs import chunks
+from llmjudge.runs import lifecycle as judging
 from llmjudge.selectors import run_progress
 from tests.llmjudge.factories import openai_judge
 from tests.llmjudge.kinds_integration.test_kinds_end_to_end import scripted_answer

@@ -1,0 +1,1 @@
+"""What guards requests and secrets: the client's address, window counters, the open-link limit, env secrets."""

@@ -1,0 +1,1 @@
+"""Importing items, human ratings and demographics: streamed file rows, duplicate keys, the services."""

@@ -1,0 +1,1 @@
+"""The REST API for scripts and its plumbing (parser, throttles)."""

@@ -1,0 +1,1 @@
+"""The demo: its loader beside its data."""

@@ -1,0 +1,166 @@
+"""CSV exports: every rating in long form, and the analysis tables. Column names are documented in docs/analysis.md.
+
+Both are generators of CSV lines so a view can stream them (StreamingHttpResponse) and the command can
+write them to a file: a million-rating export never holds more than one database chunk in memory.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from annotations.models import HumanRating, Study
+from evalhub.analysis import HUMAN, pool_names
+from evalhub.analysis.text_report import result_pool_labels
+from llmjudge.models import LLMRating
+
+RATING_COLUMNS = ("study", "item", "group", "question", "pool", "rater", "score", "status", "rationale", "created")
+CHUNK = 5000
+
+# Column lists per analysis table; the combined export has `table` first and the union of these. `pool` is
+# the pool's key (unique: "judge#run" when a judge ran twice), `pool_label` what it compares ("gpt-4 · T=0.7"),
+# last so that the columns before it keep their places.
+TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "cells": ("question", "group", "pool", "n_items", "n_ratings", "n_raters", "mean", "std", "alpha_nominal",
+              "alpha_ordinal", "alpha_interval", "alpha_ratio", "alpha_ci95_low", "alpha_ci95_high",
+              "full_agreement_pct", "icc1", "icc1k", "notes", "pool_label", "icc_n_items", "alpha_ci_n_boot",
+              "alpha_ci_n_valid"),
+    "kendall": ("question", "group", "pool", "tau", "p", "n", "band", "notes", "pool_label"),
+    "welch": ("question", "pool", "group_a", "group_b", "mean_a", "mean_b", "t", "df", "p", "mean_diff", "cohens_d",
+              "n_a", "n_b", "unit", "notes", "p_adjusted", "pool_label"),
+    "pairwise_kendall": ("question", "group", "pool", "mean_tau", "n_pairs", "notes", "pool_label"),
+    "rater_means": ("question", "group", "pool", "rater", "mean", "n", "pool_label"),
+    # Pairwise studies only: each judge pool's majority choice against the human majority choice.
+    "majority": ("question", "group", "pool", "agreement_pct", "n_items", "n_agree", "human_no_majority",
+                 "pool_no_majority", "notes", "pool_label"),
+    # Issue 19: kappa rows as in the JSON; the confusion matrix one row per (human label, pool label) cell;
+    # the ceiling one row per rater.
+    "kappa": ("question", "group", "pool", "against", "rater", "weights", "kappa", "ci95_low", "ci95_high",
+              "n_items", "n_tied", "n_unpaired", "p", "p_adjusted", "notes", "pool_label"),
+    "confusion": ("question", "group", "pool", "human_category", "pool_category", "count", "n_items", "n_tied",
+                  "n_unpaired", "pool_label"),
+    "ceiling": ("question", "group", "pool", "scoring", "rater", "n_items", "human", "human_ci95_low",
+                "human_ci95_high", "judge", "judge_ci95_low", "judge_ci95_high", "judge_better", "summary",
+                "notes", "pool_label"),
+    # The alternative annotator test: one line per (row, human tested); a row with no human tested has one
+    # line with the human columns empty. The row's own columns repeat on each of its lines.
+    "alt_test": ("question", "group", "pool", "scoring", "epsilon", "q_fdr", "n_instances", "winning_rate",
+                 "advantage_probability", "passed", "rater", "rater_n", "rater_p", "rater_rejected",
+                 "rater_advantage", "notes", "pool_label"),
+    # Position bias of pairwise judges run with a swap share (evalhub/analysis/position_rows.py).
+    "position_bias": ("question", "pool", "n_pairs", "n_flips", "flip_rate", "flip_ci95_low", "flip_ci95_high",
+                      "n_decisive", "n_first", "first_position_share", "first_position_ci95_low",
+                      "first_position_ci95_high", "prefers_first", "prefers_second", "notes", "pool_label"),
+}
+ALL_TABLE_COLUMNS: tuple[str, ...] = ("table", *dict.fromkeys(c for cols in TABLE_COLUMNS.values() for c in cols))
+
+_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise(value: Any) -> Any:
+    """Defuse spreadsheet formula injection (OWASP): text starting with = + - @ tab or CR gets a leading quote.
+
+    Only text is touched: numbers we write ourselves (a negative alpha) must stay numbers.
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
+class _Line:
+    """A write-only file for csv.writer that hands back what was written (Django's streaming CSV pattern)."""
+
+    def write(self, value: str) -> str:
+        return value
+
+
+def csv_lines(rows: Iterable[Iterable[Any]]) -> Iterator[str]:
+    writer = csv.writer(_Line())
+    for row in rows:
+        yield writer.writerow([neutralise(v) for v in row])
+
+
+def rating_rows(studies: Iterable[Study]) -> Iterator[tuple[Any, ...]]:
+    """Header, then one row per rating of each study: human ratings first, then each judge run's."""
+    yield RATING_COLUMNS
+    for study in studies:
+        human = (
+            HumanRating.objects.filter(item__study=study)
+            .order_by("id")
+            .values_list("item__external_id", "item__group", "question__key", "rater__external_id", "rater_id",
+                         "score", "comment", "created_at")
+        )
+        for item, group, question, rater, rater_id, score, comment, created in human.iterator(chunk_size=CHUNK):
+            yield (study.slug, item, group, question, HUMAN, rater or f"rater-{rater_id}", score, "ok", comment,
+                   created.isoformat())
+        names = pool_names(study)
+        llm = (
+            LLMRating.objects.filter(run__study=study)
+            .order_by("id")
+            .values_list("item__external_id", "item__group", "question__key", "run_id", "sample", "score", "status",
+                         "rationale", "created_at")
+        )
+        for item, group, question, run_id, sample, score, status, rationale, created in llm.iterator(chunk_size=CHUNK):
+            yield (study.slug, item, group, question, names[run_id], f"sample-{sample}",
+                   "" if score is None else score, status, rationale, created.isoformat())
+
+
+def _flat(table: str, row: dict[str, Any]) -> dict[str, Any]:
+    flat = dict(row)
+    if table == "cells":
+        for level, value in row["alpha"].items():
+            flat[f"alpha_{level}"] = value
+        ci = row["alpha_ci95"] or (None, None)
+        flat["alpha_ci95_low"], flat["alpha_ci95_high"] = ci
+    if "ci95" in row:
+        flat["ci95_low"], flat["ci95_high"] = row["ci95"] or (None, None)
+    if isinstance(row.get("notes"), list):
+        flat["notes"] = "; ".join(row["notes"])
+    elif "notes" in row:
+        flat["notes"] = "; ".join(f"{k}: {v}" for k, v in row["notes"].items())
+    return flat
+
+
+def _expanded(table: str, row: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The CSV rows of one JSON row: one, except a confusion matrix (one per cell), a ceiling (one per rater)
+    and an alt-test row (one per human tested)."""
+    if table == "confusion":
+        for labels, counts in zip(row["labels"], row["counts"], strict=True):
+            for label, count in zip(row["labels"], counts, strict=True):
+                yield {**row, "human_category": labels, "pool_category": label, "count": count}
+    elif table == "ceiling":
+        notes = "; ".join(row["notes"])
+        for rater in row["raters"]:
+            flat = {**row, **rater, "notes": "; ".join(n for n in (notes, rater["reason"]) if n)}
+            for key in ("human_ci95", "judge_ci95"):
+                flat[f"{key}_low"], flat[f"{key}_high"] = rater[key] or (None, None)
+            yield flat
+    elif table == "alt_test" and row["humans"]:
+        flat = _flat(table, row)
+        for human in row["humans"]:
+            yield {**flat, **{f"rater_{k}" if k != "rater" else k: v for k, v in human.items()}}
+    else:
+        yield _flat(table, row)
+
+
+def table_rows(result: dict[str, Any], table: str | None = None) -> Iterator[tuple[Any, ...]]:
+    """Header, then the rows of one analysis table, or of all (with a leading `table` column). None -> empty cell."""
+    if table is not None and table not in TABLE_COLUMNS:
+        raise ValueError(f"unknown table {table!r}; choose from {', '.join(TABLE_COLUMNS)}")
+    columns = TABLE_COLUMNS[table] if table else ALL_TABLE_COLUMNS
+    labels = result_pool_labels(result)
+    yield columns
+    for name in [table] if table else list(TABLE_COLUMNS):
+        for row in result.get(name, []):  # a result cached before a table existed lacks it
+            for part in _expanded(name, row):
+                flat = {"table": name, **part, "pool_label": labels.get(row["pool"], row["pool"])}
+                yield tuple("" if flat.get(c) is None else flat[c] for c in columns)
+
+
+def csv_text(rows: Iterable[Iterable[Any]]) -> str:
+    buffer = io.StringIO()
+    for line in csv_lines(rows):
+        buffer.write(line)
+    return buffer.getvalue()

@@ -1,0 +1,131 @@
+"""The evidence beside the verdict (issue 19): kappa per pool, the confusion heat map, the ceiling strip.
+
+A pure function of the analysis result (``evidence_context``) and two server-side SVG charts in the house
+style of ``evalhub.pages.charts``: every data-derived string is escaped, numbers are formatted here.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from django.utils.html import escape
+from django.utils.safestring import SafeString
+
+from evalhub.analysis.text_report import SIGNIFICANCE, stars
+from evalhub.pages.charts import _svg, _text, _ticks, colour
+
+MAX_BLOCKS = 30  # question x group x pool blocks drawn; the JSON and CSV have all
+
+
+def confusion_chart(*, title: str, labels: Sequence[str], counts: Sequence[Sequence[int]]) -> SafeString:
+    """Heat map of a confusion matrix: rows = human majority label, columns = the pool's label, counts in cells.
+
+    A cell's shade grows with its count relative to the largest cell; the diagonal (agreement) is outlined.
+    """
+    k = len(labels)
+    cell = max(26, min(56, 260 // max(k, 1)))
+    left, top = 84, 50
+    width, height = left + k * cell + 16, top + k * cell + 30
+    peak = max([c for row in counts for c in row] + [1])
+    body = [_text(width / 2, 14, title, size=12, weight="600"),
+            _text(left + k * cell / 2, 30, "pool's label", size=10, fill="#57606a"),
+            f'<text transform="translate(12 {top + k * cell / 2:.1f}) rotate(-90)" text-anchor="middle" '
+            f'font-size="10" fill="#57606a">human majority</text>']
+    for c, label in enumerate(labels):
+        body.append(_text(left + c * cell + cell / 2, top - 5, label[:12], size=9))
+    for r, (label, row) in enumerate(zip(labels, counts, strict=True)):
+        y = top + r * cell
+        body.append(_text(left - 6, y + cell / 2 + 4, label[:12], anchor="end", size=10))
+        for c, count in enumerate(row):
+            x = left + c * cell
+            share = count / peak
+            stroke = ' stroke="#1f2328" stroke-width="1.5"' if r == c else ' stroke="#fff"'
+            body.append(f'<rect class="confusion-cell" data-count="{count}" x="{x}" y="{y}" width="{cell}" '
+                        f'height="{cell}" fill="{colour(0)}" fill-opacity="{0.06 + 0.9 * share:.3f}"{stroke}>'
+                        f'<title>human {escape(label)}, pool {escape(labels[c])}: {count} item(s)</title></rect>')
+            body.append(_text(x + cell / 2, y + cell / 2 + 4, str(count), size=11,
+                              fill="#fff" if share > 0.55 else "#1f2328"))
+    return _svg(width, height, body, title)
+
+
+def ceiling_chart(*, title: str, scoring: str, raters: Sequence[dict[str, Any]], judge_colour: str) -> SafeString:
+    """Strip plot: per rater, their agreement with the other raters (grey) and the judge's on the same items.
+
+    Each score is a dot with its 95 % t interval; a row whose judge dot lies right of the rater's
+    is a rater the judge agrees with the others better than.
+    """
+    defined = [r for r in raters if r["human"] is not None and r["judge"] is not None]
+    values = [v for r in defined for v in [r["human"], r["judge"], *(r["human_ci95"] or []), *(r["judge_ci95"] or [])]]
+    if scoring == "accuracy":
+        lo, hi = 0.0, 1.0
+    else:
+        lo, hi = min(values + [-1.0]), 0.0
+        lo = _ticks(lo, hi, 5)[0] if _ticks(lo, hi, 5)[0] <= lo else lo - 0.1
+    row_h, top, left, right, width = 18, 30, 130, 16, 520
+    height = top + row_h * max(len(raters), 1) + 44
+    plot_w = width - left - right
+
+    def px(v: float) -> float:
+        return left + (v - lo) / ((hi - lo) or 1) * plot_w
+
+    body = [_text(width / 2, 14, title, size=12, weight="600")]
+    bottom = top + row_h * len(raters)
+    for tick in _ticks(lo, hi, 5):
+        body.append(f'<line x1="{px(tick):.1f}" x2="{px(tick):.1f}" y1="{top - 4}" y2="{bottom}" stroke="#eaeef2"/>')
+        body.append(_text(px(tick), bottom + 13, f"{tick:g}", size=10))
+    for i, r in enumerate(raters):
+        y = top + i * row_h + row_h / 2
+        if i % 2 == 0:
+            body.append(f'<rect x="0" y="{y - row_h / 2:.1f}" width="{width}" height="{row_h}" fill="#f6f8fa"/>')
+        body.append(_text(left - 8, y + 4, str(r["rater"])[:20], anchor="end", size=10))
+        if r["human"] is None or r["judge"] is None:
+            body.append(_text(left + 6, y + 4, f"undefined: {r['reason']}"[:70], anchor="start", size=10,
+                              fill="#8c959f"))
+            continue
+        for key, fill, dy, shape in (("human", "#6e7781", -3, "rater"), ("judge", judge_colour, 3, "judge")):
+            ci = r[f"{key}_ci95"]
+            if ci:
+                body.append(f'<line x1="{px(ci[0]):.1f}" x2="{px(ci[1]):.1f}" y1="{y + dy:.1f}" y2="{y + dy:.1f}" '
+                            f'stroke="{fill}" stroke-width="2" stroke-opacity="0.5"/>')
+            ci_text = f", 95% CI [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
+            body.append(f'<circle class="ceiling-{shape}" cx="{px(r[key]):.1f}" cy="{y + dy:.1f}" r="4" '
+                        f'fill="{fill}"><title>{escape(str(r["rater"]))}: {shape} vs the other raters '
+                        f'{r[key]:.3f}{ci_text} ({r["n_items"]} items)</title></circle>')
+    label = "accuracy against the other raters" if scoring == "accuracy" else "negative RMSE against the other raters"
+    body.append(_text(left + plot_w / 2, bottom + 28, label, size=10, fill="#57606a"))
+    body.append(f'<circle cx="{left}" cy="{bottom + 38}" r="4" fill="#6e7781"/>')
+    body.append(_text(left + 8, bottom + 41, "the rater", anchor="start", size=10))
+    body.append(f'<circle cx="{left + 80}" cy="{bottom + 38}" r="4" fill="{judge_colour}"/>')
+    body.append(_text(left + 88, bottom + 41, "the judge, on the same items", anchor="start", size=10))
+    return _svg(width, height, body, title)
+
+
+def evidence_context(result: dict[str, Any], pool_colours: dict[str, str]) -> dict[str, Any]:
+    """The ``evidence`` blocks of the dashboard: one per question x group x LLM pool (at most MAX_BLOCKS)."""
+    fleiss = {(k["question"], k["group"]): k for k in result.get("kappa", []) if k["against"] == "raters"}
+    kappas: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
+    for k in result.get("kappa", []):
+        if k["against"] != "raters":
+            p = k["p_adjusted"]
+            kappas[(k["question"], k["group"], k["pool"])].append(
+                {**k, "stars": stars(p), "significant": p is not None and p < SIGNIFICANCE})
+    ceilings = {(c["question"], c["group"], c["pool"]): c for c in result.get("ceiling", [])}
+    blocks = []
+    for c in result.get("confusion", [])[:MAX_BLOCKS]:
+        key = (c["question"], c["group"], c["pool"])
+        where = f"{c['question']} · {c['group']} · {c['pool']}"
+        ceiling = ceilings.get(key)
+        block_colour = pool_colours.get(c["pool"], colour(1))
+        blocks.append({
+            "question": c["question"], "group": c["group"], "pool": c["pool"],
+            "colour": block_colour,
+            "kappas": kappas.get(key, []), "fleiss": fleiss.get(key[:2]), "confusion": c,
+            "confusion_chart": confusion_chart(title=f"{where}: confusion", labels=c["labels"], counts=c["counts"]),
+            "ceiling": ceiling,
+            "ceiling_chart": ceiling_chart(title=f"{where}: human ceiling", scoring=ceiling["scoring"],
+                                           raters=ceiling["raters"], judge_colour=block_colour)
+            if ceiling and ceiling["raters"] else None,
+        })
+    return {"evidence": blocks, "evidence_cut": len(result.get("confusion", [])) > MAX_BLOCKS}

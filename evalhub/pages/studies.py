@@ -1,0 +1,165 @@
+"""A study's home page for its owner, its lifecycle buttons and uploads, and "New study".
+
+They live in evalhub because the page shows both pools (the raters' progress and the judge runs) and
+the ratings upload writes both (evalhub.imports.ratings). Each view checks access through the one
+study-access rule, validates a form, calls the service the management command calls, and redirects.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotations.forms import DemographicsUploadForm, InviteForm, UploadForm, import_summary
+from annotations.importing.services import (
+    ImportFileError,
+    ImportResult,
+    demographics_import,
+    items_import,
+    uploaded_file,
+)
+from annotations.lifecycle import LifecycleError, study_close, study_open
+from annotations.models import Study
+from annotations.selectors import study_changeable, study_for_researcher, study_overview
+from annotations.studies import StudySpecError, study_create, study_create_from_template
+from evalhub.analysis.alt_test_plan import PAGE_RATING_BUDGET, PAGE_REPLICATES, StudyPlan, alt_test_plan_for_study
+from evalhub.imports.jobs import import_job_progress, import_job_start
+from evalhub.imports.ratings import ratings_import
+from evalhub.pages.forms import StudyNewForm
+from llmjudge.selectors import run_progress, runs_for_study
+
+# what -> (form class, import service); the services are those of import_items, import_ratings and
+# import_demographics, so an upload is refused for exactly the reasons the command refuses a file.
+UPLOADS: dict[str, tuple[type[UploadForm], Callable[..., ImportResult]]] = {
+    "items": (UploadForm, items_import),
+    "ratings": (UploadForm, ratings_import),
+    "demographics": (DemographicsUploadForm, demographics_import),
+}
+LIFECYCLE: dict[str, Callable[..., Study]] = {"open": study_open, "close": study_close}
+
+
+def _home(request: HttpRequest, study: Study, forms: dict[str, UploadForm] | None = None,
+          status: int = 200, plan: StudyPlan | None = None, plan_note: str = "") -> HttpResponse:
+    open_url = request.build_absolute_uri(reverse("annotations:open_link", args=[study.open_token]))
+    uploads = {what: form_class(prefix=what) for what, (form_class, _service) in UPLOADS.items()}
+    uploads.update(forms or {})
+    context: dict[str, Any] = {
+        "study": study,
+        "overview": study_overview(study=study),
+        "runs": [(run, run_progress(run=run)) for run in runs_for_study(study=study)],
+        # A list, not the dict: in a template, uploads.items would look up the "items" key.
+        "uploads": list(uploads.items()),
+        "invite_form": InviteForm(),
+        "open_url": open_url,
+        "plan": plan,
+        "can_plan": study_changeable(user=request.user, study=study),
+        "plan_note": plan_note,
+        "import_jobs": [import_job_progress(job=job) for job in study.import_jobs.all()[:5]],
+        "import_threshold": settings.IMPORT_TASK_THRESHOLD_BYTES,
+    }
+    return render(request, "evalhub/study_home.html", context, status=status)
+
+
+@login_required
+@require_GET
+def study_home(request: HttpRequest, slug: str) -> HttpResponse:
+    return _home(request, study_for_researcher(user=request.user, slug=slug))
+
+
+@login_required
+@require_POST
+def study_lifecycle(request: HttpRequest, slug: str, action: str) -> HttpResponse:
+    study = study_for_researcher(user=request.user, slug=slug, for_change=True)
+    try:
+        LIFECYCLE[action](study=study)
+    except LifecycleError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Study {study.slug} is now {study.get_status_display().lower()}.")
+    return redirect("study_home", slug=study.slug)
+
+
+@login_required
+@require_POST
+def study_upload(request: HttpRequest, slug: str, what: str) -> HttpResponse:
+    study = study_for_researcher(user=request.user, slug=slug, for_change=True)
+    if what not in UPLOADS:
+        raise Http404("unknown upload")
+    form_class, service = UPLOADS[what]
+    form = form_class(request.POST, request.FILES, prefix=what)
+    if not form.is_valid():
+        return _home(request, study, {what: form}, status=400)
+    upload = form.cleaned_data["file"]
+    options = {name: value for name, value in form.cleaned_data.items() if name != "file"}
+    if upload.size > settings.IMPORT_TASK_THRESHOLD_BYTES:
+        # Large: a Celery task imports it, the page shows its progress (evalhub/imports/jobs.py).
+        job = import_job_start(study=study, kind=what, upload=upload, options=options, user=request.user)
+        messages.info(request, f"{upload.name}: {upload.size} bytes, imported in the background (job {job.pk}); "
+                               "its progress is shown under Upload.")
+        return redirect("study_home", slug=study.slug)
+    # Large uploads are already on disk (Django's TemporaryFileUploadHandler); the service reads a path,
+    # as the command does, in one transaction: a file with one bad row imports nothing.
+    with uploaded_file(upload) as path:
+        try:
+            result = service(study=study, path=path, **options)
+        except ImportFileError as exc:
+            form.add_error("file", f"{upload.name}: {exc}. Nothing was imported.")
+            return _home(request, study, {what: form}, status=400)
+    messages.success(request, f"{upload.name}: {import_summary(what, result)}")
+    return redirect("study_home", slug=study.slug)
+
+
+@login_required
+@require_GET
+def import_progress(request: HttpRequest, slug: str, job_id: int) -> JsonResponse:
+    """The progress bar's poll: one import job of a study the user may see."""
+    study = study_for_researcher(user=request.user, slug=slug)
+    job = study.import_jobs.filter(pk=job_id).first()
+    if job is None:
+        raise Http404("no such import")
+    return JsonResponse(import_job_progress(job=job))
+
+
+@login_required
+@require_POST
+def study_plan(request: HttpRequest, slug: str) -> HttpResponse:
+    """The alt-test plan on a button, not on every page view: it reads every rating and simulates
+    (PAGE_REPLICATES replicates per design point, fewer for a design beyond PAGE_RATING_BUDGET ratings, keep
+    it to a second or so). Owner only: for_change."""
+    study = study_for_researcher(user=request.user, slug=slug, for_change=True)
+    note = ""
+    try:
+        plan = alt_test_plan_for_study(study=study, from_pilot=True, replicates=PAGE_REPLICATES,
+                                       rating_budget=PAGE_RATING_BUDGET)
+    except ValueError as exc:
+        # No usable pilot yet: the plan from the defaults, saying why.
+        note = f"{exc}; the plan below uses the default assumptions."
+        plan = alt_test_plan_for_study(study=study, replicates=PAGE_REPLICATES, rating_budget=PAGE_RATING_BUDGET)
+    return _home(request, study, plan=plan, plan_note=note)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def study_new(request: HttpRequest) -> HttpResponse:
+    form = StudyNewForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            if data["template"]:
+                study = study_create_from_template(slug=data["slug"], template=data["template"], owner=request.user)
+            else:
+                study = study_create(slug=data["slug"], spec=data["file"], owner=request.user)
+        except StudySpecError as exc:
+            form.add_error("template" if data["template"] else "file", str(exc))
+        else:
+            messages.success(request, f"Created study {study.slug}. Next: upload its items, then open it.")
+            return redirect("study_home", slug=study.slug)
+    status = 400 if form.is_bound else 200
+    return render(request, "evalhub/study_new.html", {"form": form}, status=status)

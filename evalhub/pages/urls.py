@@ -1,0 +1,21 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from evalhub.pages import dashboard, verdict
+from evalhub.pages import studies as study_pages
+
+urlpatterns = [
+    path("<slug:slug>/", dashboard.study_dashboard, name="study_dashboard"),
+    path("<slug:slug>/alt-epsilon/", verdict.study_alt_epsilon, name="study_alt_epsilon"),
+    path("<slug:slug>/analysis.json", dashboard.study_analysis_json, name="study_analysis_json"),
+    path("<slug:slug>/export/ratings.csv", dashboard.study_ratings_csv, name="study_ratings_csv"),
+    path("<slug:slug>/export/<str:table>.csv", dashboard.study_table_csv, name="study_table_csv"),
+    # The study's home page (evalhub/pages/studies.py): status, lifecycle, uploads, links and runs.
+    path("<slug:slug>/home/", study_pages.study_home, name="study_home"),
+    path("<slug:slug>/open/", study_pages.study_lifecycle, {"action": "open"}, name="study_open"),
+    path("<slug:slug>/close/", study_pages.study_lifecycle, {"action": "close"}, name="study_close"),
+    path("<slug:slug>/upload/<str:what>/", study_pages.study_upload, name="study_upload"),
+    path("<slug:slug>/imports/<int:job_id>/progress.json", study_pages.import_progress, name="import_progress"),
+    path("<slug:slug>/plan/", study_pages.study_plan, name="study_plan"),  # the alt-test plan (issue 19, 5)
+]

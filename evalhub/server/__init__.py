@@ -1,0 +1,1 @@
+"""Process wiring: environment, logging, middleware, body limits, CSP, health, log-in limits."""

@@ -1,0 +1,1 @@
+"""Where judge prompts go: the backend protocol, the registry, OpenAI / fake / transformers, endpoint rules."""

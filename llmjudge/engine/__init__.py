@@ -1,0 +1,1 @@
+"""The Django-free engine: conversations asked concurrently, under shared limits."""

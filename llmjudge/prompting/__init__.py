@@ -1,0 +1,1 @@
+"""The study's own prompt for judges (one rendering shared with the rater page), previews, prompt data."""

@@ -1,0 +1,58 @@
+"""The study home page's "Plan the verdict" section: computed on a button, owner only."""
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Permission
+from django.urls import reverse
+
+from tests.evalhub.analysis.test_plan_alt_test import pilot_study  # noqa: F401  (the fixture)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def owner(client, researcher):
+    client.force_login(researcher)
+    return client
+
+
+def test_the_home_page_offers_the_plan_without_computing_it(owner, story_study):
+    page = owner.get(reverse("study_home", args=["story"])).content.decode()
+    assert 'id="alt-test-plan"' in page and 'id="plan-button"' in page
+    assert 'id="plan-result"' not in page
+
+
+def test_the_plan_button_shows_the_plan_from_the_pilot(owner, pilot_study):  # noqa: F811
+    response = owner.post(reverse("study_plan", args=["story"]))
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert 'id="plan-result"' in page
+    assert "pilot: 4 raters, a median 12 items per rater and 4 raters per item" in page
+    assert "Chance to pass with 4 raters × 12 items each (4 per item): <b>0 %</b>" in page
+    assert "the test needs at least 3 raters with 30 items each" in page
+    assert "100 replicates at this design, seed 0" in page
+
+
+def test_without_ratings_the_plan_uses_the_defaults_and_says_why(owner, story_study):
+    page = owner.post(reverse("study_plan", args=["story"])).content.decode()
+    assert "has no human ratings to use as a pilot; the plan below uses the default assumptions." in page
+    assert "Chance to pass with 10 raters × 50 items each (3 per item)" in page
+
+
+def test_the_plan_needs_a_post(owner, story_study):
+    assert owner.get(reverse("study_plan", args=["story"])).status_code == 405
+
+
+def test_another_researcher_gets_404(client, other_researcher, story_study):
+    client.force_login(other_researcher)
+    assert client.post(reverse("study_plan", args=["story"])).status_code == 404
+
+
+def test_a_read_only_viewer_sees_no_button_and_cannot_plan(client, django_user_model, story_study):
+    viewer = django_user_model.objects.create_user(username="viewer", password="pw-viewer-123", is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(codename="view_all_studies"))
+    client.force_login(viewer)
+    page = client.get(reverse("study_home", args=["story"]))
+    assert page.status_code == 200
+    assert 'id="plan-button"' not in page.content.decode()
+    assert client.post(reverse("study_plan", args=["story"])).status_code == 404
