@@ -232,7 +232,8 @@ def ppi_mean_difference(
     data), then
     - estimate = estimate_a - estimate_b;  se = sqrt(se_a^2 + se_b^2);
     - interval = estimate -/+ z_{1-alpha/2} se;  p = 2 Phi(-|estimate| / se);
-    - classical: the same combination of the two humans-only (lambda = 0) estimates.
+    - classical: the same combination of the two humans-only (lambda = 0, normal, ddof 0) estimates; the
+      dashboard's humans-only comparison is Welch's t (``comparison.welch``), not this.
 
     Why the combination holds: each group's estimate is asymptotically normal around its mean (PPI++,
     theorem 1), and the two are independent because each uses only its own group's items (its labelled
@@ -242,7 +243,8 @@ def ppi_mean_difference(
     estimator, which this is not).
 
     Missing data: as ``ppi_mean``, per group. Undefined (NaN fields, ``reason`` naming the group): either
-    group's PPI estimate is undefined. The classical fields are NaN when either group's are.
+    group's PPI estimate is undefined. The classical interval, se and p are NaN when either group's
+    classical se is (fewer than 2 labelled pairs, or human scores that do not vary).
     """
     a = ppi_mean(**_group_arrays(group_a), lam=lam, alpha=alpha)
     b = ppi_mean(**_group_arrays(group_b), lam=lam, alpha=alpha)
