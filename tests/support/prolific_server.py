@@ -81,6 +81,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import ROUND_UP, Decimal, InvalidOperation
+from email.message import Message
 from enum import StrEnum
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
@@ -1192,3 +1193,67 @@ def _valid_completion_codes(value: Any) -> bool:
             return False
         codes.append(entry["code"])
     return len(codes) == len(set(codes))
+
+
+@dataclass(frozen=True)
+class ReceivedHook:
+    path: str
+    headers: Message  # case-insensitive, as HTTP headers are: hook.headers["X-Event-ID"]
+    body: bytes
+
+
+class WebhookReceiver:
+    """A target for ``subscribe``: records every POST it receives and answers ``status`` (200 by default).
+    For tests of the server and of anything that verifies Prolific's signatures without Django."""
+
+    def __init__(self, *, status: int = 200, host: str = "127.0.0.1") -> None:
+        self.status = status
+        self.received: list[ReceivedHook] = []
+        self._host = host
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("receiver not started")
+        return f"http://{self._host}:{self._httpd.server_address[1]}/hooks/prolific/"
+
+    def start(self) -> WebhookReceiver:
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                return
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                with receiver._lock:
+                    receiver.received.append(ReceivedHook(self.path, self.headers, body))
+                self.send_response(receiver.status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self._httpd = ThreadingHTTPServer((self._host, 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> WebhookReceiver:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
