@@ -11,7 +11,9 @@ Endpoints, under ``/api/v1/``, each following the documentation page named (docs
   ([{code, code_type, actions: [{action}]}]), total_available_places, estimated_completion_time (minutes),
   reward (cents, an integer); optional internal_name, maximum_allowed_time, device_compatibility
   (desktop | tablet | mobile), peripheral_requirements, filters, project. 201 with the study.
-- ``GET /studies/{id}/``, ``PATCH /studies/{id}/`` (studies/get-study, studies/update-study).
+- ``GET /studies/`` (studies/get-studies, unpaginated here: how a caller finds the draft a lost answer
+  hid, by its internal_name), ``GET /studies/{id}/``, ``PATCH /studies/{id}/`` (studies/get-study,
+  studies/update-study).
 - ``POST /studies/{id}/transition/`` {action: PUBLISH | PAUSE | START | STOP} (studies/transition-study;
   actions as in Prolific's own CLI, prolific-oss/cli model/study.go). Statuses from
   studies/the-study-object: UNPUBLISHED, ACTIVE, PAUSED, AWAITING REVIEW, COMPLETED.
@@ -60,7 +62,8 @@ Where the documentation is silent, this server chooses (docs/prolific-api-notes.
 
 Test controls are Python methods, not HTTP: participants (``participant_starts`` / ``_completes`` /
 ``_returns`` / ``_times_out``), ``fail_next`` (429 with Retry-After, 500, act-then-drop, hang, trickle),
-``request_count``, the ``payments`` and ``transitions`` ledgers, ``deliver_events`` / ``redeliver``.
+``request_count``, the ``payments`` and ``transitions`` ledgers, ``deliver_events`` / ``redeliver``;
+``WebhookReceiver`` is a target that records what it receives.
 """
 
 from __future__ import annotations
@@ -295,6 +298,7 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("GET", r"/users/me/", "users.me", "_api_me"),
     ("GET", r"/workspaces/", "workspaces.list", "_api_workspaces"),
     ("GET", r"/workspaces/(?P<id>[^/]+)/projects/", "projects.list", "_api_projects"),
+    ("GET", r"/studies/", "studies.list", "_api_study_list"),
     ("POST", r"/studies/", "studies.create", "_api_study_create"),
     ("GET", r"/studies/(?P<id>[^/]+)/", "studies.get", "_api_study_get"),
     ("PATCH", r"/studies/(?P<id>[^/]+)/", "studies.update", "_api_study_update"),
@@ -760,6 +764,10 @@ class ProlificServer:
         study = _Study(self._new_id(), fields, date_created=_now_iso())
         self._studies[study.id] = study
         return _Reply(201, self._study_json(study))
+
+    def _api_study_list(self, **_: Any) -> _Reply:
+        results = [self._study_json(study) for study in self._studies.values()]
+        return _Reply(200, {"results": results, "meta": {"count": len(results)}})
 
     def _api_study_get(self, *, params: dict[str, str], **_: Any) -> _Reply:
         return _Reply(200, self._study_json(self._get_study(params["id"], api=True)))

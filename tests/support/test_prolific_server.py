@@ -123,7 +123,7 @@ def test_the_token_opens_the_researchers_account_and_workspace(server):
 
 
 def test_unknown_paths_are_404(server):
-    status, body, _ = call(server, "GET", "studies/")
+    status, body, _ = call(server, "GET", "study/")
 
     assert status == 404
     assert body["error"]["status"] == 404
@@ -143,6 +143,17 @@ def test_a_created_study_is_an_unpublished_draft_with_what_was_sent(server):
     assert study["completion_codes"][0]["code"] == CODE
     assert study["project"] == server.project_id
     assert call(server, "GET", f"studies/{study['id']}/")[1] == study
+
+
+def test_studies_are_listed_so_a_lost_create_can_be_found_by_internal_name(server):
+    _, first, _ = call(server, "POST", "studies/", study_body(internal_name="evalhub:a"))
+    _, second, _ = call(server, "POST", "studies/", study_body(internal_name="evalhub:b"))
+
+    status, listing, _ = call(server, "GET", "studies/")
+
+    assert status == 200
+    assert [(s["id"], s["internal_name"]) for s in listing["results"]] == [
+        (first["id"], "evalhub:a"), (second["id"], "evalhub:b")]
 
 
 def test_a_study_without_its_required_fields_is_refused_naming_each(server):
