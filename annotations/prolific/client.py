@@ -15,9 +15,10 @@ got no usable answer (a 5xx, a connection lost after the request was sent, a tim
 a call that moves money, such an error means "read the state back before doing anything else". Retrying
 is the caller's decision; this client never retries.
 
-Deadline: every call gives up after ``timeout`` seconds. Connecting and each wait for the server are
-bounded by it, and the answer's body is read in pieces with the deadline checked between them, so a
-server that trickles an answer cannot hold a worker.
+Deadline: connecting and every wait on the socket are bounded by ``timeout``, and the answer's body is
+read in pieces with the call's deadline (``timeout`` after it started) checked between them, so a server
+that trickles an answer cannot hold a worker. A silent server fails the call after ``timeout``; the
+worst case (a slow connect, then a slow first byte) is about twice ``timeout``.
 
 The token is never written into an exception, a repr or a log line: it lives in a wrapper whose repr is
 masked, and any text the server sends back is scrubbed of it before it becomes a message.
@@ -358,7 +359,7 @@ class ProlificClient:
     def create_study(self, draft: StudyDraft) -> Study:
         """A draft study (UNPUBLISHED). Not idempotent: after an error with ``outcome_unknown``, look for
         the draft by its internal_name (``find_studies``) before creating another."""
-        return _study(self._call("POST", "studies/", body=draft.to_json(), expect=(201,)))
+        return _study(self._call("POST", "studies/", body=draft.to_json()))
 
     def find_studies(self, *, internal_name: str) -> list[Study]:
         return [_study(s) for s in self._results("GET", "studies/") if s.get("internal_name") == internal_name]
@@ -445,7 +446,7 @@ class ProlificClient:
         if not lines:
             raise ValueError("a bonus record needs at least one line")
         body = {"study_id": study_id, "csv_bonuses": "\n".join(line.csv() for line in lines)}
-        data = self._call("POST", "submissions/bonus-payments/", body=body, expect=(201,))
+        data = self._call("POST", "submissions/bonus-payments/", body=body)
         return BulkBonus(
             id=_text(data, "id"),
             study_id=_optional_text(data, "study"),
@@ -458,7 +459,7 @@ class ProlificClient:
     def pay_bonus(self, bulk_id: str) -> None:
         """Pay every line of the record. NOT idempotent: each call pays again. Call it once per record;
         after an error with ``outcome_unknown``, read the submissions' ``bonus_payments`` before anything else."""
-        self._call("POST", f"bulk-bonus-payments/{_segment(bulk_id)}/pay/", expect=(200, 201, 202))
+        self._call("POST", f"bulk-bonus-payments/{_segment(bulk_id)}/pay/")
 
     def bonus_payments(self, submission_id: str) -> tuple[int, ...]:
         """The bonuses paid on a submission so far, in cents, one entry per payment (the documented read-back)."""
@@ -477,9 +478,9 @@ class ProlificClient:
         *,
         query: Mapping[str, str] | None = None,
         body: Any = None,
-        expect: tuple[int, ...] = (200,),
     ) -> Any:
-        """One request; the parsed JSON answer, or a ProlificError. Logs one line, without the token."""
+        """One request; the parsed JSON of its 2xx answer (whichever 2xx: Prolific's are 200, 201 or 202),
+        or a ProlificError. Logs one line, without the token."""
         url = urllib.parse.urljoin(self.base_url, path)
         if query:
             url += "?" + urllib.parse.urlencode(query)
@@ -493,8 +494,6 @@ class ProlificClient:
         started = time.monotonic()
         try:
             status, raw = self._exchange(request, method, path, started + self.timeout)
-            if status not in expect:
-                raise self._unexpected(method, path, status, raw, None)
             answer = _json(raw, method, path, status)
         except ProlificError as exc:
             logger.info("prolific %s %s failed in %.0f ms: %s", method, path, _ms(started), exc.message)
@@ -503,7 +502,8 @@ class ProlificClient:
         return answer
 
     def _exchange(self, request: urllib.request.Request, method: str, path: str, deadline: float) -> tuple[int, bytes]:
-        """(status, body) of a 2xx answer; a ProlificError for anything else, classified."""
+        """(status, body) of a 2xx answer (urllib raises HTTPError for the others); a classified
+        ProlificError for anything else."""
         try:
             response = self._opener.open(request, timeout=self.timeout)
         except urllib.error.HTTPError as exc:
