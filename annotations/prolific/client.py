@@ -58,7 +58,7 @@ DEFAULT_PAGE_SIZE: Final = 100
 MAX_PAGES: Final = 1000
 USER_AGENT: Final = "EvalHub-Prolific-client"
 
-# Study statuses (studies/the-study-object) and actions (studies/transition-study).
+# Study statuses (studies/the-study-object) and actions ("Transition a study's status"; the CLI's list).
 STUDY_UNPUBLISHED: Final = "UNPUBLISHED"
 STUDY_ACTIVE: Final = "ACTIVE"
 STUDY_PAUSED: Final = "PAUSED"
@@ -344,7 +344,7 @@ class ProlificClient:
     # -- account ---------------------------------------------------------------------------------------
 
     def whoami(self) -> str:
-        """The researcher id the token belongs to (users/get-user): what a "check the token" button calls."""
+        """The researcher id the token belongs to ("Retrieve a user"): what a "check the token" button calls."""
         return _text(self._call("GET", "users/me/"), "id")
 
     def list_workspaces(self) -> list[Workspace]:

@@ -4,18 +4,19 @@ Why a real server: EvalHub's Prolific client must survive what the network does 
 (a 429, a 500, a response lost after the server acted), and only a socket exercises its error paths.
 Standard library only, like ``openai_server``. State lives in memory, guarded by one lock.
 
-Endpoints, under ``/api/v1/``, each following the documentation page named (docs.prolific.com):
+Endpoints, under ``/api/v1/``, each following the documentation page named (docs.prolific.com/api-reference/;
+a title in quotes names a page by its menu entry):
 
 - ``POST /studies/`` (api-reference/studies/create-study): required name, description,
   external_study_url, prolific_id_option (question | url_parameters | not_required), completion_codes
   ([{code, code_type, actions: [{action}]}]), total_available_places, estimated_completion_time (minutes),
   reward (cents, an integer); optional internal_name, maximum_allowed_time, device_compatibility
   (desktop | tablet | mobile), peripheral_requirements, filters, project. 201 with the study.
-- ``GET /studies/`` (studies/get-studies, unpaginated here: how a caller finds the draft a lost answer
-  hid, by its internal_name), ``GET /studies/{id}/``, ``PATCH /studies/{id}/`` (studies/get-study,
-  studies/update-study).
-- ``POST /studies/{id}/transition/`` {action: PUBLISH | PAUSE | START | STOP} (studies/transition-study;
-  actions as in Prolific's own CLI, prolific-oss/cli model/study.go). Statuses from
+- ``GET /studies/`` ("List all studies"; unpaginated here: how a caller finds the draft a lost answer
+  hid, by its internal_name), ``GET /studies/{id}/`` ("Retrieve a study"), ``PATCH /studies/{id}/``
+  (studies/update-study).
+- ``POST /studies/{id}/transition/`` {action: PUBLISH | PAUSE | START | STOP} ("Transition a study's
+  status"; the actions as in Prolific's own CLI, prolific-oss/cli model/study.go). Statuses from
   studies/the-study-object: UNPUBLISHED, ACTIVE, PAUSED, AWAITING REVIEW, COMPLETED.
 - ``GET /submissions/?study=&page=&page_size=&status=`` (submissions/get-submissions: "Paginate by
   page_size and page (Default page_size is 20)"), ``GET /submissions/{id}/`` (submissions/get-submission,
@@ -27,8 +28,9 @@ Endpoints, under ``/api/v1/``, each following the documentation page named (docs
   (bonuses/create-bonus-payments, whose example: two bonuses of 4.25 give amount 850, fees 283.34,
   total 1133.34). ``POST /bulk-bonus-payments/{id}/pay/`` -> 202 with a JSON string
   (bonuses/pay-bonus-payments: "This endpoint is **not idempotent**": every call pays every line again).
-- ``GET /workspaces/``, ``GET /workspaces/{id}/projects/`` (workspaces, projects): a study's ``project``.
-- ``GET /users/me/`` (users/get-user): what a token check calls.
+- ``GET /workspaces/``, ``GET /workspaces/{id}/projects/`` (the Workspaces and Projects sections): a
+  study's ``project``.
+- ``GET /users/me/`` ("Retrieve a user"): what a token check calls.
 - ``POST /hooks/secrets/``, ``GET /hooks/secrets/``, ``POST /hooks/subscriptions/`` (201, the secret to
   confirm with in the ``X-Hook-Secret`` header), ``POST /hooks/subscriptions/{id}/`` {secret} to confirm,
   ``GET /hooks/subscriptions/`` (webhooks/*).
