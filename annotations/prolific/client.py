@@ -124,6 +124,21 @@ class ProlificError(Exception):
             f"outcome_unknown={self.outcome_unknown})"
         )
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Exception's default pickling replays only the message, and the keyword-only fields would be lost
+        # (or the rebuild would fail) wherever Celery or multiprocessing carries the error.
+        fields = {
+            "transient": self.transient,
+            "status": self.status,
+            "retry_after": self.retry_after,
+            "outcome_unknown": self.outcome_unknown,
+        }
+        return (_rebuild_error, (self.message, fields))
+
+
+def _rebuild_error(message: str, fields: dict[str, Any]) -> ProlificError:
+    return ProlificError(message, **fields)
+
 
 class _Secret:
     """Holds the token; its repr and str are masked, so no traceback, log or vars() dump shows it."""

@@ -4,6 +4,7 @@ sends, what it reads back, how it classifies every failure, and that its token n
 from __future__ import annotations
 
 import logging
+import pickle
 import threading
 import time
 import traceback
@@ -366,6 +367,15 @@ def test_faults_are_classified(server, client, fault, status, transient, unknown
     error = caught.value
     assert (error.status, error.transient, error.outcome_unknown) == (status, transient, unknown)
     assert error.retry_after == (7 if fault is Fault.RATE_LIMIT else None)
+
+
+def test_an_error_survives_pickling_with_its_classification():
+    error = ProlificError("POST bulk-bonus-payments/x/pay/: timed out", transient=True, status=None,
+                          retry_after=None, outcome_unknown=True)
+
+    copy = pickle.loads(pickle.dumps(error))
+
+    assert (copy.message, copy.transient, copy.status, copy.outcome_unknown) == (error.message, True, None, True)
 
 
 def test_a_wrong_token_is_a_permanent_401(server):
