@@ -1,10 +1,11 @@
-"""EvalHub's side of Prolific's API, free of Django: the HTTP client (client) and the webhook
-signature check (webhooks). The app's services build on these; nothing here reads settings."""
+"""EvalHub's side of Prolific's API, free of Django: the HTTP client (client), the records it reads and
+writes (records) and the webhook signature check (webhooks). The app's services build on these; nothing
+here reads settings."""
 
 from __future__ import annotations
 
-from annotations.prolific.client import (
-    DEFAULT_API_URL,
+from annotations.prolific.client import DEFAULT_API_URL, ProlificClient
+from annotations.prolific.records import (
     REJECTION_CATEGORIES,
     REJECTION_MESSAGE_MIN_LENGTH,
     SEAT_FREEING_STATUSES,
@@ -12,7 +13,6 @@ from annotations.prolific.client import (
     BulkBonus,
     CompletionCode,
     Project,
-    ProlificClient,
     ProlificError,
     Study,
     StudyDraft,

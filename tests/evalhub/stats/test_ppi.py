@@ -24,10 +24,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from evalhub.alt_test_data import read_alt_test_dataset
 from scipy import stats as sps
 from statsmodels.stats.weightstats import _zconfint_generic, _zstat_generic
 
-from evalhub.alt_test_data import read_alt_test_dataset
 from evalhub.stats.ppi import PPIGroup, PPIMean, draw_human_subset, ppi_mean, ppi_mean_difference, z_quantile
 from evalhub.stats.ppi_active import active_inclusion_probabilities, active_ppi_mean, draw_active_subset
 from evalhub.stats.ppi_plan import GroupMoments, pilot_moments, plan_human_budget, ppi_variance
