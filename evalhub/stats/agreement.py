@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from evalhub.stats.inputs import _as_matrix, _paired, distinct_codes
+from evalhub.stats.inputs import as_matrix, complete_pairs, distinct_codes
 from evalhub.stats.results import ICCResult, Stat
 
 
@@ -17,7 +17,7 @@ def full_agreement_pct(matrix: npt.ArrayLike) -> Stat:
     of numerator and denominator.
     Undefined (None, with reason): no item has two or more ratings.
     """
-    m = _as_matrix(matrix)
+    m = as_matrix(matrix)
     pairable = m[(~np.isnan(m)).sum(axis=1) >= 2]
     if pairable.shape[0] == 0:
         return Stat(None, "no item has 2 or more ratings")
@@ -33,7 +33,7 @@ def majority_choice(matrix: npt.ArrayLike) -> np.ndarray:
     Undefined: NaN for an item with no rating, or whose most frequent values are tied (a 1-1 split
     has no majority; no value is favoured to break it).
     """
-    m = _as_matrix(matrix)
+    m = as_matrix(matrix)
     out = np.full(m.shape[0], np.nan)
     rated = ~np.isnan(m)
     values, codes = distinct_codes(m[rated])
@@ -57,7 +57,7 @@ def agreement_pct(x: npt.ArrayLike, y: npt.ArrayLike) -> Stat:
     Missing data: a position where either value is NaN is left out.
     Undefined (None, with reason): no position has both values.
     """
-    a, b = _paired(x, y)
+    a, b = complete_pairs(x, y)
     if a.size == 0:
         return Stat(None, "no item has a value in both")
     return Stat(100.0 * float((a == b).mean()))
@@ -81,7 +81,7 @@ def _row_extremes(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _complete_items(matrix: npt.ArrayLike) -> tuple[np.ndarray, int]:
     """(the complete items x the raters with any rating, the number of items with any rating)."""
-    m = _as_matrix(matrix)
+    m = as_matrix(matrix)
     m = m[:, ~np.isnan(m).all(axis=0)]
     return m[~np.isnan(m).any(axis=1)], int((~np.isnan(m)).any(axis=1).sum())
 

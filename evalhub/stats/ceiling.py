@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats as sps
 
-from evalhub.stats.inputs import _as_matrix, _as_vector, distinct_codes
+from evalhub.stats.inputs import as_matrix, as_vector, distinct_codes
 from evalhub.stats.results import Stat
 
 Scoring = Literal["accuracy", "neg_rmse"]
@@ -165,8 +165,8 @@ def human_ceiling(
         raise ValueError(f"unknown scoring {scoring!r}; expected one of {', '.join(SCORINGS)}")
     if not 0 < confidence < 1:
         raise ValueError("confidence must be between 0 and 1")
-    m = _as_matrix(humans)
-    y = _as_vector(judge, "judge")
+    m = as_matrix(humans)
+    y = as_vector(judge, "judge")
     if y.shape[0] != m.shape[0]:
         raise ValueError(f"judge has {y.shape[0]} labels for {m.shape[0]} items")
     human_s, judge_s, usable = _item_scores(m, y, scoring)

@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special
 
-from evalhub.stats.inputs import _as_vector, _finite_or_none
+from evalhub.stats.inputs import as_vector, finite_or_none
 from evalhub.stats.results import WelchResult
 
 
@@ -25,8 +25,8 @@ def welch(a: npt.ArrayLike, b: npt.ArrayLike, *, unit: str = "item means") -> We
     Undefined (None fields, with reason): either group has fewer than 2 values, or both
     groups have zero variance.
     """
-    av = _as_vector(a, "a")
-    bv = _as_vector(b, "b")
+    av = as_vector(a, "a")
+    bv = as_vector(b, "b")
     av, bv = av[~np.isnan(av)], bv[~np.isnan(bv)]
     n_a, n_b = int(av.size), int(bv.size)
     if n_a < 2 or n_b < 2:
@@ -46,9 +46,9 @@ def welch(a: npt.ArrayLike, b: npt.ArrayLike, *, unit: str = "item means") -> We
     p = 2.0 * float(special.stdtr(df, -abs(t)))
     pooled_sd = math.sqrt(((n_a - 1) * var_a + (n_b - 1) * var_b) / (n_a + n_b - 2))
     return WelchResult(
-        t=_finite_or_none(t),
+        t=finite_or_none(t),
         df=df,
-        p=_finite_or_none(p),
+        p=finite_or_none(p),
         mean_diff=mean_diff,
         cohens_d=mean_diff / pooled_sd,
         n_a=n_a,
