@@ -10,7 +10,7 @@ One module per family of statistic; this package re-exports the public names, so
 
 - ``results``: the typed results (``Stat``, ``AlphaCI``, ``TauResult``, ...);
 - ``alpha``: Krippendorff's alpha and its bootstrap CI;
-- ``agreement``: full agreement, majority choice, nominal agreement, ICC;
+- ``agreement``: full agreement, majority choice and vote, nominal agreement, ICC;
 - ``correlation``: Kendall's tau (pairs and between raters), Pearson, Spearman, the tau bands;
 - ``comparison``: Welch's t-test;
 - ``descriptives``: item means and a matrix's summary;
@@ -32,6 +32,7 @@ from evalhub.stats.agreement import (
     icc1k,
     icc_one_way,
     majority_choice,
+    majority_vote,
 )
 from evalhub.stats.alpha import (
     alpha_all_levels,
@@ -117,6 +118,7 @@ __all__ = [
     "krippendorff_alpha",
     "ratio_scale_reason",
     "majority_choice",
+    "majority_vote",
     "mean_pairwise_kendall",
     "pearson",
     "spearman",

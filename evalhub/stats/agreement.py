@@ -1,6 +1,8 @@
-"""Agreement summaries: full agreement, the majority choice, nominal agreement, and the ICC family."""
+"""Agreement summaries: full agreement, the majority choice and vote, nominal agreement, and the ICC family."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -48,6 +50,26 @@ def majority_choice(matrix: npt.ArrayLike) -> np.ndarray:
     keep = (best > 0) & unique_best
     out[keep] = chosen[keep]
     return out
+
+
+def majority_vote(scores: Sequence[float | None]) -> float | None:
+    """The most frequent of one prediction's votes (a persona's characters, a run's samples), in their order.
+
+    Formula: argmax_v #{scores == v}; among the values with the highest count, the one given first wins
+    (CINEMETRIC's "if all three differ, choose the prediction of the first-listed persona", generalised):
+    with three different scores the first counts, with (None, 2, 4) the second. Unlike
+    ``majority_choice``, a tie is broken, because a prediction must name one score.
+    Missing data: None (an unparseable or refused answer) abstains.
+    Undefined: None when no score is given.
+    """
+    counts: dict[float, int] = {}
+    for score in scores:
+        if score is not None:
+            counts[score] = counts.get(score, 0) + 1
+    if not counts:
+        return None
+    best = max(counts.values())
+    return next(s for s in scores if s is not None and counts[s] == best)
 
 
 def agreement_pct(x: npt.ArrayLike, y: npt.ArrayLike) -> Stat:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from evalhub.stats.agreement import majority_vote
 from evalhub.stats.prediction_metrics import average_metrics, per_rater_metrics
 from llmjudge.kinds import options_for
 from llmjudge.kinds.persona import prompts as pe
@@ -71,7 +72,7 @@ def test_persona_flow_from_proposal_to_majority_vote():
     assert all(c.name in p for c, p in zip(chosen, prompts, strict=True))
     answers = ["Reasoning: Humbug.\nCharacter's aspect: thrift.\nAnswer: 2", "Reasoning: Bland.\nAnswer: 3", "Answer: 2"]
     scores = [pe.parse_answer(a, scale=(1, 5)).score for a in answers]
-    assert pe.majority_vote(scores) == 2.0
+    assert majority_vote(scores) == 2.0
 
 
 def test_roleplay_flow_from_roles_to_a_weighted_panel_score():
