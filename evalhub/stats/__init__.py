@@ -12,13 +12,12 @@ One module per family of statistic; this package re-exports the public names, so
 - ``alpha``: Krippendorff's alpha and its bootstrap CI;
 - ``agreement``: full agreement, majority choice and vote, nominal agreement, ICC;
 - ``correlation``: Kendall's tau (pairs and between raters), Pearson, Spearman, the tau bands;
-- ``comparison``: Welch's t-test;
+- ``comparison``: Welch's t-test and the Benjamini-Hochberg adjustment of a family of tests;
 - ``descriptives``: item means and a matrix's summary;
 - ``kappa``: Cohen's kappa (unweighted, linear, quadratic; per rater, against the human majority), Fleiss'
   kappa, their bootstrap CIs, and one label per item for a pool with several samples;
 - ``confusion``: the confusion matrix of a pool's label against the human majority label;
 - ``ceiling``: the human ceiling (each rater's agreement with the others, the judge's on the same items);
-- ``fdr``: Benjamini-Hochberg adjusted p-values.
 - ``alt_test``: the alternative annotator test (may an LLM replace the human raters?).
 """
 
@@ -52,11 +51,10 @@ from evalhub.stats.alt_test import (
     alt_test_long,
 )
 from evalhub.stats.ceiling import LOW_HUMAN_ALPHA, SCORINGS, HumanCeiling, MeanCI, RaterCeiling, human_ceiling, mean_ci
-from evalhub.stats.comparison import welch
+from evalhub.stats.comparison import bh_adjust, welch
 from evalhub.stats.confusion import Confusion, confusion_matrix, confusion_vs_majority
 from evalhub.stats.correlation import kendall_tau, mean_pairwise_kendall, pearson, spearman, tau_band
 from evalhub.stats.descriptives import describe, item_means
-from evalhub.stats.fdr import bh_adjust
 from evalhub.stats.kappa import (
     WEIGHTS,
     BootstrapCI,

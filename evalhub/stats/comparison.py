@@ -1,12 +1,16 @@
-"""Group comparison: Welch's unequal-variance t-test with Cohen's d."""
+"""Comparisons: Welch's unequal-variance t-test with Cohen's d, and the Benjamini-Hochberg adjustment of a
+family of tests' p-values (the analysis adjusts its Welch tests as one family, its per-rater kappa tests as
+another)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 from scipy import special
+from scipy import stats as sps
 
 from evalhub.stats.inputs import as_vector, finite_or_none
 from evalhub.stats.results import WelchResult
@@ -55,3 +59,27 @@ def welch(a: npt.ArrayLike, b: npt.ArrayLike, *, unit: str = "item means") -> We
         n_b=n_b,
         unit=unit,
     )
+
+
+def bh_adjust(pvalues: Sequence[float | None]) -> list[float | None]:
+    """Benjamini-Hochberg adjusted p-values (``scipy.stats.false_discovery_control(p, method="bh")``).
+
+    Formula: with the m defined p-values sorted, p_(i) -> min_{k >= i} min(1, m p_(k) / k); a test is
+    significant at FDR q when its adjusted p-value is <= q.
+
+    Missing data: None or NaN entries (a test that could not run) stay None in their place and do not
+    count in m: an undefined test is not a test of the family.
+    Bad input: a p-value outside [0, 1] raises ValueError. An empty or all-undefined list returns
+    the same number of None.
+    """
+    values = [math.nan if p is None else float(p) for p in pvalues]
+    array = np.asarray(values, dtype=float)
+    defined = ~np.isnan(array)
+    if ((array[defined] < 0) | (array[defined] > 1)).any():
+        raise ValueError("p-values must lie between 0 and 1")
+    out: list[float | None] = [None] * len(values)
+    if defined.any():
+        adjusted = sps.false_discovery_control(array[defined], method="bh")
+        for position, value in zip(np.flatnonzero(defined), adjusted, strict=True):
+            out[int(position)] = float(value)
+    return out
