@@ -16,7 +16,7 @@ import pytest
 
 from annotations.models import HumanRating, Study
 from llmjudge.models import Judge, JudgeRun, LLMRating
-from tests.annotations.raterkit import STORIES
+from tests.support.raterkit import STORIES
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
