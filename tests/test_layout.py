@@ -34,14 +34,29 @@ def names_shared_with_a_package(folder: Path) -> set[str]:
     return modules & packages
 
 
+def is_module(dotted: str) -> bool:
+    path = REPO.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+
 def private_imports(path: Path) -> list[tuple[int, str, str]]:
-    """(line, module, name) of each first-party ``from module import _name`` in a file."""
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    """(line, module, name) of each first-party ``from module import _name``, and of each ``module._name``
+    read through a first-party module the file imports."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found, modules = [], {}
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in APPS:
             found += [(node.lineno, node.module, a.name) for a in node.names
                       if a.name.startswith("_") and not a.name.startswith("__")]
-    return found
+            modules.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names
+                            if is_module(f"{node.module}.{a.name}")})
+        elif isinstance(node, ast.Import):
+            modules.update({a.asname: a.name for a in node.names if a.asname and a.name.split(".")[0] in APPS})
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
+                and node.attr.startswith("_") and not node.attr.startswith("__")):
+            found.append((node.lineno, modules[node.value.id], node.attr))
+    return sorted(found)
 
 
 def long_functions(path: Path) -> list[tuple[str, int]]:
@@ -55,9 +70,12 @@ def test_the_readers_see_what_they_look_for(tmp_path):
     (tmp_path / "jobs").mkdir()
     (tmp_path / "jobs" / "__init__.py").write_text("")
     (tmp_path / "jobs.py").write_text("from evalhub.pages.charts import _svg, colour\nfrom os import _exit\n"
+                                      "from annotations import services as s\nfrom annotations.models import Item\n"
+                                      "s._full_items, Item._meta\n"
                                       "def f():\n" + "    x = 1\n" * MAX_FUNCTION_LINES)
     assert names_shared_with_a_package(tmp_path) == {"jobs"}
-    assert private_imports(tmp_path / "jobs.py") == [(1, "evalhub.pages.charts", "_svg")]
+    assert private_imports(tmp_path / "jobs.py") == [(1, "evalhub.pages.charts", "_svg"),
+                                                     (5, "annotations.services", "_full_items")]
     assert long_functions(tmp_path / "jobs.py") == [("f", MAX_FUNCTION_LINES + 1)]
 
 
