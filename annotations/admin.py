@@ -1,23 +1,11 @@
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from django import forms
-from django.conf import settings
 from django.contrib import admin, messages
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import get_object_or_404, render
-from django.urls import path, reverse
+from django.http import HttpRequest
+from django.urls import reverse
 
 from annotations.admin_access import StudyScopedAdmin
-from annotations.forms import DemographicsUploadForm, UploadForm, import_summary
-from annotations.importing.services import (
-    ImportFileError,
-    ImportResult,
-    demographics_import,
-    items_import,
-    uploaded_file,
-)
 from annotations.models import (
     Assignment,
     AttentionCheck,
@@ -40,7 +28,8 @@ class QuestionInline(admin.StackedInline):
 
 @admin.register(Study)
 class StudyAdmin(StudyScopedAdmin):
-    """The study admin of this app's rows; evalhub.admin extends it with what also touches LLM pools."""
+    """The study admin of this app's rows; evalhub.admin extends it with the uploads (they share the study
+    page's hand-off rule, evalhub.imports.uploads) and what also touches LLM pools."""
 
     study_path = ""
     list_display = ("slug", "title", "kind", "status", "ordering", "raters_per_item", "owner", "created_at")
@@ -67,53 +56,6 @@ class StudyAdmin(StudyScopedAdmin):
         if not change and (obj.owner is None or not request.user.is_superuser):
             obj.owner = request.user
         super().save_model(request, obj, form, change)
-
-    def get_urls(self):  # noqa: ANN201
-        return [
-            path("<int:pk>/import-items/", self.admin_site.admin_view(self.import_items_view),
-                 name="annotations_study_import_items"),
-            path("<int:pk>/import-demographics/", self.admin_site.admin_view(self.import_demographics_view),
-                 name="annotations_study_import_demographics"),
-            *super().get_urls(),
-        ]
-
-    def import_items_view(self, request: HttpRequest, pk: int) -> HttpResponse:
-        return self._import_view(request, pk, "items", items_import)
-
-    def import_demographics_view(self, request: HttpRequest, pk: int) -> HttpResponse:
-        return self._import_view(request, pk, "demographics", demographics_import, DemographicsUploadForm)
-
-    def _import_view(
-        self, request: HttpRequest, pk: int, what: str, service: Callable[..., ImportResult],
-        form_class: type[UploadForm] | None = None,
-    ) -> HttpResponse:
-        study = get_object_or_404(self.get_queryset(request), pk=pk)
-        if not self.has_change_permission(request, study):
-            return HttpResponse(status=403)
-        form = (form_class or UploadForm)(request.POST or None, request.FILES or None)
-        status = 200
-        if request.method == "POST" and form.is_valid():
-            upload = form.cleaned_data["file"]
-            options = {k: v for k, v in form.cleaned_data.items() if k != "file"}
-            limit = settings.IMPORT_TASK_THRESHOLD_BYTES
-            if upload.size > limit:
-                # The admin imports in the request; larger files go through the study page's background import.
-                messages.error(request, f"{upload.name}: {upload.size} bytes, above {limit} "
-                                        "(IMPORT_TASK_THRESHOLD_BYTES): upload it on the study's page, where it is "
-                                        "imported in the background. Nothing was imported.")
-                status = 413
-            else:
-                with uploaded_file(upload) as target:
-                    try:
-                        result = service(study=study, path=target, **options)
-                    except ImportFileError as exc:
-                        messages.error(request, f"{upload.name}: {exc}. Nothing was imported.")
-                    else:
-                        messages.success(request, import_summary(what, result))
-                        return HttpResponseRedirect(reverse("admin:annotations_study_change", args=[study.pk]))
-        context = {**self.admin_site.each_context(request), "form": form, "study": study, "what": what,
-                   "opts": self.model._meta, "title": f"Import {what} into {study.slug}"}
-        return render(request, "admin/annotations/study/import.html", context, status=status)
 
 
 @admin.register(Question)

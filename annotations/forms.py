@@ -161,6 +161,11 @@ class DemographicsUploadForm(UploadForm):
     replace = forms.BooleanField(required=False, label="Replace demographics raters already have")
 
 
+# The upload form of each import (ImportJob.Kind), shared by the study page and the admin.
+UPLOAD_FORMS: dict[str, type[UploadForm]] = {"items": UploadForm, "ratings": UploadForm,
+                                             "demographics": DemographicsUploadForm}
+
+
 def import_summary(what: str, result: ImportResult) -> str:
     """What an import did, in one line for the page that started it."""
     if what == "demographics":

@@ -2,9 +2,15 @@
 
 The rater page and the judge prompt are both built from `question_context` and the item's fields,
 so "the same instructions to humans and LLMs" holds by construction (tests/llmjudge proves it).
+
+A RaterPage then becomes what the template shows (``display_fields``, ``pair_split``): headings, text, and
+the meaning study's word diff. Nothing here marks anything safe: the diff is a list of (word, changed) pairs
+and the template escapes each word, so an item's text can never inject markup.
 """
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -72,3 +78,72 @@ def llm_prompt(
     prompt = instruction_prefix + study.llm_template.format_map(values)
     _capped(len(prompt), what=f"prompt for question {question.key!r}", item=item)
     return prompt
+
+
+@dataclass(frozen=True)
+class Token:
+    text: str  # a word or the whitespace after it
+    changed: bool
+
+
+@dataclass(frozen=True)
+class DisplayField:
+    name: str
+    label: str
+    text: str
+    tokens: list[Token] | None = None  # set for the two fields of a word diff
+
+
+_WORDS = re.compile(r"\S+|\s+")
+
+
+def word_diff(a: str, b: str) -> tuple[list[Token], list[Token]]:
+    """Both texts as tokens, with the words that differ between them marked `changed`.
+
+    Words are compared exactly (case and punctuation count: "Oil" vs "oil" is a change a rater should see);
+    whitespace is never marked.
+    """
+    ta, tb = _WORDS.findall(a), _WORDS.findall(b)
+    wa = [(n, t) for n, t in enumerate(ta) if not t.isspace()]
+    wb = [(n, t) for n, t in enumerate(tb) if not t.isspace()]
+    changed_a: set[int] = set()
+    changed_b: set[int] = set()
+    matcher = difflib.SequenceMatcher(a=[t for _, t in wa], b=[t for _, t in wb], autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op != "equal":
+            changed_a.update(wa[i][0] for i in range(i1, i2))
+            changed_b.update(wb[j][0] for j in range(j1, j2))
+    return (
+        [Token(t, n in changed_a) for n, t in enumerate(ta)],
+        [Token(t, n in changed_b) for n, t in enumerate(tb)],
+    )
+
+
+def display_fields(*, study: Study, page: RaterPage) -> list[DisplayField]:
+    """The page's visible fields, in the study's order, with headings raters may see."""
+    fields = [
+        DisplayField(name=name, label=study.field_label(name), text=str(text)) for name, text in page.fields.items()
+    ]
+    if len(study.diff_fields) == 2:
+        first, second = study.diff_fields
+        by_name = {f.name: f for f in fields}
+        if first in by_name and second in by_name:
+            ta, tb = word_diff(by_name[first].text, by_name[second].text)
+            tokens = {first: ta, second: tb}
+            fields = [
+                DisplayField(f.name, f.label, f.text, tokens[f.name]) if f.name in tokens else f for f in fields
+            ]
+    return fields
+
+
+def pair_split(*, study: Study, fields: list[DisplayField]) -> tuple[list[DisplayField], list[DisplayField]]:
+    """A pairwise study's page: (fields shown above, the two candidates shown side by side, A then B).
+
+    Any other study, or a page lacking a candidate, shows every field above and no pair.
+    """
+    if not study.is_pairwise or len(study.pair_fields) != 2:
+        return fields, []
+    by_name = {f.name: f for f in fields}
+    if not all(name in by_name for name in study.pair_fields):
+        return fields, []
+    return [f for f in fields if f.name not in study.pair_fields], [by_name[n] for n in study.pair_fields]

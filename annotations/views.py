@@ -30,8 +30,7 @@ from annotations.forms import (
 from annotations.guards.client_address import client_address
 from annotations.guards.open_link_limit import new_open_rater_allowed
 from annotations.models import Assignment, Question, Rater, Study
-from annotations.rater_fields import display_fields, pair_split
-from annotations.rendering import rater_page
+from annotations.rendering import display_fields, pair_split, rater_page
 from annotations.selectors import (
     assignment_progress,
     study_for_researcher,

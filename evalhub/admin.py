@@ -1,4 +1,5 @@
-"""The study admin's parts that span both pools: the ratings upload (human raters and LLM pools) and the
+"""The study admin's parts that need evalhub: the uploads (items, demographics and ratings, the last for human
+raters and LLM pools alike), which share the study page's rule for large files (evalhub.imports.uploads), and the
 long-form CSV export of every rating.
 
 annotations may not import evalhub, so its StudyAdmin cannot offer these itself. The plainest way to add
@@ -9,17 +10,20 @@ registration happen before ours, whatever the order of INSTALLED_APPS.
 """
 from __future__ import annotations
 
-from django.contrib import admin
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
-from django.urls import URLPattern, path
+from django.contrib import admin, messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import URLPattern, path, reverse
 
 from annotations.admin import StudyAdmin
+from annotations.forms import UPLOAD_FORMS, import_summary
+from annotations.importing.services import ImportFileError
 from annotations.models import Study
 from evalhub.imports.exports import csv_lines, rating_rows
-from evalhub.imports.ratings import ratings_import
+from evalhub.imports.uploads import UploadTooLarge, upload_import
 
 
-class StudyWithRatingsAdmin(StudyAdmin):
+class StudyWithUploadsAdmin(StudyAdmin):
     actions = [*StudyAdmin.actions, "export_ratings_csv"]
 
     @admin.action(description="Export ratings as CSV (long form, streamed)")
@@ -29,16 +33,37 @@ class StudyWithRatingsAdmin(StudyAdmin):
         return response
 
     def get_urls(self) -> list[URLPattern]:
+        # The names keep annotations' prefix: the study's change form and page link to them by those names.
         return [
-            # The name keeps annotations' prefix: the study page's template links to it by that name.
-            path("<int:pk>/import-ratings/", self.admin_site.admin_view(self.import_ratings_view),
-                 name="annotations_study_import_ratings"),
+            *(path(f"<int:pk>/import-{what}/", self.admin_site.admin_view(self.import_view),
+                   {"what": what}, name=f"annotations_study_import_{what}") for what in UPLOAD_FORMS),
             *super().get_urls(),
         ]
 
-    def import_ratings_view(self, request: HttpRequest, pk: int) -> HttpResponse:
-        return self._import_view(request, pk, "ratings", ratings_import)
+    def import_view(self, request: HttpRequest, pk: int, what: str) -> HttpResponse:
+        study = get_object_or_404(self.get_queryset(request), pk=pk)
+        if not self.has_change_permission(request, study):
+            return HttpResponse(status=403)
+        form = UPLOAD_FORMS[what](request.POST or None, request.FILES or None)
+        status = 200
+        if request.method == "POST" and form.is_valid():
+            upload = form.cleaned_data["file"]
+            options = {k: v for k, v in form.cleaned_data.items() if k != "file"}
+            try:
+                # The admin imports in the request and has no progress bar: a large file is refused and sent
+                # to the study page, which imports it in the background.
+                result = upload_import(study=study, kind=what, upload=upload, options=options, user=request.user,
+                                       background=False)
+            except ImportFileError as exc:
+                messages.error(request, f"{upload.name}: {exc}. Nothing was imported.")
+                status = 413 if isinstance(exc, UploadTooLarge) else 200
+            else:
+                messages.success(request, import_summary(what, result))
+                return HttpResponseRedirect(reverse("admin:annotations_study_change", args=[study.pk]))
+        context = {**self.admin_site.each_context(request), "form": form, "study": study, "what": what,
+                   "opts": self.model._meta, "title": f"Import {what} into {study.slug}"}
+        return render(request, "admin/annotations/study/import.html", context, status=status)
 
 
 admin.site.unregister(Study)
-admin.site.register(Study, StudyWithRatingsAdmin)
+admin.site.register(Study, StudyWithUploadsAdmin)

@@ -17,9 +17,9 @@ from typing import Any
 
 from annotations.models import HumanRating, Study
 from annotations.selectors import counted_items
+from evalhub.stats.agreement import majority_vote
 from evalhub.stats.prediction_metrics import average_metrics, per_rater_metrics
 from llmjudge.kinds import is_per_rater
-from llmjudge.kinds.persona.prompts import majority_vote
 from llmjudge.models import Judge, JudgeRun, LLMRating
 
 

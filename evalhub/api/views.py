@@ -26,7 +26,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotations.importing.services import ImportFileError, items_import, uploaded_file
+from annotations.importing.services import ImportFileError, ImportResult, items_import, uploaded_file
 from annotations.lifecycle import LifecycleError, study_close, study_open
 from annotations.models import Study
 from annotations.selectors import studies_for_researcher, study_for_researcher
@@ -43,6 +43,7 @@ from annotations.studies import (
 from evalhub.analysis import study_analysis
 from evalhub.api.plumbing import SafeJSONParser
 from evalhub.imports.exports import csv_lines, rating_rows
+from evalhub.imports.uploads import UploadTooLarge, upload_import
 from llmjudge.forms import runnable_judges
 from llmjudge.models import JudgeRun
 from llmjudge.runs import lifecycle as judging
@@ -233,6 +234,14 @@ class StudyDetailView(ThrottledAPIView):
         return Response(StudySerializer(study_for_researcher(user=request.user, slug=slug)).data)
 
 
+def _json_items_import(*, study: Study, items: list[dict[str, Any]]) -> ImportResult:
+    """JSON items go through the very same validation as a JSONL file. They are capped by count
+    (API_ITEMS_PER_REQUEST), not by IMPORT_TASK_THRESHOLD_BYTES, which is a rule for uploaded files."""
+    lines = "\n".join(json.dumps(item) for item in items)
+    with uploaded_file(SimpleUploadedFile("items.jsonl", lines.encode("utf-8"))) as path:
+        return items_import(study=study, path=path)
+
+
 class StudyItemsView(ThrottledAPIView):
     permission_classes = [permissions.IsAuthenticated]
 
@@ -243,21 +252,18 @@ class StudyItemsView(ThrottledAPIView):
         form = ItemsUploadSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         upload = form.validated_data.get("file")
-        if upload is not None and upload.size > settings.IMPORT_TASK_THRESHOLD_BYTES:
-            # A request imports only what it can finish in the web worker's time; larger files are imported by
-            # the background task, which the study page starts and shows (evalhub/imports/jobs.py).
-            detail = (f"the file is {upload.size} bytes; files above {settings.IMPORT_TASK_THRESHOLD_BYTES} bytes "
-                      "are imported in the background from the study's page; nothing was imported")
-            return Response({"detail": detail}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
-        if upload is None:
-            # JSON items go through the very same validation as a JSONL file.
-            lines = "\n".join(json.dumps(i) for i in form.validated_data["items"])
-            upload = SimpleUploadedFile("items.jsonl", lines.encode("utf-8"))
-        with uploaded_file(upload) as path:
-            try:
-                result = items_import(study=study, path=path)
-            except ImportFileError as exc:
-                return Response({"detail": f"{exc}; nothing was imported"}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            if upload is None:
+                result = _json_items_import(study=study, items=form.validated_data["items"])
+            else:
+                # A request imports only what it can finish in the web worker's time: a larger file is refused
+                # (413) and named to the study page, whose background import shows its progress.
+                result = upload_import(study=study, kind="items", upload=upload, options={}, user=request.user,
+                                       background=False)
+        except UploadTooLarge as exc:
+            return Response({"detail": f"{exc}; nothing was imported"}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+        except ImportFileError as exc:
+            return Response({"detail": f"{exc}; nothing was imported"}, status=status.HTTP_400_BAD_REQUEST)
         return Response({"created_items": result.created_items}, status=status.HTTP_201_CREATED)
 
 

@@ -220,30 +220,72 @@ def annotations_import(
 ) -> tuple[Study, ImportResult]:
     """Import annotator-keyed human labels and, optionally, LLM labels (one imported pool per LLM)."""
     files = [_read(humans, "annotator")] + ([_read(llm, "LLM")] if llm is not None else [])
+    target = _target(slug, files, create=create, questions=questions or [])
+    rows = _checked_rows(files, target, slug=slug, create=create)
+    with transaction.atomic():
+        study = target.study
+        if target.spec is not None:
+            try:
+                study = study_create(slug=slug, spec=target.spec, owner=owner)
+            except StudySpecError as exc:
+                raise ImportFileError(f"cannot create study {slug!r}: {exc}") from None
+        position = study.items.count()
+        created = Item.objects.bulk_create(
+            [Item(study=study, external_id=e, group=CREATED_GROUP, fields={CREATED_FIELD: ""}, position=position + n)
+             for n, e in enumerate(rows.new_items)],
+            batch_size=BATCH,
+        )
+        items = {**target.items, **{i.external_id: i for i in created}}
+        question_rows: dict[str, Question] = {q.key: q for q in study.questions.all()}
+        n_human = human_ratings_write(study=study, rows=rows.human, items=items, questions=question_rows)
+        n_llm = sum(
+            llm_pool_ratings_write(study=study, pool=pool, rows=pool_rows, items=items, questions=question_rows)
+            for pool, pool_rows in rows.llm.items()
+        )
+    return study, ImportResult(created_items=len(created), created_ratings=n_human + n_llm,
+                               pools=tuple(([HUMAN_POOL] if rows.human else []) + list(rows.llm)))
+
+
+@dataclass(frozen=True)
+class _Target:
+    """The study the files go to: an existing one, or (``spec`` set) an unsaved one that answers the scale
+    questions exactly as the study created from ``spec`` will; its questions and items by key."""
+
+    study: Study
+    spec: dict[str, Any] | None
+    questions: dict[str, Any]
+    items: dict[str, Item]
+
+
+def _target(slug: str, files: list[AnnotationFile], *, create: bool, questions: list[str]) -> _Target:
     study = Study.objects.filter(slug=slug).first()
-    spec: dict[str, Any] | None = None
     if create:
         if study is not None:
             raise ImportFileError(f"study {slug!r} already exists; leave out --create to import into it")
-        spec = _spec(slug, _derived_scale(files), _question_keys(files, questions or []))
-        # An unsaved study answers the scale questions (_score) exactly as the created one will.
+        spec = _spec(slug, _derived_scale(files), _question_keys(files, questions))
         names = spec["scale"].get("labels", [])
-        study = Study(slug=slug, kind=spec["kind"], scale_min=spec["scale"].get("min", 1),
-                      scale_max=spec["scale"].get("max", len(names)),
-                      scale_labels={str(code): name for code, name in enumerate(names, start=1)})
-        known_questions: dict[str, Any] = {q["key"]: None for q in spec["questions"]}
-        known_items: dict[str, Item] = {}
-    else:
-        if study is None:
-            raise ImportFileError(f"no study {slug!r}; create it first, or pass --create to derive it from the files")
-        if questions:
-            raise ImportFileError("--questions is only for --create (an existing study has its questions)")
-        known_questions = {q.key: q for q in study.questions.all()}
-        known_items = {i.external_id: i for i in study.items.all()}
+        unsaved = Study(slug=slug, kind=spec["kind"], scale_min=spec["scale"].get("min", 1),
+                        scale_max=spec["scale"].get("max", len(names)),
+                        scale_labels={str(code): name for code, name in enumerate(names, start=1)})
+        return _Target(unsaved, spec, {q["key"]: None for q in spec["questions"]}, {})
+    if study is None:
+        raise ImportFileError(f"no study {slug!r}; create it first, or pass --create to derive it from the files")
+    if questions:
+        raise ImportFileError("--questions is only for --create (an existing study has its questions)")
+    return _Target(study, None, {q.key: q for q in study.questions.all()},
+                   {i.external_id: i for i in study.items.all()})
 
-    new_items: dict[str, None] = {}  # insertion-ordered set of the items --create makes
-    human_rows: list[tuple[str, str, str, float, str]] = []
-    llm_rows: dict[str, list[tuple[str, str, int, float, str]]] = {}
+
+@dataclass(frozen=True)
+class _Rows:
+    new_items: dict[str, None]  # insertion-ordered set of the items --create makes
+    human: list[tuple[str, str, str, float, str]]
+    llm: dict[str, list[tuple[str, str, int, float, str]]]
+
+
+def _checked_rows(files: list[AnnotationFile], target: _Target, *, slug: str, create: bool) -> _Rows:
+    """Every label of both files checked and turned into the writers' rows; nothing is written here."""
+    rows = _Rows({}, [], {})
     seen: dict[tuple[str, str, str, str], str] = {}  # (pool, who, item, question) -> instance id
     for file, who, ratings in ((f, w, r) for f in files for w, r in f.table.items()):
         if file.owner == "annotator":
@@ -254,53 +296,32 @@ def annotations_import(
                 raise ImportFileError(f"{file.path}: LLM {who!r}: the name is the human pool's; rename it")
         for instance, samples in ratings.items():
             where = f"{file.path}: {file.owner} {shown(who)}, instance {shown(instance)}"
-            mapped = _instance(instance, known_questions)
+            mapped = _instance(instance, target.questions)
             if mapped is None:
                 raise ImportFileError(f"{where}: the id names none of the study's questions "
-                                      f"({', '.join(known_questions)}); expected <item>__<question>")
+                                      f"({', '.join(target.questions)}); expected <item>__<question>")
             item, question = mapped
             if len(item) > Item._meta.get_field("external_id").max_length:
                 raise ImportFileError(f"{where}: item id longer than {Item._meta.get_field('external_id').max_length}")
-            if item not in known_items:
+            if item not in target.items:
                 if not create:
                     raise ImportFileError(f"{where}: unknown item {shown(item)} in study {slug!r} (import the "
                                           "items first, or create the study from the files with --create)")
-                new_items[item] = None
+                rows.new_items[item] = None
             key = (file.owner, who, item, question)
             if key in seen:
                 raise ImportFileError(f"{where}: item {shown(item)}, question {question!r} is also "
                                       f"instance {shown(seen[key])}: one label per item and question")
             seen[key] = instance
             for sample, label in enumerate(samples):
-                score = _score(study, label)
+                score = _score(target.study, label)
                 if isinstance(score, str):
                     raise ImportFileError(f"{where}: {score}")
                 if file.owner == "annotator":
-                    human_rows.append((item, question, who, score, ""))
+                    rows.human.append((item, question, who, score, ""))
                 else:
-                    llm_rows.setdefault(who, []).append((item, question, sample, score, ""))
-
-    with transaction.atomic():
-        if spec is not None:
-            try:
-                study = study_create(slug=slug, spec=spec, owner=owner)
-            except StudySpecError as exc:
-                raise ImportFileError(f"cannot create study {slug!r}: {exc}") from None
-        position = study.items.count()
-        created = Item.objects.bulk_create(
-            [Item(study=study, external_id=e, group=CREATED_GROUP, fields={CREATED_FIELD: ""}, position=position + n)
-             for n, e in enumerate(new_items)],
-            batch_size=BATCH,
-        )
-        known_items.update({i.external_id: i for i in created})
-        question_rows: dict[str, Question] = {q.key: q for q in study.questions.all()}
-        n_human = human_ratings_write(study=study, rows=human_rows, items=known_items, questions=question_rows)
-        n_llm = sum(
-            llm_pool_ratings_write(study=study, pool=pool, rows=rows, items=known_items, questions=question_rows)
-            for pool, rows in llm_rows.items()
-        )
-    return study, ImportResult(created_items=len(created), created_ratings=n_human + n_llm,
-                               pools=tuple(([HUMAN_POOL] if human_rows else []) + list(llm_rows)))
+                    rows.llm.setdefault(who, []).append((item, question, sample, score, ""))
+    return rows
 
 
 def _check_length(file: AnnotationFile, who: str, limit: int) -> None:

@@ -7,7 +7,6 @@ write them to a file: a million-rating export never holds more than one database
 from __future__ import annotations
 
 import csv
-import io
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -157,10 +156,3 @@ def table_rows(result: dict[str, Any], table: str | None = None) -> Iterator[tup
             for part in _expanded(name, row):
                 flat = {"table": name, **part, "pool_label": labels.get(row["pool"], row["pool"])}
                 yield tuple("" if flat.get(c) is None else flat[c] for c in columns)
-
-
-def csv_text(rows: Iterable[Iterable[Any]]) -> str:
-    buffer = io.StringIO()
-    for line in csv_lines(rows):
-        buffer.write(line)
-    return buffer.getvalue()

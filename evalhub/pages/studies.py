@@ -17,38 +17,25 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotations.forms import DemographicsUploadForm, InviteForm, UploadForm, import_summary
-from annotations.importing.services import (
-    ImportFileError,
-    ImportResult,
-    demographics_import,
-    items_import,
-    uploaded_file,
-)
+from annotations.forms import UPLOAD_FORMS, InviteForm, UploadForm, import_summary
+from annotations.importing.services import ImportFileError
 from annotations.lifecycle import LifecycleError, study_close, study_open
-from annotations.models import Study
+from annotations.models import ImportJob, Study
 from annotations.selectors import study_changeable, study_for_researcher, study_overview
 from annotations.studies import StudySpecError, study_create, study_create_from_template
 from evalhub.analysis.alt_test_plan import PAGE_RATING_BUDGET, PAGE_REPLICATES, StudyPlan, alt_test_plan_for_study
-from evalhub.imports.jobs import import_job_progress, import_job_start
-from evalhub.imports.ratings import ratings_import
+from evalhub.imports.jobs import import_job_progress
+from evalhub.imports.uploads import upload_import
 from evalhub.pages.forms import StudyNewForm
 from llmjudge.selectors import run_progress, runs_for_study
 
-# what -> (form class, import service); the services are those of import_items, import_ratings and
-# import_demographics, so an upload is refused for exactly the reasons the command refuses a file.
-UPLOADS: dict[str, tuple[type[UploadForm], Callable[..., ImportResult]]] = {
-    "items": (UploadForm, items_import),
-    "ratings": (UploadForm, ratings_import),
-    "demographics": (DemographicsUploadForm, demographics_import),
-}
 LIFECYCLE: dict[str, Callable[..., Study]] = {"open": study_open, "close": study_close}
 
 
 def _home(request: HttpRequest, study: Study, forms: dict[str, UploadForm] | None = None,
           status: int = 200, plan: StudyPlan | None = None, plan_note: str = "") -> HttpResponse:
     open_url = request.build_absolute_uri(reverse("annotations:open_link", args=[study.open_token]))
-    uploads = {what: form_class(prefix=what) for what, (form_class, _service) in UPLOADS.items()}
+    uploads = {what: form_class(prefix=what) for what, form_class in UPLOAD_FORMS.items()}
     uploads.update(forms or {})
     context: dict[str, Any] = {
         "study": study,
@@ -90,29 +77,24 @@ def study_lifecycle(request: HttpRequest, slug: str, action: str) -> HttpRespons
 @require_POST
 def study_upload(request: HttpRequest, slug: str, what: str) -> HttpResponse:
     study = study_for_researcher(user=request.user, slug=slug, for_change=True)
-    if what not in UPLOADS:
+    if what not in UPLOAD_FORMS:
         raise Http404("unknown upload")
-    form_class, service = UPLOADS[what]
-    form = form_class(request.POST, request.FILES, prefix=what)
+    form = UPLOAD_FORMS[what](request.POST, request.FILES, prefix=what)
     if not form.is_valid():
         return _home(request, study, {what: form}, status=400)
     upload = form.cleaned_data["file"]
     options = {name: value for name, value in form.cleaned_data.items() if name != "file"}
-    if upload.size > settings.IMPORT_TASK_THRESHOLD_BYTES:
-        # Large: a Celery task imports it, the page shows its progress (evalhub/imports/jobs.py).
-        job = import_job_start(study=study, kind=what, upload=upload, options=options, user=request.user)
-        messages.info(request, f"{upload.name}: {upload.size} bytes, imported in the background (job {job.pk}); "
+    try:
+        done = upload_import(study=study, kind=what, upload=upload, options=options, user=request.user,
+                             background=True)
+    except ImportFileError as exc:
+        form.add_error("file", f"{upload.name}: {exc}. Nothing was imported.")
+        return _home(request, study, {what: form}, status=400)
+    if isinstance(done, ImportJob):  # its progress bar polls import_progress below
+        messages.info(request, f"{upload.name}: {upload.size} bytes, imported in the background (job {done.pk}); "
                                "its progress is shown under Upload.")
-        return redirect("study_home", slug=study.slug)
-    # Large uploads are already on disk (Django's TemporaryFileUploadHandler); the service reads a path,
-    # as the command does, in one transaction: a file with one bad row imports nothing.
-    with uploaded_file(upload) as path:
-        try:
-            result = service(study=study, path=path, **options)
-        except ImportFileError as exc:
-            form.add_error("file", f"{upload.name}: {exc}. Nothing was imported.")
-            return _home(request, study, {what: form}, status=400)
-    messages.success(request, f"{upload.name}: {import_summary(what, result)}")
+    else:
+        messages.success(request, f"{upload.name}: {import_summary(what, done)}")
     return redirect("study_home", slug=study.slug)
 
 

@@ -10,15 +10,14 @@ One module per family of statistic; this package re-exports the public names, so
 
 - ``results``: the typed results (``Stat``, ``AlphaCI``, ``TauResult``, ...);
 - ``alpha``: Krippendorff's alpha and its bootstrap CI;
-- ``agreement``: full agreement, majority choice, nominal agreement, ICC;
+- ``agreement``: full agreement, majority choice and vote, nominal agreement, ICC;
 - ``correlation``: Kendall's tau (pairs and between raters), Pearson, Spearman, the tau bands;
-- ``comparison``: Welch's t-test;
+- ``comparison``: Welch's t-test and the Benjamini-Hochberg adjustment of a family of tests;
 - ``descriptives``: item means and a matrix's summary;
 - ``kappa``: Cohen's kappa (unweighted, linear, quadratic; per rater, against the human majority), Fleiss'
   kappa, their bootstrap CIs, and one label per item for a pool with several samples;
 - ``confusion``: the confusion matrix of a pool's label against the human majority label;
 - ``ceiling``: the human ceiling (each rater's agreement with the others, the judge's on the same items);
-- ``fdr``: Benjamini-Hochberg adjusted p-values.
 - ``alt_test``: the alternative annotator test (may an LLM replace the human raters?).
 - ``ppi``: prediction-powered inference (PPI++) of a group's mean human score and of two groups' difference
   from the judge's scores on every item and human ratings on a random subset; the subset's seeded draw;
@@ -37,6 +36,7 @@ from evalhub.stats.agreement import (
     icc1k,
     icc_one_way,
     majority_choice,
+    majority_vote,
 )
 from evalhub.stats.alpha import (
     alpha_all_levels,
@@ -56,11 +56,10 @@ from evalhub.stats.alt_test import (
     alt_test_long,
 )
 from evalhub.stats.ceiling import LOW_HUMAN_ALPHA, SCORINGS, HumanCeiling, MeanCI, RaterCeiling, human_ceiling, mean_ci
-from evalhub.stats.comparison import welch
+from evalhub.stats.comparison import bh_adjust, welch
 from evalhub.stats.confusion import Confusion, confusion_matrix, confusion_vs_majority
 from evalhub.stats.correlation import kendall_tau, mean_pairwise_kendall, pearson, spearman, tau_band
 from evalhub.stats.descriptives import describe, item_means
-from evalhub.stats.fdr import bh_adjust
 from evalhub.stats.kappa import (
     WEIGHTS,
     BootstrapCI,
@@ -125,6 +124,7 @@ __all__ = [
     "krippendorff_alpha",
     "ratio_scale_reason",
     "majority_choice",
+    "majority_vote",
     "mean_pairwise_kendall",
     "pearson",
     "spearman",

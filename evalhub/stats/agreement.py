@@ -1,11 +1,13 @@
-"""Agreement summaries: full agreement, the majority choice, nominal agreement, and the ICC family."""
+"""Agreement summaries: full agreement, the majority choice and vote, nominal agreement, and the ICC family."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-from evalhub.stats.inputs import _as_matrix, _paired, distinct_codes
+from evalhub.stats.inputs import as_matrix, complete_pairs, distinct_codes
 from evalhub.stats.results import ICCResult, Stat
 
 
@@ -17,7 +19,7 @@ def full_agreement_pct(matrix: npt.ArrayLike) -> Stat:
     of numerator and denominator.
     Undefined (None, with reason): no item has two or more ratings.
     """
-    m = _as_matrix(matrix)
+    m = as_matrix(matrix)
     pairable = m[(~np.isnan(m)).sum(axis=1) >= 2]
     if pairable.shape[0] == 0:
         return Stat(None, "no item has 2 or more ratings")
@@ -33,7 +35,7 @@ def majority_choice(matrix: npt.ArrayLike) -> np.ndarray:
     Undefined: NaN for an item with no rating, or whose most frequent values are tied (a 1-1 split
     has no majority; no value is favoured to break it).
     """
-    m = _as_matrix(matrix)
+    m = as_matrix(matrix)
     out = np.full(m.shape[0], np.nan)
     rated = ~np.isnan(m)
     values, codes = distinct_codes(m[rated])
@@ -50,6 +52,26 @@ def majority_choice(matrix: npt.ArrayLike) -> np.ndarray:
     return out
 
 
+def majority_vote(scores: Sequence[float | None]) -> float | None:
+    """The most frequent of one prediction's votes (a persona's characters, a run's samples), in their order.
+
+    Formula: argmax_v #{scores == v}; among the values with the highest count, the one given first wins
+    (CINEMETRIC's "if all three differ, choose the prediction of the first-listed persona", generalised):
+    with three different scores the first counts, with (None, 2, 4) the second. Unlike
+    ``majority_choice``, a tie is broken, because a prediction must name one score.
+    Missing data: None (an unparseable or refused answer) abstains.
+    Undefined: None when no score is given.
+    """
+    counts: dict[float, int] = {}
+    for score in scores:
+        if score is not None:
+            counts[score] = counts.get(score, 0) + 1
+    if not counts:
+        return None
+    best = max(counts.values())
+    return next(s for s in scores if s is not None and counts[s] == best)
+
+
 def agreement_pct(x: npt.ArrayLike, y: npt.ArrayLike) -> Stat:
     """Percentage (0-100) of paired positions where x and y hold the same value (nominal agreement).
 
@@ -57,7 +79,7 @@ def agreement_pct(x: npt.ArrayLike, y: npt.ArrayLike) -> Stat:
     Missing data: a position where either value is NaN is left out.
     Undefined (None, with reason): no position has both values.
     """
-    a, b = _paired(x, y)
+    a, b = complete_pairs(x, y)
     if a.size == 0:
         return Stat(None, "no item has a value in both")
     return Stat(100.0 * float((a == b).mean()))
@@ -81,7 +103,7 @@ def _row_extremes(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _complete_items(matrix: npt.ArrayLike) -> tuple[np.ndarray, int]:
     """(the complete items x the raters with any rating, the number of items with any rating)."""
-    m = _as_matrix(matrix)
+    m = as_matrix(matrix)
     m = m[:, ~np.isnan(m).all(axis=0)]
     return m[~np.isnan(m).any(axis=1)], int((~np.isnan(m)).any(axis=1).sum())
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from evalhub.stats.inputs import _as_matrix, distinct_codes, unique_first_counts
+from evalhub.stats.inputs import as_matrix, distinct_codes, unique_first_counts
 from evalhub.stats.results import LEVELS, AlphaCI, Level, Stat
 
 # Bootstrap replicates are drawn in chunks so that the (replicates x patterns) count
@@ -67,7 +67,7 @@ class _Coincidences:
 
 def _coincidences(matrix: npt.ArrayLike, value_domain: Sequence[float] | None) -> _Coincidences | str:
     """Group the matrix's items by rating pattern, or return why alpha is undefined."""
-    m = _as_matrix(matrix)
+    m = as_matrix(matrix)
     rated = ~np.isnan(m)
     pairable = rated.sum(axis=1) >= 2
     n_pairable = int(pairable.sum())

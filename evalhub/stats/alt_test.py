@@ -183,6 +183,23 @@ def alt_test_long(
     Invalid input (arrays of different lengths, infinite labels, a rater rating an instance twice,
     an unknown scoring or sample rule, epsilon outside [0, 1], q_fdr outside (0, 1)) raises ValueError.
     """
+    rule = _checked_rule(scoring, sample_rule, epsilon, q_fdr)
+    h_rater, h_inst, h_label = _long("human", raters, instances, labels)
+    _, l_inst, l_label = _long("LLM", None, llm_instances, llm_labels)
+    notes: list[str] = []
+    used = _usable_ratings(h_rater, h_inst, h_label, l_inst, l_label, rule, rater_names, notes)
+    if used.n_instances == 0:
+        notes.append(
+            f"the test cannot run: no instance has at least {MIN_HUMANS_PER_INSTANCE} human ratings and an LLM label"
+        )
+        return _undefined(scoring, epsilon, q_fdr, 0, (), notes)
+
+    w_llm, w_h = _wins(used.instances, used.labels, used.llm_label, used.n_inst, scoring)
+    return _verdict(used, w_llm, w_h, scoring=scoring, epsilon=epsilon, q_fdr=q_fdr, notes=notes)
+
+
+def _checked_rule(scoring: Scoring, sample_rule: SampleRule | None, epsilon: float, q_fdr: float) -> SampleRule:
+    """The LLM's sample rule (the scoring's default when None), after checking every option."""
     if scoring not in SCORINGS:
         raise ValueError(f"unknown scoring {scoring!r}; expected one of {', '.join(SCORINGS)}")
     rule = sample_rule or ("majority" if scoring == "accuracy" else "mean")
@@ -192,9 +209,28 @@ def alt_test_long(
         raise ValueError(f"epsilon must be between 0 and 1, got {epsilon}")
     if not (math.isfinite(q_fdr) and 0.0 < q_fdr < 1.0):
         raise ValueError(f"q_fdr must be strictly between 0 and 1, got {q_fdr}")
-    h_rater, h_inst, h_label = _long("human", raters, instances, labels)
-    _, l_inst, l_label = _long("LLM", None, llm_instances, llm_labels)
+    return rule
 
+
+@dataclass(frozen=True)
+class _Usable:
+    """The human ratings of the usable instances, coded: rater codes index ``names``, instance codes
+    (below ``n_inst``) index ``llm_label``; ``n_instances`` counts the usable instances."""
+
+    raters: np.ndarray
+    instances: np.ndarray
+    labels: np.ndarray
+    llm_label: np.ndarray
+    n_inst: int
+    names: list[str]
+    n_instances: int
+
+
+def _usable_ratings(
+    h_rater: np.ndarray, h_inst: np.ndarray, h_label: np.ndarray, l_inst: np.ndarray, l_label: np.ndarray,
+    rule: SampleRule, rater_names: Mapping[Hashable, str] | None, notes: list[str],
+) -> _Usable:
+    """The human ratings of instances with 2 human ratings and an LLM label; a note for each kind left out."""
     # Common integer codes for the instances of both sides, and compact codes for the raters.
     inst_codes, inst_ids = id_codes(np.concatenate([h_inst, l_inst]))
     n_inst = inst_ids.size
@@ -204,7 +240,6 @@ def alt_test_long(
     if _counts_of_keys(h_r * n_inst + h_i, len(names) * n_inst).max(initial=0) > 1:
         raise ValueError("a rater rated the same instance twice; give one label per rater and instance")
 
-    notes: list[str] = []
     llm_label, tied = _llm_labels(l_i, l_label, n_inst, rule)
     if tied.any():
         notes.append(f"{_instances(int(tied.sum()))} left out: the LLM's most frequent samples are tied (no majority)")
@@ -217,18 +252,16 @@ def alt_test_long(
     no_llm = int(((n_humans > 0) & ~has_llm & ~tied).sum())
     if no_llm:
         notes.append(f"{_instances(no_llm)} left out: no LLM label")
-    n_instances = int(usable.sum())
-    if n_instances == 0:
-        notes.append(
-            f"the test cannot run: no instance has at least {MIN_HUMANS_PER_INSTANCE} human ratings and an LLM label"
-        )
-        return _undefined(scoring, epsilon, q_fdr, 0, (), notes)
-
     keep = usable[h_i]
-    h_r, h_i, h_label = h_r[keep], h_i[keep], h_label[keep]
-    w_llm, w_h = _wins(h_i, h_label, llm_label, n_inst, scoring)
+    return _Usable(h_r[keep], h_i[keep], h_label[keep], llm_label, n_inst, names, int(usable.sum()))
 
-    per_rater = np.bincount(h_r, minlength=len(names))
+
+def _verdict(used: _Usable, w_llm: np.ndarray, w_h: np.ndarray, *, scoring: Scoring, epsilon: float, q_fdr: float,
+             notes: list[str]) -> AltTestResult:
+    """The humans' tests (those with MIN_INSTANCES_PER_HUMAN usable instances), corrected together, and the
+    verdict from MIN_HUMANS of them; ``notes`` gains what was skipped or undefined."""
+    names = used.names
+    per_rater = np.bincount(used.raters, minlength=len(names))
     tested = np.flatnonzero(per_rater >= MIN_INSTANCES_PER_HUMAN)
     for r in np.flatnonzero(per_rater < MIN_INSTANCES_PER_HUMAN):
         notes.append(
@@ -236,19 +269,10 @@ def alt_test_long(
         )
     if tested.size == 0:
         notes.append(f"the test cannot run: no human rated {MIN_INSTANCES_PER_HUMAN} usable instances")
-        return _undefined(scoring, epsilon, q_fdr, n_instances, (), notes)
+        return _undefined(scoring, epsilon, q_fdr, used.n_instances, (), notes)
 
-    d = w_h.astype(float) - w_llm
-    # Few raters: a stable sort of 16-bit codes is a linear-time radix sort.
-    order = np.argsort(h_r.astype(np.uint16) if len(names) <= 65536 else h_r, kind="stable")
-    bounds = np.concatenate([[0], np.cumsum(per_rater)])
-    ps = np.empty(tested.size)
-    with warnings.catch_warnings():
-        # A constant d is an expected case (scipy's p is 0 or 1 there, see above), not a precision problem.
-        warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
-        for k, r in enumerate(tested):
-            ps[k] = sps.ttest_1samp(d[order[bounds[r] : bounds[r + 1]]], epsilon, alternative="less").pvalue
-    advantage = np.bincount(h_r, weights=w_llm, minlength=len(names))[tested] / per_rater[tested]
+    ps = _p_values(used.raters, w_h.astype(float) - w_llm, per_rater, tested, epsilon)
+    advantage = np.bincount(used.raters, weights=w_llm, minlength=len(names))[tested] / per_rater[tested]
     undefined = np.isnan(ps)
     # An undefined p enters the correction as 1: it keeps its place in m (as in the reference) and is
     # never rejected, since the largest Benjamini-Yekutieli threshold q / H_m is below 1.
@@ -273,19 +297,34 @@ def alt_test_long(
             f"no verdict: the test needs at least {MIN_HUMANS} humans with {MIN_INSTANCES_PER_HUMAN} usable "
             f"instances each; {tested.size} have ({', '.join(h.rater for h in humans)})"
         )
-        return _undefined(scoring, epsilon, q_fdr, n_instances, humans, notes)
+        return _undefined(scoring, epsilon, q_fdr, used.n_instances, humans, notes)
     winning_rate = float(rejected.sum()) / tested.size
     return AltTestResult(
         scoring=scoring,
         epsilon=epsilon,
         q_fdr=q_fdr,
-        n_instances=n_instances,
+        n_instances=used.n_instances,
         winning_rate=winning_rate,
         advantage_probability=float(advantage.mean()),
         passed=winning_rate >= 0.5,
         humans=humans,
         notes=tuple(notes),
     )
+
+
+def _p_values(raters: np.ndarray, d: np.ndarray, per_rater: np.ndarray, tested: np.ndarray,
+              epsilon: float) -> np.ndarray:
+    """p_j of each tested human: the one-sided t-test of H0 mean(d) >= epsilon over j's ratings."""
+    # Few raters: a stable sort of 16-bit codes is a linear-time radix sort.
+    order = np.argsort(raters.astype(np.uint16) if per_rater.size <= 65536 else raters, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(per_rater)])
+    ps = np.empty(tested.size)
+    with warnings.catch_warnings():
+        # A constant d is an expected case (scipy's p is 0 or 1 there, see above), not a precision problem.
+        warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
+        for k, r in enumerate(tested):
+            ps[k] = sps.ttest_1samp(d[order[bounds[r] : bounds[r + 1]]], epsilon, alternative="less").pvalue
+    return ps
 
 
 def _wins(

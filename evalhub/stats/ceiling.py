@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats as sps
 
-from evalhub.stats.inputs import _as_matrix, _as_vector, distinct_codes
+from evalhub.stats.inputs import as_matrix, as_vector, distinct_codes
 from evalhub.stats.results import Stat
 
 Scoring = Literal["accuracy", "neg_rmse"]
@@ -165,27 +165,13 @@ def human_ceiling(
         raise ValueError(f"unknown scoring {scoring!r}; expected one of {', '.join(SCORINGS)}")
     if not 0 < confidence < 1:
         raise ValueError("confidence must be between 0 and 1")
-    m = _as_matrix(humans)
-    y = _as_vector(judge, "judge")
+    m = as_matrix(humans)
+    y = as_vector(judge, "judge")
     if y.shape[0] != m.shape[0]:
         raise ValueError(f"judge has {y.shape[0]} labels for {m.shape[0]} items")
     human_s, judge_s, usable = _item_scores(m, y, scoring)
     score_range = (0.0, 1.0) if scoring == "accuracy" else (-np.inf, 0.0)  # what a mean score can be
-    # Cells grouped by rater (column-major), so that each rater's cells are one slice.
-    rater_of_cell, item_of_cell = np.nonzero(usable.T)
-    h_cells, j_cells = human_s[item_of_cell, rater_of_cell], judge_s[item_of_cell, rater_of_cell]
-    bounds = np.searchsorted(rater_of_cell, np.arange(m.shape[1] + 1))
-    raters = []
-    for j in range(m.shape[1]):
-        n = int(bounds[j + 1] - bounds[j])
-        if n == 0:
-            reason = "no item this rater labelled has another rating and a judge label"
-            ci = MeanCI(None, None, confidence, reason)
-            raters.append(RaterCeiling(j, 0, None, None, ci, ci, reason))
-            continue
-        h, g = h_cells[bounds[j] : bounds[j + 1]], j_cells[bounds[j] : bounds[j + 1]]
-        raters.append(RaterCeiling(j, n, float(h.mean()), float(g.mean()), mean_ci(h, confidence, score_range),
-                                   mean_ci(g, confidence, score_range)))
+    raters = _rater_ceilings(human_s, judge_s, usable, confidence, score_range)
     scores = [(r.human, r.judge) for r in raters if r.human is not None and r.judge is not None]
     better = sum(1 for human, judged in scores if judged > human)
     notes: list[str] = []
@@ -204,3 +190,24 @@ def human_ceiling(
             )
     name: Scoring = "accuracy" if scoring == "accuracy" else "neg_rmse"
     return HumanCeiling(name, tuple(raters), better, len(scores), summary, tuple(notes))
+
+
+def _rater_ceilings(human_s: np.ndarray, judge_s: np.ndarray, usable: np.ndarray, confidence: float,
+                    score_range: tuple[float, float]) -> list[RaterCeiling]:
+    """Each rater's mean score and the judge's on the same items (``_item_scores``' usable cells), with CIs."""
+    # Cells grouped by rater (column-major), so that each rater's cells are one slice.
+    rater_of_cell, item_of_cell = np.nonzero(usable.T)
+    h_cells, j_cells = human_s[item_of_cell, rater_of_cell], judge_s[item_of_cell, rater_of_cell]
+    bounds = np.searchsorted(rater_of_cell, np.arange(usable.shape[1] + 1))
+    raters = []
+    for j in range(usable.shape[1]):
+        n = int(bounds[j + 1] - bounds[j])
+        if n == 0:
+            reason = "no item this rater labelled has another rating and a judge label"
+            ci = MeanCI(None, None, confidence, reason)
+            raters.append(RaterCeiling(j, 0, None, None, ci, ci, reason))
+            continue
+        h, g = h_cells[bounds[j] : bounds[j + 1]], j_cells[bounds[j] : bounds[j + 1]]
+        raters.append(RaterCeiling(j, n, float(h.mean()), float(g.mean()), mean_ci(h, confidence, score_range),
+                                   mean_ci(g, confidence, score_range)))
+    return raters

@@ -1,14 +1,18 @@
-"""Group comparison: Welch's unequal-variance t-test with Cohen's d."""
+"""Comparisons: Welch's unequal-variance t-test with Cohen's d, and the Benjamini-Hochberg adjustment of a
+family of tests' p-values (the analysis adjusts its Welch tests as one family, its per-rater kappa tests as
+another)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 from scipy import special
+from scipy import stats as sps
 
-from evalhub.stats.inputs import _as_vector, _finite_or_none
+from evalhub.stats.inputs import as_vector, finite_or_none
 from evalhub.stats.results import WelchResult
 
 
@@ -25,8 +29,8 @@ def welch(a: npt.ArrayLike, b: npt.ArrayLike, *, unit: str = "item means") -> We
     Undefined (None fields, with reason): either group has fewer than 2 values, or both
     groups have zero variance.
     """
-    av = _as_vector(a, "a")
-    bv = _as_vector(b, "b")
+    av = as_vector(a, "a")
+    bv = as_vector(b, "b")
     av, bv = av[~np.isnan(av)], bv[~np.isnan(bv)]
     n_a, n_b = int(av.size), int(bv.size)
     if n_a < 2 or n_b < 2:
@@ -46,12 +50,36 @@ def welch(a: npt.ArrayLike, b: npt.ArrayLike, *, unit: str = "item means") -> We
     p = 2.0 * float(special.stdtr(df, -abs(t)))
     pooled_sd = math.sqrt(((n_a - 1) * var_a + (n_b - 1) * var_b) / (n_a + n_b - 2))
     return WelchResult(
-        t=_finite_or_none(t),
+        t=finite_or_none(t),
         df=df,
-        p=_finite_or_none(p),
+        p=finite_or_none(p),
         mean_diff=mean_diff,
         cohens_d=mean_diff / pooled_sd,
         n_a=n_a,
         n_b=n_b,
         unit=unit,
     )
+
+
+def bh_adjust(pvalues: Sequence[float | None]) -> list[float | None]:
+    """Benjamini-Hochberg adjusted p-values (``scipy.stats.false_discovery_control(p, method="bh")``).
+
+    Formula: with the m defined p-values sorted, p_(i) -> min_{k >= i} min(1, m p_(k) / k); a test is
+    significant at FDR q when its adjusted p-value is <= q.
+
+    Missing data: None or NaN entries (a test that could not run) stay None in their place and do not
+    count in m: an undefined test is not a test of the family.
+    Bad input: a p-value outside [0, 1] raises ValueError. An empty or all-undefined list returns
+    the same number of None.
+    """
+    values = [math.nan if p is None else float(p) for p in pvalues]
+    array = np.asarray(values, dtype=float)
+    defined = ~np.isnan(array)
+    if ((array[defined] < 0) | (array[defined] > 1)).any():
+        raise ValueError("p-values must lie between 0 and 1")
+    out: list[float | None] = [None] * len(values)
+    if defined.any():
+        adjusted = sps.false_discovery_control(array[defined], method="bh")
+        for position, value in zip(np.flatnonzero(defined), adjusted, strict=True):
+            out[int(position)] = float(value)
+    return out

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evalhub.stats.agreement import majority_choice
-from evalhub.stats.inputs import _as_matrix, _as_vector, positions_in
+from evalhub.stats.inputs import as_matrix, as_vector, positions_in
 
 
 @dataclass(frozen=True)
@@ -55,14 +55,14 @@ def majority_pairs(
     An item with no human rating, or with no pool label (NaN), is left out and counted in
     ``n_unpaired``. ``n_tied + n_unpaired + len(reference)`` is the number of items.
     """
-    m = _as_matrix(humans)
-    p = _as_vector(pool, "pool")
+    m = as_matrix(humans)
+    p = as_vector(pool, "pool")
     if p.shape[0] != m.shape[0]:
         raise ValueError(f"pool has {p.shape[0]} labels for {m.shape[0]} items")
     if majority is None:
         reference = majority_choice(m)
     else:
-        reference = _as_vector(majority, "majority")
+        reference = as_vector(majority, "majority")
         if reference.shape[0] != m.shape[0]:
             raise ValueError(f"majority has {reference.shape[0]} labels for {m.shape[0]} items")
     rated = (~np.isnan(m)).any(axis=1)
@@ -118,7 +118,7 @@ def confusion_matrix(
     ``categories`` defaults to the sorted union of the observed labels; a label outside a given list
     raises ValueError. Never undefined: no items give a matrix of zeros (``n_items`` = 0).
     """
-    ref, pred = _as_vector(reference, "reference"), _as_vector(predicted, "predicted")
+    ref, pred = as_vector(reference, "reference"), as_vector(predicted, "predicted")
     if ref.shape != pred.shape:
         raise ValueError(f"reference and predicted differ in length: {ref.shape[0]} != {pred.shape[0]}")
     keep = ~(np.isnan(ref) | np.isnan(pred))

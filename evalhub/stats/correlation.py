@@ -10,7 +10,7 @@ import numpy.typing as npt
 from scipy import special
 from scipy import stats as sps
 
-from evalhub.stats.inputs import _as_matrix, _finite_or_none, _paired, distinct_codes
+from evalhub.stats.inputs import as_matrix, complete_pairs, distinct_codes, finite_or_none
 from evalhub.stats.results import CorrResult, PairwiseTau, TauResult
 
 
@@ -33,7 +33,7 @@ def kendall_tau(x: npt.ArrayLike, y: npt.ArrayLike) -> TauResult:
     Missing data: only positions where both x and y are not NaN (n = their number).
     Undefined (None, with reason): n < 2 or x or y constant over the paired positions.
     """
-    xv, yv = _paired(x, y)
+    xv, yv = complete_pairs(x, y)
     n = int(xv.size)
     if n < 2:
         return TauResult(None, None, n, f"fewer than 2 paired items ({n})")
@@ -42,9 +42,9 @@ def kendall_tau(x: npt.ArrayLike, y: npt.ArrayLike) -> TauResult:
         return TauResult(None, None, n, reason)
     table = _kendall_from_table(xv, yv)
     if table is not None:
-        return TauResult(_finite_or_none(table[0]), _finite_or_none(table[1]), n)
+        return TauResult(finite_or_none(table[0]), finite_or_none(table[1]), n)
     res = sps.kendalltau(xv, yv, variant="b")
-    return TauResult(_finite_or_none(res.statistic), _finite_or_none(res.pvalue), n)
+    return TauResult(finite_or_none(res.statistic), finite_or_none(res.pvalue), n)
 
 
 # Above this many (distinct x) x (distinct y) cells the contingency table costs more than sorting.
@@ -99,7 +99,7 @@ def mean_pairwise_kendall(matrix: npt.ArrayLike) -> PairwiseTau:
     pairs that entered the mean.
     Undefined (None, with reason): fewer than 2 raters or no pair with a defined tau.
     """
-    m = _as_matrix(matrix)
+    m = as_matrix(matrix)
     if m.shape[1] < 2:
         return PairwiseTau(None, 0, "fewer than 2 raters")
     taus = []
@@ -113,7 +113,7 @@ def mean_pairwise_kendall(matrix: npt.ArrayLike) -> PairwiseTau:
 
 
 def _correlation(x: npt.ArrayLike, y: npt.ArrayLike, method: str) -> CorrResult:
-    xv, yv = _paired(x, y)
+    xv, yv = complete_pairs(x, y)
     n = int(xv.size)
     if n < 2:
         return CorrResult(None, None, n, f"fewer than 2 paired items ({n})")
@@ -121,7 +121,7 @@ def _correlation(x: npt.ArrayLike, y: npt.ArrayLike, method: str) -> CorrResult:
     if reason:
         return CorrResult(None, None, n, reason)
     res = sps.pearsonr(xv, yv) if method == "pearson" else sps.spearmanr(xv, yv)
-    return CorrResult(_finite_or_none(res.statistic), _finite_or_none(res.pvalue), n)
+    return CorrResult(finite_or_none(res.statistic), finite_or_none(res.pvalue), n)
 
 
 def pearson(x: npt.ArrayLike, y: npt.ArrayLike) -> CorrResult:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from evalhub.stats.inputs import _as_matrix
+from evalhub.stats.inputs import as_matrix
 from evalhub.stats.results import Describe
 
 
@@ -15,7 +15,7 @@ def item_means(matrix: npt.ArrayLike) -> np.ndarray:
     Missing data: NaNs are ignored. Undefined: an item with no rating gets NaN (no
     RuntimeWarning is emitted).
     """
-    m = _as_matrix(matrix)
+    m = as_matrix(matrix)
     counts = (~np.isnan(m)).sum(axis=1)
     sums = np.nansum(m, axis=1)
     return np.divide(sums, counts, out=np.full(m.shape[0], np.nan), where=counts > 0)
@@ -29,7 +29,7 @@ def describe(matrix: npt.ArrayLike) -> Describe:
     Missing data: NaNs are ignored.
     Undefined: mean is None when N = 0; std is None when N < 2 (reason says which).
     """
-    m = _as_matrix(matrix)
+    m = as_matrix(matrix)
     values = m[~np.isnan(m)]
     n_items = int((~np.isnan(m)).any(axis=1).sum())
     n = int(values.size)

@@ -8,7 +8,8 @@ import numpy as np
 import numpy.typing as npt
 
 
-def _as_matrix(matrix: npt.ArrayLike) -> np.ndarray:
+def as_matrix(matrix: npt.ArrayLike) -> np.ndarray:
+    """A float items x raters matrix; ValueError unless 2-D and free of infinities (NaN marks a missing rating)."""
     m = np.asarray(matrix, dtype=float)
     if m.ndim != 2:
         raise ValueError(f"expected a 2-D matrix (items x raters), got shape {m.shape}")
@@ -17,7 +18,8 @@ def _as_matrix(matrix: npt.ArrayLike) -> np.ndarray:
     return m
 
 
-def _as_vector(x: npt.ArrayLike, name: str) -> np.ndarray:
+def as_vector(x: npt.ArrayLike, name: str) -> np.ndarray:
+    """A float 1-D array; ValueError naming ``name`` unless 1-D and free of infinities (NaN marks a missing value)."""
     v = np.asarray(x, dtype=float)
     if v.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {v.shape}")
@@ -26,15 +28,17 @@ def _as_vector(x: npt.ArrayLike, name: str) -> np.ndarray:
     return v
 
 
-def _paired(x: npt.ArrayLike, y: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    xv, yv = _as_vector(x, "x"), _as_vector(y, "y")
+def complete_pairs(x: npt.ArrayLike, y: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """x and y (same length) without the positions where either is NaN."""
+    xv, yv = as_vector(x, "x"), as_vector(y, "y")
     if xv.shape != yv.shape:
         raise ValueError(f"x and y differ in length: {xv.shape[0]} != {yv.shape[0]}")
     keep = ~(np.isnan(xv) | np.isnan(yv))
     return xv[keep], yv[keep]
 
 
-def _finite_or_none(value: float) -> float | None:
+def finite_or_none(value: float) -> float | None:
+    """The value as a float, or None for NaN and infinities (an undefined statistic is None, never NaN)."""
     value = float(value)
     return value if math.isfinite(value) else None
 
@@ -75,15 +79,6 @@ def distinct_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     offsets, origin, steps = grid
     present = np.bincount(offsets) > 0
     return (np.flatnonzero(present) + origin) / steps, (np.cumsum(present) - 1)[offsets]
-
-
-def distinct_values(values: np.ndarray) -> np.ndarray:
-    """``np.unique(values)`` of finite values, by counting on a grid where the values lie on one."""
-    grid = _grid_offsets(values)
-    if grid is None:
-        return np.unique(values)
-    offsets, origin, steps = grid
-    return (np.flatnonzero(np.bincount(offsets)) + origin) / steps
 
 
 def positions_in(sorted_values: np.ndarray, values: np.ndarray) -> np.ndarray:

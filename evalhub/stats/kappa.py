@@ -18,7 +18,7 @@ from scipy import special
 
 from evalhub.stats.agreement import majority_choice
 from evalhub.stats.confusion import category_index, category_list, majority_pairs
-from evalhub.stats.inputs import _as_matrix, _as_vector, _paired, unique_first_counts
+from evalhub.stats.inputs import as_matrix, as_vector, complete_pairs, unique_first_counts
 
 Weights = Literal["unweighted", "linear", "quadratic"]
 WEIGHTS: tuple[Weights, ...] = ("unweighted", "linear", "quadratic")
@@ -211,7 +211,7 @@ def cohen_kappa(
     the same category only (scikit-learn returns NaN there, with a warning). Two vectors that are each
     constant on *different* categories give 0, as in scikit-learn.
     """
-    a, b = _paired(x, y)
+    a, b = complete_pairs(x, y)
     n_unpaired = int(np.asarray(x, dtype=float).shape[0] - a.size)
     (result,) = _cohen(
         a,
@@ -302,8 +302,8 @@ def kappa_per_rater(
     missing-data rule, CI and undefined cases); every rater's bootstrap uses the same ``seed``.
     Pass ``categories`` so that all raters' kappas use one category list.
     """
-    m = _as_matrix(humans)
-    p = _as_vector(pool, "pool")
+    m = as_matrix(humans)
+    p = as_vector(pool, "pool")
     if p.shape[0] != m.shape[0]:
         raise ValueError(f"pool has {p.shape[0]} labels for {m.shape[0]} items")
     return tuple(
@@ -327,8 +327,8 @@ def rater_kappas_and_tests(
     but every rater's cell counts come from one pass over the matrix instead of one per rater and test.
     """
     _check_bootstrap(n_boot, confidence)
-    m = _as_matrix(humans)
-    p = _as_vector(pool, "pool")
+    m = as_matrix(humans)
+    p = as_vector(pool, "pool")
     if p.shape[0] != m.shape[0]:
         raise ValueError(f"pool has {p.shape[0]} labels for {m.shape[0]} items")
     cats = category_list(categories)
@@ -397,7 +397,7 @@ def fleiss_kappa(
     (P_e = 1; statsmodels returns NaN).
     """
     _check_bootstrap(n_boot, confidence)
-    m = _as_matrix(matrix)
+    m = as_matrix(matrix)
     rated = ~np.isnan(m)
     kept = rated.sum(axis=1) >= 2
     n_items = int(kept.sum())
@@ -448,7 +448,7 @@ def pool_label(samples: npt.ArrayLike, *, reduction: str, scale: Sequence[float]
     Kappa and the confusion matrix need one category per item; the alt-test and the human ceiling
     may use the unrounded mean instead (``np.nanmean``).
     """
-    m = _as_matrix(samples)
+    m = as_matrix(samples)
     if reduction == "majority":
         return majority_choice(m)
     if reduction != "rounded_mean":
@@ -493,7 +493,7 @@ def kappa_z_test(x: npt.ArrayLike, y: npt.ArrayLike, *, categories: Sequence[flo
     Undefined (None, with reason): no paired item, kappa undefined (one shared category), or
     Var0 = 0 (e.g. a single item).
     """
-    a, b = _paired(x, y)
+    a, b = complete_pairs(x, y)
     n = int(a.size)
     if n == 0:
         return KappaTest(None, None, 0, "no item has both labels")

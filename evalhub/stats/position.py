@@ -22,7 +22,7 @@ from statistics import NormalDist
 import numpy as np
 import numpy.typing as npt
 
-from evalhub.stats.inputs import _as_vector
+from evalhub.stats.inputs import as_vector
 
 A, B = 1.0, 2.0
 
@@ -68,8 +68,8 @@ def position_bias(
     original: npt.ArrayLike, swapped: npt.ArrayLike, *, confidence: float = 0.95
 ) -> PositionBias:
     """The flip rate and first-position share of paired choices (see the module's docstring)."""
-    first = _as_vector(original, "original")
-    second = _as_vector(swapped, "swapped")
+    first = as_vector(original, "original")
+    second = as_vector(swapped, "swapped")
     if first.shape != second.shape:
         raise ValueError(f"original and swapped must have the same length, got {first.size} and {second.size}")
     both = ~np.isnan(first) & ~np.isnan(second)

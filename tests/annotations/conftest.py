@@ -1,10 +1,10 @@
-"""The annotations tests' study: the story template, open, with the standard items (tests/annotations/raterkit.py).
+"""The annotations tests' study: the story template, open, with the standard items (tests/support/raterkit.py).
 A test file that needs another study defines its own ``study`` fixture, which takes precedence."""
 from __future__ import annotations
 
 import pytest
 
-from tests.annotations.raterkit import add_story_items, open_study
+from tests.support.raterkit import add_story_items, open_study
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from annotations.services import (
     question_parts,
     rating_submit,
 )
-from tests.annotations.raterkit import add_story_items
+from tests.support.raterkit import add_story_items
 
 
 def _start(study: Study, **rater_fields: object):

@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 
 from annotations.models import HumanRating, Item, Rater, Study
 from annotations.studies import StudySpecError, study_create
-from tests.annotations.raterkit import answer, open_study, page_key, url_of
+from tests.support.raterkit import answer, open_study, page_key, url_of
 
 SPEC = {
     "title": "Sentiment of a review aspect",

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from annotations.models import HumanRating, ItemClaim, Rater, Study
 from annotations.services import assignment_next_step, assignment_start, rating_submit
-from tests.annotations.raterkit import add_story_items, open_study, page_key, url_of
+from tests.support.raterkit import add_story_items, open_study, page_key, url_of
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotations.models import Assignment, Rater, Study
-from tests.annotations.raterkit import open_study
+from tests.support.raterkit import open_study
 
 
 def test_invite_prints_one_working_url_per_line(client, study):

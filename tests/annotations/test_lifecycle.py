@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotations.models import Assignment, HumanRating, Rater, Study
-from tests.annotations.raterkit import add_story_items, answer, url_of
+from tests.support.raterkit import add_story_items, answer, url_of
 
 
 def _call(*args: str) -> tuple[str, str]:

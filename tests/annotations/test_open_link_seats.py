@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 
 from annotations.models import Assignment, ItemClaim, Rater
-from tests.annotations.raterkit import add_story_items, answer, open_study, page_key, url_of
+from tests.support.raterkit import add_story_items, answer, open_study, page_key, url_of
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
 

@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 from annotations.models import HumanRating, Item, ItemClaim, Rater, Study
 from annotations.rendering import llm_prompt, rater_page
 from annotations.studies import StudySpecError, protocol_templates, study_create, study_create_from_template
-from tests.annotations.raterkit import answer, open_study, page_key, url_of
+from tests.support.raterkit import answer, open_study, page_key, url_of
 
 PAIRS = [
     ("p1", "A lighthouse keeper's last night.", "Marta lit the lamp one final time and waited for no ship.",

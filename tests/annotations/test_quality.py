@@ -6,7 +6,7 @@ import pytest
 from annotations.models import Assignment, AttentionCheck, HumanRating, Item, Rater, Study
 from annotations.selectors import assignment_progress, study_rater_stats
 from annotations.services import assignment_next_step, assignment_start, attention_expected
-from tests.annotations.raterkit import add_story_items, answer, open_study, page_key, url_of
+from tests.support.raterkit import add_story_items, answer, open_study, page_key, url_of
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from annotations.models import Assignment, HumanRating, ItemClaim, Rater
-from tests.annotations.raterkit import add_story_items, answer, open_study, page_key, url_of
+from tests.support.raterkit import add_story_items, answer, open_study, page_key, url_of
 
 
 @pytest.fixture

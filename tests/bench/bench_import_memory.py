@@ -26,6 +26,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import httpx
 
 REPO = Path(__file__).resolve().parents[2]
 MB = 1024 * 1024
@@ -129,11 +133,22 @@ def main(size_mb: int) -> None:
 
     django.setup()
     from django.conf import settings
+
+    from annotations.models import Study
+
+    uploads = _study_and_files(tmp, size_mb)
+    rows = _uploads_measured(env, uploads)
+    _print_table(rows, settings.IMPORT_TASK_THRESHOLD_BYTES)
+    Study.objects.filter(slug="bench-import").delete()
+
+
+def _study_and_files(tmp: Path, size_mb: int) -> list[tuple[str, Path, str]]:
+    """The bench's researcher and study, and its four files: (what, path, the job's expected outcome)."""
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
     from django.db import connection
 
-    from annotations.models import ImportJob, Study
+    from annotations.models import Study
     from annotations.studies import study_create_from_template
 
     call_command("migrate", verbosity=0)
@@ -158,8 +173,17 @@ def main(size_mb: int) -> None:
     print(f"database {connection.vendor}; items file {items_path.stat().st_size / MB:.0f} MB ({n_items} items), "
           f"ratings file {ratings_path.stat().st_size / MB:.0f} MB ({n_ratings} ratings)")
     connection.close()
+    return [("items", items_path, "done"), ("ratings", ratings_path, "done"),
+            ("items", bad_items, "failed"), ("ratings", bad_ratings, "failed")]
 
+
+def _uploads_measured(env: dict[str, str], uploads: list[tuple[str, Path, str]]) -> list[tuple]:
+    """Each file uploaded to a real gunicorn worker (its RSS around the upload), then its job run in a fresh
+    process (the task's RSS); a malformed file must leave the database as it was."""
     import httpx
+    from django.db import connection
+
+    from annotations.models import ImportJob
 
     port = 8765
     server = subprocess.Popen([sys.executable, "-m", "gunicorn", "evalhub.wsgi:application", "--bind", f"127.0.0.1:{port}",
@@ -169,19 +193,7 @@ def main(size_mb: int) -> None:
     try:
         base = f"http://127.0.0.1:{port}"
         with httpx.Client(base_url=base, timeout=600) as client:
-            for _ in range(100):
-                try:
-                    client.get("/healthz")
-                    break
-                except httpx.TransportError:
-                    time.sleep(0.2)
-            worker = _children(server.pid)[0]
-            login = client.get("/accounts/login/")
-            token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', login.text).group(1)  # type: ignore[union-attr]
-            client.post("/accounts/login/", data={"username": "bench-import", "password": "bench-import-pw",
-                                                  "csrfmiddlewaretoken": token})
-            uploads = (("items", items_path, "done"), ("ratings", ratings_path, "done"),
-                       ("items", bad_items, "failed"), ("ratings", bad_ratings, "failed"))
+            worker = _logged_in(client, server.pid)
             for what, path, outcome in uploads:
                 counts = _counts()
                 home = client.get("/studies/bench-import/home/")
@@ -204,11 +216,31 @@ def main(size_mb: int) -> None:
                 if outcome == "failed":
                     assert _counts() == counts, "a malformed file changed the database"
                     task["summary"] = f"{task['error']} (database unchanged)"
-                size = path.stat().st_size
-                rows.append((what, size, before, after, web_peak, upload_seconds, task))
+                rows.append((what, path.stat().st_size, before, after, web_peak, upload_seconds, task))
     finally:
         server.terminate()
         server.wait(timeout=30)
+    return rows
+
+
+def _logged_in(client: httpx.Client, server_pid: int) -> int:
+    """Wait for the server, log the bench's researcher in; returns the gunicorn worker's pid."""
+    import httpx
+
+    for _ in range(100):
+        try:
+            client.get("/healthz")
+            break
+        except httpx.TransportError:
+            time.sleep(0.2)
+    login = client.get("/accounts/login/")
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', login.text).group(1)  # type: ignore[union-attr]
+    client.post("/accounts/login/", data={"username": "bench-import", "password": "bench-import-pw",
+                                          "csrfmiddlewaretoken": token})
+    return _children(server_pid)[0]
+
+
+def _print_table(rows: list[tuple], threshold: int) -> None:
     print(f"\n{'file':<12} {'size MB':>8} {'web RSS before':>15} {'after':>8} {'web peak':>9} {'upload s':>9} "
           f"{'task base':>10} {'task peak':>10} {'above base':>11} {'/ file':>7} {'task s':>7}")
     for what, size, before, after, web_peak, upload_seconds, task in rows:
@@ -219,8 +251,7 @@ def main(size_mb: int) -> None:
               f"{above / size:>7.2f} {task['seconds']:>7.1f}")
         print(f"             {task['summary']}")
     print(f"\n(web peak = the gunicorn worker's VmHWM after the upload, since it started; threshold "
-          f"{settings.IMPORT_TASK_THRESHOLD_BYTES} bytes)")
-    Study.objects.filter(slug="bench-import").delete()
+          f"{threshold} bytes)")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from django.core.management import call_command
 
 from annotations.models import Assignment, HumanRating, Item, Rater, Study
 from annotations.services import attention_expected
-from tests.annotations.raterkit import STORIES, add_story_items, open_study
+from tests.support.raterkit import STORIES, add_story_items, open_study
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

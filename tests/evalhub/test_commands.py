@@ -8,7 +8,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from evalhub.imports.exports import ALL_TABLE_COLUMNS, RATING_COLUMNS, TABLE_COLUMNS, csv_text, neutralise
+from evalhub.imports.exports import ALL_TABLE_COLUMNS, RATING_COLUMNS, TABLE_COLUMNS, csv_lines, neutralise
 from tests.evalhub.factories import import_long, live_run
 
 pytestmark = pytest.mark.django_db
@@ -90,5 +90,5 @@ def test_text_that_a_spreadsheet_would_run_as_a_formula_is_neutralised_and_numbe
 
 
 def test_neutralised_values_survive_a_csv_round_trip():
-    text = csv_text([("a", "b"), ("=cmd|' /C calc'!A0", -1.5)])
+    text = "".join(csv_lines([("a", "b"), ("=cmd|' /C calc'!A0", -1.5)]))
     assert list(csv.reader(io.StringIO(text)))[1] == ["'=cmd|' /C calc'!A0", "-1.5"]

@@ -23,7 +23,6 @@ from rest_framework.authtoken.models import Token
 from annotations.models import HumanRating, Rater, Study
 from evalhub.imports.meta_study import meta_study_create
 from llmjudge.models import JudgeRun
-from tests.annotations.raterkit import answer, page_key
 from tests.reliability.access import (
     B_COMMENT,
     EXTERNAL_IDS,
@@ -38,7 +37,8 @@ from tests.reliability.access import (
     PERSONAS,
     World,
 )
-from tests.reliability.snapshots import database_snapshot
+from tests.support.raterkit import answer, page_key
+from tests.support.snapshots import database_snapshot
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
 

@@ -19,12 +19,12 @@ from annotations.models import HumanRating, Item, Rater, Study
 from evalhub.imports.exports import TABLE_COLUMNS
 from llmjudge.models import Judge, JudgeRun, LLMRating
 from llmjudge.runs import lifecycle as judging
-from tests.annotations.raterkit import page_key
 from tests.evalhub.server.test_settings import run_settings
 from tests.reliability.access import RAW_XSS_MARKERS, XSS, World
-from tests.reliability.snapshots import database_snapshot
 from tests.reliability.test_access_matrix import MATRIX
 from tests.support.openai_server import Behaviour, OpenAIServer
+from tests.support.raterkit import page_key
+from tests.support.snapshots import database_snapshot
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
 

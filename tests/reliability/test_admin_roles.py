@@ -16,7 +16,7 @@ from django.db.models import Model
 from annotations.models import HumanRating
 from llmjudge.models import LLMRating
 from tests.reliability.access import World, build_world
-from tests.reliability.snapshots import database_snapshot
+from tests.support.snapshots import database_snapshot
 
 pytestmark = pytest.mark.django_db
 

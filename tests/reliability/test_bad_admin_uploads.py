@@ -8,8 +8,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotations.models import HumanRating, Item
-from tests.reliability.snapshots import database_snapshot
 from tests.reliability.test_bad_imports import BAD
+from tests.support.snapshots import database_snapshot
 
 UPLOADED = ["latin-1", "utf-16-with-bom", "pipe-delimited", "unterminated-quote-mid-file", "duplicate-id-far-apart",
             "score-two-dots", "long-human-rater-id", "jsonl-escaped-nul", "json-array-of-objects", "whitespace-only",

@@ -2,7 +2,7 @@
 rater's current page, or an error status) and changes no row of any table.
 
 The clock is frozen, so the claim's `touched_at` (refreshed by every page view, by design) is rewritten
-with the same value and the snapshot compares every row of every table (tests/reliability/snapshots.py).
+with the same value and the snapshot compares every row of every table (tests/support/snapshots.py).
 CSRF is enforced (`Client(enforce_csrf_checks=True)`), as in the browser.
 """
 from __future__ import annotations
@@ -18,8 +18,8 @@ from django.test import Client
 
 from annotations import services
 from annotations.models import HumanRating, ItemClaim, Rater, Study
-from tests.annotations.raterkit import add_story_items, open_study, url_of
-from tests.reliability.snapshots import database_snapshot
+from tests.support.raterkit import add_story_items, open_study, url_of
+from tests.support.snapshots import database_snapshot
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 CHOOSE = "Please choose an answer to this question."

@@ -23,7 +23,7 @@ from annotations.importing.services import ImportFileError, demographics_import,
 from annotations.models import HumanRating, Item, Rater, Study
 from evalhub.imports.ratings import ratings_import
 from llmjudge.models import LLMRating
-from tests.reliability.snapshots import database_snapshot
+from tests.support.snapshots import database_snapshot
 
 ITEMS = "id,group,story,prompt\n"
 RATINGS = "item,group,question,pool,rater,score,rationale\n"

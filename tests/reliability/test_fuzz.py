@@ -23,7 +23,7 @@ from annotations.models import HumanRating, Item
 from evalhub.imports.ratings import ratings_import
 from llmjudge.models import LLMRating
 from llmjudge.parsing import parse_pairwise, parse_score
-from tests.reliability.snapshots import database_snapshot
+from tests.support.snapshots import database_snapshot
 
 FUZZ = settings(max_examples=150, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

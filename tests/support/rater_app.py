@@ -24,7 +24,7 @@ def main() -> None:
 
     from annotations.models import Rater
     from annotations.studies import study_create_from_template
-    from tests.annotations.raterkit import add_story_items, open_study
+    from tests.support.raterkit import add_story_items, open_study
 
     call_command("migrate", verbosity=0)
     owner = get_user_model().objects.create_user(username="owner", password="pw-owner-123")

@@ -19,7 +19,7 @@ def item_text(study: Study, item: Item) -> str:
 
 
 def _labelled(study: Study, item: Item, fields: list[str]) -> list[str]:
-    # The label the rater's page shows (annotations/rater_fields.py): the judge reads the same words.
+    # The label the rater's page shows (annotations/rendering.py): the judge reads the same words.
     return [f"{study.field_label(f)}: {item.fields[f]}" for f in fields]
 
 

@@ -64,8 +64,3 @@ class PersonaBuilder:
             # Rows whose rater lacks characters were set to error by the preparation.
             ratings = {q: r for q, r in ratings.items() if len(persona_characters(run, target_rater_id, q)) > sample}  # type: ignore[arg-type]
         return pending_turns(ratings, questions, make, scale, sample, config.sample_seed(sample))
-
-
-def persona_vote(scores: list[float | None]) -> float | None:
-    """A persona prediction: the characters' majority vote in sample order (first breaks ties)."""
-    return persona.majority_vote(scores)

@@ -40,10 +40,11 @@ def persona_characters(run: Any, rater_id: int, question_id: int) -> list[person
         call = proposals.get(key)
         if call is None:
             break
-        for i, c in enumerate((call.parsed or {}).get("characters", [])[: options.characters_proposed]):
-            if verdicts.get(f"{key}:{i}") is True:
-                chosen.append(persona.Character(**c))
-    return chosen[: options.characters_used]
+        candidates = [persona.Character(**c) for c in (call.parsed or {}).get("characters", [])]
+        candidates = candidates[: options.characters_proposed]
+        found = [verdicts.get(f"{key}:{i}") for i in range(len(candidates))]
+        chosen += persona.select_characters(candidates, found, n=options.characters_used - len(chosen))
+    return chosen
 
 
 def proposal_prompt(

@@ -10,7 +10,8 @@ Steps for each rater (prompts in ``llmjudge/prompting/data/cinemetric_v1.json``,
    confirm (None) is discarded like an invalid one. Fewer than three: the pipeline asks again.
 3. ``roleplay_prompt`` per character and held-out item (B.2.1; B.2.2 without a selection rationale;
    B.2.3 without the character's name); ``parse_answer`` reads ``Answer: n``.
-4. ``majority_vote`` over the three characters' scores.
+4. The prediction is the majority vote of the three characters' scores (``evalhub.stats.majority_vote``, in
+   the per-rater analysis).
 
 The paper's methods (tables 1-2) are ``METHODS``: ``cinemetric``, ``no_training_examples``,
 ``no_character_names``, ``personalized_judge`` (demographics only, B.2.4, whose text the paper
@@ -291,21 +292,3 @@ _REASONING_PREFIX = re.compile(r"^\s*[*_]*reasoning[*_]*\s*:[*_]*\s*", re.IGNORE
 def parse_answer(text: str, *, scale: tuple[int, int]) -> ParsedScore:
     """The score after the last ``Answer:`` line; the reasoning and aspect lines are the rationale."""
     return parse_after_marker(text, _ANSWER_MARK, scale=check_scale(scale), rationale_prefix=_REASONING_PREFIX)
-
-
-def majority_vote(scores: Sequence[float | None]) -> float | None:
-    """The most frequent score among the characters' answers; None when nobody answered.
-
-    An unparseable or refused answer (None) abstains. Tie rule (the paper's "if all three differ,
-    choose the prediction of the first-listed persona", generalised): among the scores with the
-    highest count, the one given first in character order wins, so with three different scores
-    the first character's counts, and with (None, 2, 4) the second character's.
-    """
-    counts: dict[float, int] = {}
-    for score in scores:
-        if score is not None:
-            counts[score] = counts.get(score, 0) + 1
-    if not counts:
-        return None
-    best = max(counts.values())
-    return next(s for s in scores if s is not None and counts[s] == best)

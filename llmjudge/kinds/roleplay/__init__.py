@@ -1,1 +1,2 @@
-"""The role-player panel judge (DRPE): prompts, parsing and voting, options, builder, plan, role preparation."""
+"""The role-player panel judge (DRPE): roles, prompts, embedding, clustering (de-duplication), votes (parsing
+and aggregation), options, builder, plan, role preparation."""

@@ -9,16 +9,18 @@ from llmjudge.engine.conversation import Conversation, RatingState
 from llmjudge.kinds.common.items import item_text, pair_texts, shared_text
 from llmjudge.kinds.common.option_values import without_backend_keys
 from llmjudge.kinds.common.turns import pending_turns
-from llmjudge.kinds.roleplay import prompts as roleplay
 from llmjudge.kinds.roleplay.options import roleplay_options
 from llmjudge.kinds.roleplay.plan import panel_mode
 from llmjudge.kinds.roleplay.preparation import panel_roles
+from llmjudge.kinds.roleplay.prompts import panel_prompt
+from llmjudge.kinds.roleplay.roles import Role
+from llmjudge.kinds.roleplay.votes import RoleVote, aggregate_scores, aggregate_votes, parse_panel, with_confidences
 from llmjudge.parsing import OK, UNPARSEABLE, ParsedChoice, ParsedScore
 from llmjudge.prompting.study_prompt import choice_score
 from llmjudge.runs.config import JudgeConfig
 
 
-def panel_details(votes: list[roleplay.RoleVote], weighted: bool, note: str = "") -> dict[str, Any]:
+def panel_details(votes: list[RoleVote], weighted: bool, note: str = "") -> dict[str, Any]:
     """What the rating's history keeps of a panel answer: each role's vote or score and confidence."""
     details: dict[str, Any] = {
         "panel": [
@@ -34,20 +36,20 @@ def panel_details(votes: list[roleplay.RoleVote], weighted: bool, note: str = ""
 
 
 def panel_votes(
-    text: str, roles: list[roleplay.Role], scale: tuple[int, int] | None, logprobs: list[dict[str, Any]] | None
-) -> tuple[list[roleplay.RoleVote], list[dict[str, Any]] | None, str]:
+    text: str, roles: list[Role], scale: tuple[int, int] | None, logprobs: list[dict[str, Any]] | None
+) -> tuple[list[RoleVote], list[dict[str, Any]] | None, str]:
     """(the roles' votes, with confidences when usable; the log-probabilities to weigh by or None; a note).
 
     Tokens that do not spell the answer (a server that post-processed the text) cannot be placed on
     the roles' blocks: the panel then counts every vote as 1 and says so, rather than guessing.
     """
-    votes = roleplay.parse_panel(text, roles, scale=scale)
+    votes = parse_panel(text, roles, scale=scale)
     if logprobs is None:
         return votes, None, ""
     if not logprobs:
         return votes, None, "the backend returned no log-probabilities: one vote per role"
     try:
-        return roleplay.with_confidences(votes, logprobs, text=text), logprobs, ""
+        return with_confidences(votes, logprobs, text=text), logprobs, ""
     except ValueError as exc:
         return votes, None, f"log-probabilities not used ({exc}): one vote per role"
 
@@ -81,12 +83,12 @@ class RoleplayBuilder:
             context = shared_text(study, item)
         seed = config.sample_seed(sample)
 
-        def confidence(v: roleplay.RoleVote) -> str:
+        def confidence(v: RoleVote) -> str:
             return f" (confidence {v.confidence:.3f})" if v.confidence is not None else ""
 
         def vote_parse(text: str, logprobs: list[dict[str, Any]] | None = None) -> ParsedScore:
             votes, usable, note = panel_votes(text, roles, None, logprobs)
-            result = roleplay.aggregate_votes(votes, usable, text=text)
+            result = aggregate_votes(votes, usable, text=text)
             weighted = result.weighted
             lines = [f"{v.role.name}: {v.choice or v.status}{confidence(v)}" for v in votes]
             lines.append(
@@ -102,7 +104,7 @@ class RoleplayBuilder:
 
         def score_parse(text: str, logprobs: list[dict[str, Any]] | None = None) -> ParsedScore:
             votes, usable, note = panel_votes(text, roles, scale, logprobs)
-            result = roleplay.aggregate_scores(votes, usable, text=text)
+            result = aggregate_scores(votes, usable, text=text)
             weighted = result.weighted
             lines = "\n".join(
                 f"{v.role.name}: {v.score:g}{confidence(v)}" if v.score is not None else f"{v.role.name}: {v.status}"
@@ -121,7 +123,7 @@ class RoleplayBuilder:
                 texts: dict[str, Any] = {"item_a": item_a, "item_b": item_b}
             else:
                 texts = {"item": item_text(study, item), "scale": scale}
-            prompt = roleplay.panel_prompt(
+            prompt = panel_prompt(
                 roles,
                 question=question.text,
                 context=context,

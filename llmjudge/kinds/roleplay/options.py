@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from llmjudge.kinds.common.option_values import bool_option, check_keys, required_int_option, str_option
-from llmjudge.kinds.roleplay.prompts import DEFAULT_EPS, DEFAULT_PRESET, DYNAMIC_ROLES, static_roles
+from llmjudge.kinds.roleplay.clustering import DEFAULT_EPS
+from llmjudge.kinds.roleplay.prompts import DYNAMIC_ROLES
+from llmjudge.kinds.roleplay.roles import DEFAULT_PRESET, static_roles
 
 KIND = "roleplay"
 

@@ -10,18 +10,21 @@ from typing import Any
 from llmjudge.kinds.common.calls import Progress, calls_for, execute_calls, reset_errors
 from llmjudge.kinds.common.items import item_text
 from llmjudge.kinds.common.option_values import without_backend_keys
-from llmjudge.kinds.roleplay import prompts as roleplay
+from llmjudge.kinds.roleplay.clustering import dedupe_roles
+from llmjudge.kinds.roleplay.embedding import minilm_embedder
 from llmjudge.kinds.roleplay.options import RoleplayOptions, roleplay_options, static_role_options
+from llmjudge.kinds.roleplay.prompts import dynamic_roles_prompt
+from llmjudge.kinds.roleplay.roles import Role, parse_roles, static_roles
 from llmjudge.models import JudgeCall
 from llmjudge.runs.config import JudgeConfig
 
 
 @functools.cache
 def _embedder() -> Callable:
-    return roleplay.minilm_embedder()
+    return minilm_embedder()
 
 
-def panel_roles(run: Any, item_id: int) -> list[roleplay.Role]:
+def panel_roles(run: Any, item_id: int) -> list[Role]:
     options = roleplay_options(without_backend_keys(run.params.get("options")))
     static = panel_roles_static(options)
     if not options.dynamic_roles:
@@ -31,7 +34,7 @@ def panel_roles(run: Any, item_id: int) -> list[roleplay.Role]:
     kept = (call.parsed or {}).get("kept") if call else None
     if kept is None:
         return static
-    return [roleplay.Role(**r) for r in kept]
+    return [Role(**r) for r in kept]
 
 
 def roleplay_prepare(
@@ -46,7 +49,7 @@ def roleplay_prepare(
     items = {i.pk: i for i in study.items.filter(pk__in=[int(k) for k in calls])}
 
     def parser(text: str) -> dict:
-        found = roleplay.parse_roles(text)
+        found = parse_roles(text)
         if not found:
             return {"status": "unparseable", "roles": [], "kept": [asdict(r) for r in static]}
         # The panel finds each role's answer by its name: a generated role named like an earlier one
@@ -57,7 +60,7 @@ def roleplay_prepare(
             if role.name.casefold() not in seen:
                 seen.add(role.name.casefold())
                 unique.append(role)
-        kept = roleplay.dedupe_roles(
+        kept = dedupe_roles(
             [*static, *unique], eps=options.eps, min_samples=options.min_samples, embed=_embedder()
         )
         return {"status": "ok", "roles": [asdict(r) for r in found], "kept": [asdict(r) for r in kept]}
@@ -67,7 +70,7 @@ def roleplay_prepare(
         if call.status in ("pending", "error"):
             item = items[int(key)]
             context = str(item.fields.get(options.context_field, "")) if options.context_field else ""
-            prompt = roleplay.dynamic_roles_prompt(
+            prompt = dynamic_roles_prompt(
                 item_text(study, item),
                 options.dynamic_roles,
                 style=options.dynamic_style,
@@ -79,5 +82,5 @@ def roleplay_prepare(
     return execute_calls(run, config, asks, on_progress)
 
 
-def panel_roles_static(options: RoleplayOptions) -> list[roleplay.Role]:
-    return roleplay.static_roles(static_role_options(options))
+def panel_roles_static(options: RoleplayOptions) -> list[Role]:
+    return static_roles(static_role_options(options))

@@ -21,7 +21,7 @@ from annotations.studies import study_create, study_create_from_template
 from evalhub import stats
 from evalhub.analysis import AnalysisOptions, study_analysis
 from evalhub.analysis.text_report import text_report
-from evalhub.imports.exports import TABLE_COLUMNS, csv_text, table_rows
+from evalhub.imports.exports import TABLE_COLUMNS, csv_lines, table_rows
 from tests.conftest import shared_path
 from tests.evalhub.factories import import_long
 
@@ -100,9 +100,9 @@ def test_rows_on_a_small_likert_study_match_sklearn_statsmodels_and_scipy(resear
     assert ceiling["summary"] == f"the judge agrees with your raters better than {better} of 3 of them do"
 
     # The same rows reach the CSV tables and the text report.
-    csv = csv_text(table_rows(result, "confusion")).splitlines()
+    csv = "".join(csv_lines(table_rows(result, "confusion"))).splitlines()
     assert csv[0] == ",".join(TABLE_COLUMNS["confusion"]) and len(csv) == 1 + 25
-    assert len(csv_text(table_rows(result, "ceiling")).splitlines()) == 1 + 3
+    assert len("".join(csv_lines(table_rows(result, "ceiling"))).splitlines()) == 1 + 3
     report = text_report(result)
     assert "== Confusion: q / g / judge" in report and ceiling["summary"] in report
 

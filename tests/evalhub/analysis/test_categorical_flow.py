@@ -14,9 +14,9 @@ from evalhub.stats import krippendorff_alpha
 from llmjudge.kinds import KindError
 from llmjudge.models import Judge, LLMRating
 from llmjudge.runs import lifecycle as judging
-from tests.annotations.raterkit import answer, open_study
 from tests.annotations.test_categorical import SPEC
 from tests.support.openai_server import Behaviour, OpenAIServer
+from tests.support.raterkit import answer, open_study
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ import pytest
 from evalhub import stats
 from evalhub.analysis import AnalysisOptions, study_analysis
 from evalhub.analysis.text_report import text_report
-from evalhub.imports.exports import csv_text, table_rows
+from evalhub.imports.exports import csv_lines, table_rows
 from evalhub.pages.dashboard import dashboard_context
 from tests.evalhub.factories import import_long
 
@@ -103,7 +103,7 @@ def test_the_analysis_notes_icc_on_part_of_the_items_and_the_bootstrap_replicate
         dropped_some = cell["alpha_ci95"] is not None and cell["alpha_ci_n_valid"] < cell["alpha_ci_n_boot"]
         assert ("alpha_ci95" in cell["notes"] and cell["alpha_ci95"] is not None) == dropped_some
 
-    rows_csv = list(csv.DictReader(io.StringIO(csv_text(table_rows(result, "cells")))))
+    rows_csv = list(csv.DictReader(io.StringIO("".join(csv_lines(table_rows(result, "cells"))))))
     by_group = {r["group"]: r for r in rows_csv}
     assert (by_group["gpt2"]["icc_n_items"], by_group["human"]["alpha_ci_n_valid"]) == (
         "3", str(dropped["alpha_ci_n_valid"]))

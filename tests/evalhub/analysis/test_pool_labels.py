@@ -11,7 +11,7 @@ import pytest
 from annotations.models import Item
 from evalhub.analysis import AnalysisOptions, pool_labels, study_analysis
 from evalhub.analysis.text_report import text_report, welch_sentence
-from evalhub.imports.exports import csv_text, table_rows
+from evalhub.imports.exports import csv_lines, table_rows
 from evalhub.pages.dashboard import FilterForm
 from llmjudge.models import Judge, JudgeRun
 from llmjudge.runs import lifecycle as judging
@@ -75,7 +75,7 @@ def test_the_labels_appear_in_the_text_report_the_csv_the_json_and_the_dashboard
     assert welch_header == ["question", "pool", "groups", "t", "df", "p", "d", "n"]
     assert "gpt-4#" not in report  # the keys stay in the JSON and the CSV's pool column
 
-    rows = list(csv.DictReader(io.StringIO(csv_text(table_rows(result)))))
+    rows = list(csv.DictReader(io.StringIO("".join(csv_lines(table_rows(result))))))
     llm_rows = [r for r in rows if r["pool"] in by_key]
     assert {r["table"] for r in llm_rows} >= {"cells", "kendall", "welch", "pairwise_kendall", "rater_means"}
     assert all(r["pool_label"] == by_key[r["pool"]] for r in llm_rows)

@@ -204,7 +204,7 @@ def test_resuming_a_run_with_nothing_to_resume_is_reported_not_answered_200(owne
 
 
 def test_open_and_close_through_the_api_with_409_for_what_cannot_happen(owner_api, story_study):
-    from tests.annotations.raterkit import add_story_items
+    from tests.support.raterkit import add_story_items
 
     refused = owner_api.post("/api/studies/story/open/")
     assert refused.status_code == 409
@@ -221,7 +221,7 @@ def test_open_and_close_through_the_api_with_409_for_what_cannot_happen(owner_ap
 
 
 def test_another_researcher_cannot_open_or_close_a_study(other_api, story_study):
-    from tests.annotations.raterkit import add_story_items
+    from tests.support.raterkit import add_story_items
 
     add_story_items(story_study)
     assert other_api.post("/api/studies/story/open/").status_code == 404

@@ -8,7 +8,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from annotations.studies import StudySpecError, protocol_templates, study_spec_check
-from tests.reliability.snapshots import database_snapshot
+from tests.support.snapshots import database_snapshot
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ import pytest
 from annotations.models import Assignment, MetaAnswer, Rater, Study
 from evalhub.imports.meta_study import meta_study_create
 from llmjudge.models import Judge, JudgeRun, LLMRating
-from tests.annotations.raterkit import add_story_items, open_study, page_key, url_of
+from tests.support.raterkit import add_story_items, open_study, page_key, url_of
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from annotations.selectors import study_overview
 from annotations.services import invitations_create
 from annotations.studies import protocol_templates, study_create_from_template
 from llmjudge.models import Judge, JudgeRun
-from tests.annotations.raterkit import add_story_items, answer, open_study
+from tests.support.raterkit import add_story_items, answer, open_study
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,7 @@ import pytest
 from django.db import InterfaceError, OperationalError
 
 from annotations import views
-from tests.annotations.raterkit import add_story_items, open_study, url_of
+from tests.support.raterkit import add_story_items, open_study, url_of
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats as sps
 
 from evalhub import stats
-from tests.evalhub.shared_ratings import AltTestData, load_alttest
+from tests.support.shared_ratings import AltTestData, load_alttest
 
 NAN = np.nan
 

@@ -20,7 +20,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 from statsmodels.stats.multitest import multipletests
 
 from evalhub import stats
-from tests.evalhub.shared_ratings import AltTestData, load_alttest
+from tests.support.shared_ratings import AltTestData, load_alttest
 
 NAN = np.nan
 SK_WEIGHTS = {"unweighted": None, "linear": "linear", "quadratic": "quadratic"}

@@ -117,7 +117,8 @@ pkg = types.ModuleType("evalhub"); pkg.__path__ = [sys.argv[1] + "/evalhub"]; sy
 sys.path.insert(0, sys.argv[1])
 import evalhub.stats.prediction_metrics
 import llmjudge.kinds.rubric.prompts, llmjudge.kinds.personalized.prompts, llmjudge.kinds.persona.prompts
-import llmjudge.kinds.roleplay.prompts, llmjudge.engine.conversation
+import llmjudge.kinds.roleplay.prompts, llmjudge.kinds.roleplay.roles, llmjudge.kinds.roleplay.votes
+import llmjudge.kinds.roleplay.clustering, llmjudge.kinds.roleplay.embedding, llmjudge.engine.conversation
 leaked = sorted(m for m in sys.modules if m.split(".")[0] in {"django", "celery", "torch", "sentence_transformers"})
 assert not leaked, leaked
 """

@@ -373,6 +373,25 @@ def test_full_agreement_is_undefined_without_a_multi_rated_item() -> None:
     assert "2 or more ratings" in result.reason
 
 
+@pytest.mark.parametrize(
+    ("scores", "expected"),
+    [
+        ([3, 3, 5], 3),
+        ([5, 3, 3], 3),
+        ([1, 2, 3], 1),  # all differ: the first character's
+        ([None, 2, 4], 2),  # first abstains: the first one that answered
+        ([None, None, 4], 4),
+        ([None, None, None], None),
+        ([], None),
+        ([2.5, 4, 2.5], 2.5),
+        ([4, 2, 2, 4], 4),  # two-two tie: the score given first
+    ],
+)
+def test_majority_vote_and_its_tie_rule(scores: list[float | None], expected: float | None) -> None:
+    # A persona's characters vote in order; the first-listed breaks a tie (CINEMETRIC), None abstains.
+    assert stats.majority_vote(scores) == expected
+
+
 # Shrout & Fleiss (1979), table 2: 6 targets x 4 judges; ICC(1,1) = .17, ICC(1,4) = .44.
 SHROUT_FLEISS = np.array(
     [[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]],

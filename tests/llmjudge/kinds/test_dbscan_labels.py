@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from llmjudge.kinds.roleplay.prompts import _cosine_distances, dbscan_labels
+from llmjudge.kinds.roleplay.clustering import cosine_distances, dbscan_labels
 
 DBSCAN = pytest.importorskip("sklearn.cluster").DBSCAN
 
@@ -22,7 +22,7 @@ def test_the_labels_are_scikit_learns_dbscan_labels(seed, min_samples, eps):
     rng = np.random.default_rng(seed)
     vectors = _clustered(rng, clusters=1 + seed % 4, size=2 + seed % 5, spread=0.05 + 0.05 * (seed % 3))
     vectors = vectors[rng.permutation(len(vectors))]
-    distances = _cosine_distances(vectors, vectors)
+    distances = cosine_distances(vectors, vectors)
     # Only cases away from the boundary: a distance within 1e-9 of eps is decided by rounding alone.
     if np.any(np.abs(distances - eps) < 1e-9):
         pytest.skip("a distance on the eps boundary")

@@ -6,11 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from evalhub.stats.agreement import majority_vote
 from evalhub.stats.prediction_metrics import average_metrics, per_rater_metrics
 from llmjudge.kinds import options_for
 from llmjudge.kinds.persona import prompts as pe
 from llmjudge.kinds.personalized import prompts as ps
-from llmjudge.kinds.roleplay import prompts as rp
+from llmjudge.kinds.roleplay.clustering import dedupe_roles
+from llmjudge.kinds.roleplay.prompts import panel_prompt
+from llmjudge.kinds.roleplay.roles import parse_roles, static_roles
+from llmjudge.kinds.roleplay.votes import aggregate_scores, parse_panel
 from llmjudge.kinds.rubric import prompts as rb
 
 ITEMS = {f"s{i}": f"Story number {i}. The lighthouse stays lit." for i in range(8)}
@@ -68,25 +72,25 @@ def test_persona_flow_from_proposal_to_majority_vote():
     assert all(c.name in p for c, p in zip(chosen, prompts, strict=True))
     answers = ["Reasoning: Humbug.\nCharacter's aspect: thrift.\nAnswer: 2", "Reasoning: Bland.\nAnswer: 3", "Answer: 2"]
     scores = [pe.parse_answer(a, scale=(1, 5)).score for a in answers]
-    assert pe.majority_vote(scores) == 2.0
+    assert majority_vote(scores) == 2.0
 
 
 def test_roleplay_flow_from_roles_to_a_weighted_panel_score():
     options = options_for("roleplay", {"dynamic_roles": 3})
-    roles = rp.static_roles({"static_roles_preset": options.static_roles_preset})
-    generated = rp.parse_roles(
+    roles = static_roles({"static_roles_preset": options.static_roles_preset})
+    generated = parse_roles(
         "1. Lighthouse Enthusiast: Loves maritime history.\n2. Lighthouse Fan: Loves maritime history!\n3. Night Nurse: Reads on breaks."
     )
     vectors = {r.text(): v for r, v in zip(roles + generated, np.eye(6), strict=True)}
     vectors[generated[1].text()] = vectors[generated[0].text()]  # the two lighthouse roles coincide
-    kept = rp.dedupe_roles(roles + generated, eps=options.eps, embed=lambda texts: np.array([vectors[t] for t in texts]))
+    kept = dedupe_roles(roles + generated, eps=options.eps, embed=lambda texts: np.array([vectors[t] for t in texts]))
     assert [r.name for r in kept] == ["General Public", "Critic", "Editor", "Lighthouse Enthusiast", "Night Nurse"]
-    prompt = rp.panel_prompt(kept, question=QUESTION, item=ITEMS["s3"], scale=(1, 5))
+    prompt = panel_prompt(kept, question=QUESTION, item=ITEMS["s3"], scale=(1, 5))
     assert all(f"{n}. {r.name}: " in prompt for n, r in enumerate(kept, start=1))
     answer = "".join(f"### {r.name}\nReason: fine.\nScore: {s}\n" for r, s in zip(kept, [4, 3, 4, 5, 2], strict=True))
-    votes = rp.parse_panel(answer, kept, scale=(1, 5))
+    votes = parse_panel(answer, kept, scale=(1, 5))
     tokens = [{"token": answer[v.span[0] : v.span[1]], "logprob": -0.1 * n} for n, v in enumerate(votes)]
-    result = rp.aggregate_scores(votes, tokens, text=answer)
+    result = aggregate_scores(votes, tokens, text=answer)
     weights = np.exp(-0.1 * np.arange(5))
     assert result.score == pytest.approx(float(weights @ np.array([4, 3, 4, 5, 2]) / weights.sum()))
     assert (result.n, result.n_abstain, result.weighted) == (5, 0, True)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from llmjudge.kinds.roleplay.builder import panel_votes
-from llmjudge.kinds.roleplay.prompts import Role
+from llmjudge.kinds.roleplay.roles import Role
 
 ROLES = [Role("Critic", "Checks wording.", "static"), Role("Editor", "Checks flow.", "static")]
 ANSWER = "### Critic\nReason: Smoother.\nVote: Story 1\n### Editor\nReason: A twist.\nVote: Story 2"

@@ -229,21 +229,3 @@ MULAN_ANSWER = (
 )
 def test_parse_answer(text, expected):
     assert pe.parse_answer(text, scale=(1, 5)) == expected
-
-
-@pytest.mark.parametrize(
-    ("scores", "expected"),
-    [
-        ([3, 3, 5], 3),
-        ([5, 3, 3], 3),
-        ([1, 2, 3], 1),  # all differ: the first character's
-        ([None, 2, 4], 2),  # first abstains: the first one that answered
-        ([None, None, 4], 4),
-        ([None, None, None], None),
-        ([], None),
-        ([2.5, 4, 2.5], 2.5),
-        ([4, 2, 2, 4], 4),  # two-two tie: the score given first
-    ],
-)
-def test_majority_vote_and_its_tie_rule(scores, expected):
-    assert pe.majority_vote(scores) == expected

