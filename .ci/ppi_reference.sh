@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The PPI statistics (evalhub/stats/ppi.py) against ppi_py itself, on real data from ../shared/data (issue 27).
+# The PPI statistics (evalhub/stats/ppi/mean.py) against ppi_py itself, on real data from ../shared/data (issue 27).
 # Builds .venv-ppi from the hashed requirements-ppi.lock (ppi-python 0.2.3 and its numba, statsmodels,
 # scikit-learn, pandas, gdown: kept out of the app's venv) when the lock is newer than the venv, then runs
 # tests/evalhub/stats/test_ppi.py with PPI_REFERENCE_PYTHON pointing at it: the test hands its cases to

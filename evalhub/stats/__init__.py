@@ -19,11 +19,11 @@ One module per family of statistic; this package re-exports the public names, so
 - ``confusion``: the confusion matrix of a pool's label against the human majority label;
 - ``ceiling``: the human ceiling (each rater's agreement with the others, the judge's on the same items);
 - ``alt_test``: the alternative annotator test (may an LLM replace the human raters?).
-- ``ppi``: prediction-powered inference (PPI++) of a group's mean human score and of two groups' difference
+- ``ppi.mean``: prediction-powered inference (PPI++) of a group's mean human score and of two groups' difference
   from the judge's scores on every item and human ratings on a random subset; the subset's seeded draw;
-- ``ppi_active``: the same with inclusion probabilities that follow the judge's uncertainty (inverse-probability
+- ``ppi.active``: the same with inclusion probabilities that follow the judge's uncertainty (inverse-probability
   weighted);
-- ``ppi_plan``: human-rated items per group for a target width of the difference, with and without the judge.
+- ``ppi.plan``: human-rated items per group for a target width of the difference, with and without the judge.
 """
 
 from __future__ import annotations
@@ -74,9 +74,9 @@ from evalhub.stats.kappa import (
     pool_label,
     rater_kappas_and_tests,
 )
-from evalhub.stats.ppi import PPIDifference, PPIGroup, PPIMean, draw_human_subset, ppi_mean, ppi_mean_difference
-from evalhub.stats.ppi_active import ActivePPIMean, active_inclusion_probabilities, active_ppi_mean, draw_active_subset
-from evalhub.stats.ppi_plan import BudgetPlan, BudgetPoint, GroupMoments, pilot_moments, plan_human_budget
+from evalhub.stats.ppi.active import ActivePPIMean, active_inclusion_probabilities, active_ppi_mean, draw_active_subset
+from evalhub.stats.ppi.mean import PPIDifference, PPIGroup, PPIMean, draw_human_subset, ppi_mean, ppi_mean_difference
+from evalhub.stats.ppi.plan import BudgetPlan, BudgetPoint, GroupMoments, pilot_moments, plan_human_budget
 from evalhub.stats.results import (
     LEVELS,
     AlphaCI,

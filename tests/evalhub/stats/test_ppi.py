@@ -1,4 +1,4 @@
-"""Prediction-powered inference (evalhub.stats.ppi, ppi_active, ppi_plan): against ppi_py on real data, coverage
+"""Prediction-powered inference (evalhub.stats.ppi.mean, ppi_active, ppi_plan): against ppi_py on real data, coverage
 on simulated studies, the planner against brute force, and the undefined cases.
 
 How the ppi_py comparison runs. ppi_py pulls numba, statsmodels, scikit-learn, pandas and gdown, so it lives in
@@ -24,14 +24,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from evalhub.alt_test_data import read_alt_test_dataset
 from scipy import stats as sps
 from statsmodels.stats.weightstats import _zconfint_generic, _zstat_generic
 
-from evalhub.stats.ppi import PPIGroup, PPIMean, draw_human_subset, ppi_mean, ppi_mean_difference, z_quantile
-from evalhub.stats.ppi_active import active_inclusion_probabilities, active_ppi_mean, draw_active_subset
-from evalhub.stats.ppi_plan import GroupMoments, pilot_moments, plan_human_budget, ppi_variance
+from evalhub.stats.ppi.active import active_inclusion_probabilities, active_ppi_mean, draw_active_subset
+from evalhub.stats.ppi.mean import PPIGroup, PPIMean, draw_human_subset, ppi_mean, ppi_mean_difference, z_quantile
+from evalhub.stats.ppi.plan import GroupMoments, pilot_moments, plan_human_budget, ppi_variance
 from tests.conftest import shared_path
+from tests.support.alt_test_data import read_alt_test_dataset
 
 REPO = Path(__file__).resolve().parents[3]
 ALPHA = 0.05
@@ -617,10 +617,10 @@ import sys, types
 for name, path in (("evalhub", sys.argv[1]), ("evalhub.stats", sys.argv[1] + "/stats")):
     sys.modules[name] = module = types.ModuleType(name)
     module.__path__ = [path]
-import evalhub.stats.ppi, evalhub.stats.ppi_active, evalhub.stats.ppi_plan
+import evalhub.stats.ppi.mean, evalhub.stats.ppi.active, evalhub.stats.ppi.plan
 leaked = sorted(m for m in sys.modules if m.split(".")[0] in {"django", "celery"} or m.startswith("scipy.stats"))
 assert not leaked, leaked
-assert "evalhub.stats.ppi_plan" in sys.modules
+assert "evalhub.stats.ppi.plan" in sys.modules
 """
     completed = subprocess.run([sys.executable, "-c", code, str(REPO / "evalhub")], capture_output=True, text=True,
                                timeout=60, check=False)

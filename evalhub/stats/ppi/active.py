@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from evalhub.stats.inputs import _as_vector
-from evalhub.stats.ppi import NAN, z_quantile
+from evalhub.stats.inputs import as_vector
+from evalhub.stats.ppi.mean import NAN, z_quantile
 
 # Half the uniform rate: weights at most twice the uniform one. In tests/evalhub/stats/test_ppi.py's simulated
 # studies (200 of 1,000 items), a floor of 0.2 gave wider intervals than 0.5 for every judge and 93.4-93.7 %
@@ -78,7 +78,7 @@ def active_inclusion_probabilities(
     of the tests they were a little worse). Add the human noise, e.g. u = sqrt(sd_samples^2 / k + s_h^2) with
     s_h from a pilot, or use the uniform ``ppi.draw_human_subset``.
     """
-    u = _as_vector(uncertainty, "uncertainty")
+    u = as_vector(uncertainty, "uncertainty")
     n = u.size
     if not 0.0 < budget <= n:
         raise ValueError(f"budget must be in (0, {n}] (the number of items), got {budget}")
@@ -117,7 +117,7 @@ def draw_active_subset(inclusion_probabilities: npt.ArrayLike, *, seed: int) -> 
 
 
 def _probabilities(inclusion_probabilities: npt.ArrayLike) -> np.ndarray:
-    pi = _as_vector(inclusion_probabilities, "inclusion_probabilities")
+    pi = as_vector(inclusion_probabilities, "inclusion_probabilities")
     if np.isnan(pi).any() or (pi <= 0).any() or (pi > 1).any():
         raise ValueError("every inclusion probability must be in (0, 1]: the estimate weighs by 1 / pi")
     return pi
@@ -161,7 +161,7 @@ def active_ppi_mean(
     z_alpha = z_quantile(alpha)
     if lam is not None and not math.isfinite(lam):
         raise ValueError(f"lam must be a finite number or None, got {lam}")
-    yv, fv, pi = _as_vector(y, "y"), _as_vector(f, "f"), _probabilities(inclusion_probabilities)
+    yv, fv, pi = as_vector(y, "y"), as_vector(f, "f"), _probabilities(inclusion_probabilities)
     big_n = fv.size
     if yv.size != big_n or pi.size != big_n:
         raise ValueError(f"y, f and inclusion_probabilities differ in length: {yv.size}, {big_n}, {pi.size}")

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from evalhub.stats.inputs import _paired
-from evalhub.stats.ppi import NAN, z_quantile
+from evalhub.stats.inputs import complete_pairs
+from evalhub.stats.ppi.mean import NAN, z_quantile
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def pilot_moments(*, y: npt.ArrayLike, f: npt.ArrayLike, n_unlabelled: int) -> G
     """
     if n_unlabelled < 0:
         raise ValueError(f"n_unlabelled must be non-negative, got {n_unlabelled}")
-    yv, fv = _paired(y, f)
+    yv, fv = complete_pairs(y, f)
     n_items = int(yv.size) + n_unlabelled
     if yv.size < 3:
         return GroupMoments(NAN, NAN, NAN, n_items, f"{yv.size} pilot pair(s): the moments need at least 3")

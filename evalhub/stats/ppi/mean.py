@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special
 
-from evalhub.stats.inputs import _as_vector
+from evalhub.stats.inputs import as_vector
 
 NAN = math.nan
 
@@ -124,9 +124,9 @@ def ppi_lambda(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray) -> float:
 def _clean_group(
     y_labelled: npt.ArrayLike, f_labelled: npt.ArrayLike, f_unlabelled: npt.ArrayLike
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    y = _as_vector(y_labelled, "y_labelled")
-    f = _as_vector(f_labelled, "f_labelled")
-    fu = _as_vector(f_unlabelled, "f_unlabelled")
+    y = as_vector(y_labelled, "y_labelled")
+    f = as_vector(f_labelled, "f_labelled")
+    fu = as_vector(f_unlabelled, "f_unlabelled")
     if y.shape != f.shape:
         raise ValueError(f"y_labelled and f_labelled differ in length: {y.size} != {f.size}")
     keep = ~(np.isnan(y) | np.isnan(f))
