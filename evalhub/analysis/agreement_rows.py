@@ -212,4 +212,4 @@ def adjusted_p(rows: Sequence[KappaRow | WelchRow]) -> list[float | None]:
 
     Undefined p-values stay None and are not counted in the family (``stats.bh_adjust``).
     """
-    return stats.bh_adjust([row.p for row in rows])
+    return stats.bh_adjust([row.p if isinstance(row, KappaRow) else row.test.p for row in rows])

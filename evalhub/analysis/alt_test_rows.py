@@ -78,7 +78,4 @@ def _row(question: str, group: str, pool: Pool, parts: list[tuple[int, Cell, Cel
         epsilon=settings.epsilon,
         rater_names=names,
     )
-    return AltTestRow(question, group, pool.name, scoring=result.scoring, epsilon=result.epsilon, q_fdr=result.q_fdr,
-                      n_instances=result.n_instances, winning_rate=result.winning_rate,
-                      advantage_probability=result.advantage_probability, passed=result.passed,
-                      humans=result.humans, notes=result.notes)
+    return AltTestRow(question, group, pool.name, test=result)

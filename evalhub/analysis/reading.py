@@ -150,7 +150,7 @@ def pool_labels(study: Study) -> dict[int, tuple[str, LabelParams]]:
             for run_id, label in labels.items()}
 
 
-def human_rows_sql(question_ids: list[int]) -> tuple[str, tuple[Any, ...]]:
+def human_rows_sql(question_ids: list[int]) -> tuple[str, tuple[object, ...]]:
     """SQL of (item_id, question_id, rater_id, score) for the human ratings of these questions.
 
     A question belongs to one study (and a trigger keeps every rating's item in its question's
@@ -161,7 +161,7 @@ def human_rows_sql(question_ids: list[int]) -> tuple[str, tuple[Any, ...]]:
     return qs.values_list("item_id", "question_id", "rater_id", "score").query.sql_with_params()
 
 
-def llm_rows_sql(run_ids: list[int], question_ids: list[int]) -> tuple[str, tuple[Any, ...]]:
+def llm_rows_sql(run_ids: list[int], question_ids: list[int]) -> tuple[str, tuple[object, ...]]:
     """SQL of (run_id, item_id, question_id, sample, score) for the ok ratings of these runs and questions.
 
     Position-bias samples (``swapped``, llmjudge/runs/swapping.py) are left out: they are extra samples of
@@ -172,7 +172,7 @@ def llm_rows_sql(run_ids: list[int], question_ids: list[int]) -> tuple[str, tupl
     return qs.order_by().values_list("run_id", "item_id", "question_id", "sample", "score").query.sql_with_params()
 
 
-def fetch_matrix(sql: str, params: tuple[Any, ...], n_columns: int) -> np.ndarray:
+def fetch_matrix(sql: str, params: tuple[object, ...], n_columns: int) -> np.ndarray:
     """Run a query of numeric columns and return its rows as one float array (n, n_columns).
 
     Django's per-row model/values machinery is skipped: at a million rows it would cost more than the

@@ -4,7 +4,9 @@ report, the CSV tables, the API and the commands.
 Every row is a frozen dataclass whose fields are, in order, the keys of its JSON object (docs/analysis.md is
 the contract); ``AnalysisResult.to_json`` is the one place the JSON is made, so field order is part of the
 format. A field marked ``OMIT_IF_NONE`` leaves its key out of the JSON when it is None (``not_computed`` on
-Likert studies, the chart data when no charts were asked for), as the JSON did before it was typed.
+Likert studies, the chart data when no charts were asked for), as the JSON did before it was typed. A field
+marked ``flatten(...)`` holds a statistic's own result type (``stats.WelchResult``, ``stats.AltTestResult``):
+its keys stand in the row's JSON where the field stands, but for those it names (spread into ``notes``).
 
 ``notes`` are ordered mappings from the statistic (``"alpha.ordinal"``, ``"tau"``) to why it is undefined or
 rests on part of the data, in the order the statistics were computed; the JSON keeps that order.
@@ -19,9 +21,9 @@ import hashlib
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Literal, TypeAlias
 
-from evalhub.stats.alt_test import AltTestHuman, Scoring
+from evalhub.stats.alt_test import AltTestHuman, AltTestResult, Scoring
 from evalhub.stats.prediction_metrics import Averaged, MetricsSummary, RaterMetrics
-from evalhub.stats.results import Level
+from evalhub.stats.results import Level, WelchResult
 
 JSONValue: TypeAlias = "str | int | float | bool | None | list[JSONValue] | dict[str, JSONValue]"
 JSONObject: TypeAlias = "dict[str, JSONValue]"
@@ -29,6 +31,11 @@ Notes: TypeAlias = "dict[str, str]"
 Interval: TypeAlias = "tuple[float, float]"
 
 OMIT_IF_NONE = {"omit_if_none": True}
+
+
+def flatten(*leave_out: str) -> dict[str, tuple[str, ...]]:
+    """Field metadata: the nested result's JSON keys stand in the row's JSON, but for ``leave_out``."""
+    return {"flatten": leave_out}
 
 
 # ---------------------------------------------------------------------------
@@ -144,17 +151,10 @@ class WelchRow:
     pool: str
     group_a: str
     group_b: str
-    mean_a: float | None
+    mean_a: float | None  # of the values tested (item means, or ratings)
     mean_b: float | None
-    t: float | None
-    df: float | None
-    p: float | None
-    mean_diff: float | None
-    cohens_d: float | None
-    n_a: int
-    n_b: int
-    unit: Literal["item means", "ratings"]
-    notes: Notes
+    test: WelchResult = field(metadata=flatten("reason"))  # t, df, p, mean_diff, cohens_d, n_a, n_b, unit
+    notes: Notes  # the test's reason, for each of its values that is undefined
     p_adjusted: float | None  # Benjamini-Hochberg over every Welch row of the analysis
 
 
@@ -208,15 +208,7 @@ class AltTestRow:
     question: str
     group: str
     pool: str
-    scoring: Scoring
-    epsilon: float
-    q_fdr: float
-    n_instances: int
-    winning_rate: float | None
-    advantage_probability: float | None
-    passed: bool | None  # None: no verdict
-    humans: tuple[AltTestHuman, ...]
-    notes: tuple[str, ...]
+    test: AltTestResult = field(metadata=flatten())  # passed is None where there is no verdict
 
 
 @dataclass(frozen=True)
@@ -432,19 +424,30 @@ def shape_digest() -> str:
 def _result_types() -> list[type]:
     """The dataclasses a result holds: this module's, and those of stats it reuses."""
     own = [v for v in globals().values() if isinstance(v, type) and is_dataclass(v) and v.__module__ == __name__]
-    return [*own, AltTestHuman, RaterMetrics, MetricsSummary, Averaged]
+    return [*own, AltTestResult, AltTestHuman, WelchResult, RaterMetrics, MetricsSummary, Averaged]
 
 
 @functools.cache
-def _fields(cls: type) -> tuple[tuple[str, bool], ...]:
-    return tuple((f.name, bool(f.metadata.get("omit_if_none"))) for f in fields(cls))
+def _fields(cls: type) -> tuple[tuple[str, bool, tuple[str, ...] | None], ...]:
+    """(name, omit if None, keys left out of a flattened field or None) of each field, in order."""
+    return tuple((f.name, bool(f.metadata.get("omit_if_none")), f.metadata.get("flatten")) for f in fields(cls))
 
 
 def to_json(value: object) -> JSONValue:
     """A result type (or a part of one: a row, a list of rows) as JSON-ready data."""
     if is_dataclass(value) and not isinstance(value, type):
-        return {name: to_json(v) for name, omit in _fields(type(value))
-                if (v := getattr(value, name)) is not None or not omit}
+        out: JSONObject = {}
+        for name, omit, leave_out in _fields(type(value)):
+            v = getattr(value, name)
+            if v is None and omit:
+                continue
+            if leave_out is None:
+                out[name] = to_json(v)
+                continue
+            nested = to_json(v)
+            assert isinstance(nested, dict), f"{name} is flattened but not a dataclass"
+            out.update((k, x) for k, x in nested.items() if k not in leave_out)
+        return out
     if isinstance(value, (list, tuple)):
         return [to_json(v) for v in value]
     if isinstance(value, dict):

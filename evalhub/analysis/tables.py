@@ -171,9 +171,7 @@ def _welch_row(question: str, pool: Pool, a: Cell | None, b: Cell | None, group_
                 "cohens_d": result.cohens_d}
     notes = {key: result.reason for key, value in computed.items() if value is None} if result.reason else {}
     return WelchRow(question, pool.name, group_a, group_b, mean_a=float(va.mean()) if va.size else None,
-                    mean_b=float(vb.mean()) if vb.size else None, t=result.t, df=result.df, p=result.p,
-                    mean_diff=result.mean_diff, cohens_d=result.cohens_d, n_a=result.n_a, n_b=result.n_b,
-                    unit=unit, notes=notes, p_adjusted=None)
+                    mean_b=float(vb.mean()) if vb.size else None, test=result, notes=notes, p_adjusted=None)
 
 
 def study_analysis(*, study: Study, options: AnalysisOptions | None = None) -> AnalysisResult:

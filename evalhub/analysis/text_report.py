@@ -52,7 +52,7 @@ def welch_sentence(row: WelchRow, labels: dict[str, str] | None = None) -> str:
     if row.p_adjusted is not None:
         return _welch_sentence(row, row.p_adjusted, labels).replace("p = ", "BH-adjusted p = ").replace(
             "p < ", "BH-adjusted p < ")
-    return _welch_sentence(row, row.p, labels)
+    return _welch_sentence(row, row.test.p, labels)
 
 
 def _welch_sentence(row: WelchRow, p: float | None, labels: dict[str, str] | None = None) -> str:
@@ -63,15 +63,15 @@ def _welch_sentence(row: WelchRow, p: float | None, labels: dict[str, str] | Non
     if p is None:
         reason = next(iter(row.notes.values()), "undefined")
         return f"{who}: {a} vs {b} on {q} cannot be tested ({reason})."
-    mean_diff = row.mean_diff or 0.0  # defined wherever p is
+    mean_diff = row.test.mean_diff or 0.0  # defined wherever p is
     quoted = f"{fmt(mean_a)} vs {fmt(mean_b)}" if mean_diff >= 0 else f"{fmt(mean_b)} vs {fmt(mean_a)}"
-    unit = "" if row.unit == "item means" else ", all individual ratings"
+    unit = "" if row.test.unit == "item means" else ", all individual ratings"
     if p < SIGNIFICANCE:
         high, low = (a, b) if mean_diff > 0 else (b, a)
         return (f"{who} {prefer} {high} over {low} on {q} ({quoted}, {p_text(p)}, "
-                f"{d_text(row.cohens_d)}{unit}).")
+                f"{d_text(row.test.cohens_d)}{unit}).")
     return (f"{who} {show} no significant preference between {a} and {b} on {q} ({quoted}, {p_text(p)}, "
-            f"{d_text(row.cohens_d)}{unit}).")
+            f"{d_text(row.test.cohens_d)}{unit}).")
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -152,8 +152,9 @@ def _paper_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
         out.append(_table(["question", "group", "pool", "tau", "p", "n", "band"], rows))
     if result.welch:
         out += ["", f"== Welch's t-test between groups ({result.settings.welch_unit})"]
-        rows = [[w.question, labels.get(w.pool, w.pool), f"{w.group_a} vs {w.group_b}", fmt(w.t, 3), fmt(w.df, 1),
-                 p_text(w.p), fmt(w.cohens_d, 2), f"{w.n_a}/{w.n_b}"] for w in result.welch]
+        rows = [[w.question, labels.get(w.pool, w.pool), f"{w.group_a} vs {w.group_b}", fmt(w.test.t, 3),
+                 fmt(w.test.df, 1), p_text(w.test.p), fmt(w.test.cohens_d, 2), f"{w.test.n_a}/{w.test.n_b}"]
+                for w in result.welch]
         out.append(_table(["question", "pool", "groups", "t", "df", "p", "d", "n"], rows))
         out += [welch_sentence(w, labels) for w in result.welch]
     if result.majority:
@@ -201,22 +202,22 @@ def alt_test_report(rows: Sequence[AltTestRow], labels: dict[str, str] | None = 
     pools by their labels."""
     if not rows:
         return []
-    first = rows[0]
+    first = rows[0].test
     out = ["", f"== Alternative annotator test: may the LLM pool replace the human raters? "
                f"(scoring {first.scoring}, epsilon {first.epsilon}, Benjamini-Yekutieli q {first.q_fdr})"]
-    table = [[r.question, r.group, pool_label(r.pool, labels), str(r.n_instances), fmt(r.winning_rate),
-              fmt(r.advantage_probability), verdict_word(r.passed),
-              str(sum(h.rejected for h in r.humans)) + "/" + str(len(r.humans))] for r in rows]
+    table = [[r.question, r.group, pool_label(r.pool, labels), str(r.test.n_instances), fmt(r.test.winning_rate),
+              fmt(r.test.advantage_probability), verdict_word(r.test.passed),
+              str(sum(h.rejected for h in r.test.humans)) + "/" + str(len(r.test.humans))] for r in rows]
     out.append(_table(["question", "group", "pool", "instances", "omega", "rho", "verdict", "beat/tested"], table))
     humans = [[r.question, r.group, pool_label(r.pool, labels), h.rater, str(h.n),
                p_text(h.p).removeprefix("p = ").removeprefix("p "), "yes" if h.rejected else "no",
-               fmt(h.advantage)] for r in rows for h in r.humans]
+               fmt(h.advantage)] for r in rows for h in r.test.humans]
     if humans:
         out += ["", "Per human: the one-sided t-test of d = W_h - W_llm against epsilon, and rho_j = mean(W_llm)"]
         out.append(_table(["question", "group", "pool", "rater", "n", "p", "beaten", "rho_j"], humans[:200]))
         if len(humans) > 200:  # a crowd study has thousands of raters: the JSON and CSV have them all
             out.append(f"... and {len(humans) - 200} more (see --format json or the alt_test CSV table)")
-    notes = [f"{r.question}/{r.group}/{pool_label(r.pool, labels)}: {note}" for r in rows for note in r.notes]
+    notes = [f"{r.question}/{r.group}/{pool_label(r.pool, labels)}: {note}" for r in rows for note in r.test.notes]
     if notes:
         out += ["", "Alt-test notes:", *notes[:50]]
         if len(notes) > 50:

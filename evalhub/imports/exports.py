@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import fields
 
 from annotations.models import HumanRating, Study
 from evalhub.analysis import HUMAN, pool_names
@@ -29,6 +28,7 @@ from evalhub.analysis.result import (
     PositionRow,
     RaterMeanRow,
     WelchRow,
+    to_json,
 )
 from llmjudge.models import LLMRating
 
@@ -143,9 +143,11 @@ _SECTIONS: dict[str, Callable[[AnalysisResult], Sequence[Row]]] = {
 }
 
 
-def _fields(row: Row | CeilingRater) -> Record:
-    """A row's own fields, by name: the CSV columns that repeat a JSON key."""
-    return {f.name: getattr(row, f.name) for f in fields(row)}
+def _json_keys(row: Row | CeilingRater) -> Record:
+    """A row as its JSON object: the CSV columns that repeat a JSON key (docs/analysis.md)."""
+    record = to_json(row)
+    assert isinstance(record, dict)
+    return dict(record)
 
 
 def _notes_text(notes: Notes | Sequence[str]) -> str:
@@ -161,7 +163,7 @@ def _low_high(interval: Interval | None) -> tuple[float | None, float | None]:
 def _records(row: Row) -> Iterator[Record]:
     """The CSV rows of one result row: one, except a confusion matrix (one per cell), a ceiling (one per rater)
     and an alt-test row (one per human tested)."""
-    flat = _fields(row)
+    flat = _json_keys(row)
     if isinstance(row, ConfusionRow):
         for labels, counts in zip(row.labels, row.counts, strict=True):
             for label, count in zip(row.labels, counts, strict=True):
@@ -170,20 +172,22 @@ def _records(row: Row) -> Iterator[Record]:
     if isinstance(row, CeilingRow):
         notes = _notes_text(row.notes)
         for rater in row.raters:
-            record = {**flat, **_fields(rater), "notes": "; ".join(n for n in (notes, rater.reason) if n)}
+            record = {**flat, **_json_keys(rater), "notes": "; ".join(n for n in (notes, rater.reason) if n)}
             record["human_ci95_low"], record["human_ci95_high"] = _low_high(rater.human_ci95)
             record["judge_ci95_low"], record["judge_ci95_high"] = _low_high(rater.judge_ci95)
             yield record
         return
-    if not isinstance(row, RaterMeanRow):
+    if isinstance(row, AltTestRow):
+        flat["notes"] = _notes_text(row.test.notes)
+    elif not isinstance(row, RaterMeanRow):
         flat["notes"] = _notes_text(row.notes)
     if isinstance(row, CellRow):
         flat.update({f"alpha_{level}": value for level, value in row.alpha.items()})
         flat["alpha_ci95_low"], flat["alpha_ci95_high"] = _low_high(row.alpha_ci95)
     elif isinstance(row, KappaRow):
         flat["ci95_low"], flat["ci95_high"] = _low_high(row.ci95)
-    elif isinstance(row, AltTestRow) and row.humans:
-        for human in row.humans:
+    elif isinstance(row, AltTestRow) and row.test.humans:
+        for human in row.test.humans:
             yield {**flat, "rater": human.rater, "rater_n": human.n, "rater_p": human.p,
                    "rater_rejected": human.rejected, "rater_advantage": human.advantage}
         return

@@ -8,9 +8,9 @@ into rows and charts is ``dashboard_context``, a pure function; the verdict's ca
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from django import forms
 from django.contrib.auth.decorators import login_required
@@ -62,7 +62,7 @@ class FilterForm(forms.Form):
     welch = forms.ChoiceField(choices=[("items", "per-item means"), ("ratings", "all ratings")], required=False,
                               label="Welch on")
 
-    def __init__(self, data: Any, *, study: Study) -> None:
+    def __init__(self, data: Mapping[str, object], *, study: Study) -> None:
         super().__init__(data)
         self.fields["run"].choices = [(run_id, label) for run_id, (label, _) in pool_labels(study).items()]
         self.fields["question"].choices = [(k, k) for k in study.questions.values_list("key", flat=True)]
@@ -271,7 +271,7 @@ def _table1(result: AnalysisResult, columns: list[Column], labels: dict[str, str
     for w in result.welch:
         p = w.p_adjusted
         if p is not None and p < SIGNIFICANCE:
-            high, low = (w.group_a, w.group_b) if (w.mean_diff or 0.0) > 0 else (w.group_b, w.group_a)
+            high, low = (w.group_a, w.group_b) if (w.test.mean_diff or 0.0) > 0 else (w.group_b, w.group_a)
             marks[(w.question, high, w.pool)].append(f"{stars(p)} over {low} (BH-adjusted {p_text(p)})")
     cells = _keyed(result.cells)
     level = result.settings.ci_level

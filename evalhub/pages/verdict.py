@@ -81,18 +81,19 @@ def _where(row: AltTestRow, n_groups: int) -> str:
 def _headline(row: AltTestRow, n_groups: int, label: str) -> Headline:
     """One verdict sentence for one alt-test row (the pool named by its label), with what would change it."""
     where = _where(row, n_groups)
-    humans = row.humans
+    test = row.test
+    humans = test.humans
     beaten = [h for h in humans if h.rejected]
-    numbers = f"ρ = {_fmt(row.advantage_probability)}, ε = {row.epsilon:g}"
+    numbers = f"ρ = {_fmt(test.advantage_probability)}, ε = {test.epsilon:g}"
     change: list[str] = []
     status: Status
-    if row.passed is None:
+    if test.passed is None:
         status, text = "none", f"{label}: no verdict yet on {where}"
-        missing = [n for n in row.notes if "the test needs" in n or "cannot run" in n or "no verdict" in n]
-        change = missing or list(row.notes) or [
+        missing = [n for n in test.notes if "the test needs" in n or "cannot run" in n or "no verdict" in n]
+        change = missing or list(test.notes) or [
             f"the test needs at least 3 humans with {MIN_INSTANCES_PER_HUMAN} instances each"]
     else:
-        passed = bool(row.passed)
+        passed = bool(test.passed)
         status = "pass" if passed else "fail"
         verb = "can replace your raters" if passed else "cannot yet replace your raters"
         text = f"{label} {verb} on {where}: it beat {len(beaten)} of {len(humans)} raters, {numbers}"
@@ -116,7 +117,7 @@ def _summary_rows(rows: Sequence[AltTestRow], multi_question: bool) -> list[AltT
 def _card(pool: str, label: str, rows: list[AltTestRow], multi_question: bool, n_groups: int,
           position: Sequence[PositionRow]) -> VerdictCard:
     headlines = tuple(_headline(r, n_groups, label) for r in _summary_rows(rows, multi_question))
-    rhos = [h.row.advantage_probability for h in headlines if h.row.advantage_probability is not None]
+    rhos = [rho for h in headlines if (rho := h.row.test.advantage_probability) is not None]
     status: Status = ("pass" if all(h.status == "pass" for h in headlines) else
                       "none" if all(h.status == "none" for h in headlines) else "fail")
     # A pairwise judge that prefers a position beyond its CI (evalhub/analysis/position_rows.py): said on its card.
