@@ -27,8 +27,8 @@ from evalhub.stats.results import Level, WelchResult
 
 JSONValue: TypeAlias = "str | int | float | bool | None | list[JSONValue] | dict[str, JSONValue]"
 JSONObject: TypeAlias = "dict[str, JSONValue]"
-Notes: TypeAlias = "dict[str, str]"
-Interval: TypeAlias = "tuple[float, float]"
+Notes: TypeAlias = dict[str, str]
+Interval: TypeAlias = tuple[float, float]
 
 OMIT_IF_NONE = {"omit_if_none": True}
 
