@@ -43,6 +43,8 @@ from evalhub.pages.verdict import verdict_context
 
 
 class _HasWhere(Protocol):
+    """A result row placed by question, group and pool: the tables index their rows by that triple."""
+
     @property
     def question(self) -> str: ...
     @property
