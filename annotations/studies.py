@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import string
 from pathlib import Path
@@ -358,3 +359,12 @@ def study_create_from_template(*, slug: str, template: str, owner: AbstractBaseU
     if template not in templates:
         raise StudySpecError(f"unknown template {template!r}; choose from {', '.join(sorted(templates))}")
     return study_create(slug=slug, spec=templates[template], owner=owner, template=template)
+
+
+def study_alt_epsilon_set(*, study: Study, epsilon: float) -> Study:
+    """Set the study's alt-test epsilon (0 < epsilon < 1; a check constraint repeats the rule)."""
+    if not (math.isfinite(epsilon) and 0.0 < epsilon < 1.0):
+        raise ValueError(f"epsilon must be strictly between 0 and 1, got {epsilon}")
+    study.alt_epsilon = epsilon
+    study.save(update_fields=["alt_epsilon"])
+    return study

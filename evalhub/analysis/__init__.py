@@ -4,7 +4,9 @@ Split by job, in the order the data flows:
 
 - ``reading``: the options, the pools, and each pool's ratings read into numpy arrays;
 - ``cells``: the ratings split per question x group x pool, and each cell's matrices;
-- ``tables``: the tables (the analysis JSON, docs/analysis.md), ``study_analysis``;
+- ``tables``: the tables, ``study_analysis``;
+- ``result``: what ``study_analysis`` returns, as frozen dataclasses; ``AnalysisResult.to_json`` is the analysis
+  JSON (docs/analysis.md);
 - ``chart_data``: the dashboard's score distributions and item-mean scatter;
 - ``cache``: ``study_analysis_cached``, the analysis through the cache.
 
@@ -30,6 +32,7 @@ from evalhub.analysis.reading import (
     pool_names,
     study_data,
 )
+from evalhub.analysis.result import AnalysisResult
 from evalhub.analysis.tables import PAIRWISE_MAX_RATERS, SCHEMA_VERSION, analysis_from_data, contrasts, study_analysis
 
 __all__ = [
@@ -41,6 +44,7 @@ __all__ = [
     "PAIRWISE_MAX_RATERS",
     "SCHEMA_VERSION",
     "AnalysisOptions",
+    "AnalysisResult",
     "Pool",
     "StudyData",
     "WelchUnit",

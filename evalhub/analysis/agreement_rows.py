@@ -20,13 +20,18 @@ for the ceiling, as in the alternative annotator test, by its majority (nominal)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Literal
 
 import numpy as np
 
 from evalhub import stats
 from evalhub.analysis.cells import Cell
 from evalhub.analysis.reading import HUMAN, AnalysisOptions, StudyData
+from evalhub.analysis.result import CeilingRater, CeilingRow, CellRow, ConfusionRow, Interval, KappaRow, Notes, WelchRow
+from evalhub.stats.alt_test import Scoring
+
+Against = Literal["majority", "rater", "raters"]
 
 # Per-rater kappa and the ceiling need the items x raters matrix; a crowd study with thousands of workers
 # would not fit in memory as rater columns (see cells.py), so above this many cells they are left out.
@@ -36,20 +41,30 @@ MAX_RATER_CELLS = 20_000_000
 MAX_RATERS = 500
 
 
-def _ci(ci: stats.BootstrapCI | stats.MeanCI) -> list[float] | None:
-    return None if ci.low is None or ci.high is None else [ci.low, ci.high]
+def _ci(ci: stats.BootstrapCI | stats.MeanCI) -> Interval | None:
+    return None if ci.low is None or ci.high is None else (ci.low, ci.high)
 
 
-def _kappa_row(base: dict[str, Any], against: str, weights: str, result: stats.KappaResult,
-               rater: str | None = None) -> dict[str, Any]:
-    row = {**base, "against": against, "rater": rater, "weights": weights, "kappa": result.value,
-           "ci95": _ci(result.ci), "n_items": result.n_items, "n_tied": result.n_tied,
-           "n_unpaired": result.n_unpaired, "p": None, "p_adjusted": None, "notes": {}}
+@dataclass(frozen=True)
+class _Where:
+    question: str
+    group: str
+    pool: str
+
+
+def _kappa_row(where: _Where, against: Against, weights: str, result: stats.KappaResult,
+               rater: str | None = None, test: stats.KappaTest | None = None) -> KappaRow:
+    notes: Notes = {}
+    ci95 = _ci(result.ci)
     if result.value is None:
-        row["notes"]["kappa"] = result.reason or "undefined"
-    elif row["ci95"] is None:
-        row["notes"]["ci95"] = result.ci.reason or "undefined"
-    return row
+        notes["kappa"] = result.reason or "undefined"
+    elif ci95 is None:
+        notes["ci95"] = result.ci.reason or "undefined"
+    if test is not None and test.p is None and result.value is not None:
+        notes["p"] = test.reason or "undefined"
+    return KappaRow(where.question, where.group, where.pool, against=against, rater=rater, weights=weights,
+                    kappa=result.value, ci95=ci95, n_items=result.n_items, n_tied=result.n_tied,
+                    n_unpaired=result.n_unpaired, p=None if test is None else test.p, p_adjusted=None, notes=notes)
 
 
 def _label(data: StudyData, value: float) -> str:
@@ -105,35 +120,45 @@ def _pool_labels(side: _HumanSide, cell: Cell, data: StudyData) -> tuple[np.ndar
     return labels, ceiling
 
 
-def _confusion_row(base: dict[str, Any], data: StudyData, confusion: stats.Confusion) -> dict[str, Any]:
-    return {**base, "categories": list(confusion.categories),
-            "labels": [_label(data, c) for c in confusion.categories],
-            "counts": [list(row) for row in confusion.counts], "n_items": confusion.n_items,
-            "n_tied": confusion.n_tied, "n_unpaired": confusion.n_unpaired}
+def _confusion_row(where: _Where, data: StudyData, confusion: stats.Confusion) -> ConfusionRow:
+    return ConfusionRow(where.question, where.group, where.pool, categories=tuple(confusion.categories),
+                        labels=tuple(_label(data, c) for c in confusion.categories),
+                        counts=tuple(tuple(row) for row in confusion.counts), n_items=confusion.n_items,
+                        n_tied=confusion.n_tied, n_unpaired=confusion.n_unpaired)
 
 
-def _ceiling_row(base: dict[str, Any], side: _HumanSide, ceiling: stats.HumanCeiling) -> dict[str, Any]:
-    return {**base, "scoring": ceiling.scoring, "summary": ceiling.summary, "judge_better": ceiling.judge_better,
-            "n_compared": ceiling.n_compared, "notes": list(ceiling.notes),
-            "raters": [{"rater": side.rater_names[r.rater], "n_items": r.n_items, "human": r.human,
-                        "human_ci95": _ci(r.human_ci), "judge": r.judge, "judge_ci95": _ci(r.judge_ci),
-                        "judge_better": None if r.human is None or r.judge is None else r.judge > r.human,
-                        "reason": r.reason} for r in ceiling.raters]}
+def _ceiling_row(where: _Where, side: _HumanSide, ceiling: stats.HumanCeiling) -> CeilingRow:
+    return CeilingRow(
+        where.question, where.group, where.pool, scoring=ceiling.scoring, summary=ceiling.summary,
+        judge_better=ceiling.judge_better, n_compared=ceiling.n_compared, notes=tuple(ceiling.notes),
+        raters=tuple(CeilingRater(rater=side.rater_names[r.rater], n_items=r.n_items, human=r.human,
+                                  human_ci95=_ci(r.human_ci), judge=r.judge, judge_ci95=_ci(r.judge_ci),
+                                  judge_better=None if r.human is None or r.judge is None else r.judge > r.human,
+                                  reason=r.reason) for r in ceiling.raters))
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The ``kappa``, ``confusion`` and ``ceiling`` sections of the result."""
+
+    kappa: tuple[KappaRow, ...]
+    confusion: tuple[ConfusionRow, ...]
+    ceiling: tuple[CeilingRow, ...]
 
 
 def agreement_sections(data: StudyData, cells: dict[tuple[str, str, str], Cell], groups: Sequence[str],
-                       options: AnalysisOptions, cell_rows: Sequence[dict[str, Any]]) -> dict[str, list[dict]]:
-    """The ``kappa``, ``confusion`` and ``ceiling`` lists of the analysis JSON (docs/analysis.md).
+                       options: AnalysisOptions, cell_rows: Sequence[CellRow]) -> Evidence:
+    """The ``kappa``, ``confusion`` and ``ceiling`` sections of the result (docs/analysis.md).
 
     ``cell_rows`` are the analysis's cell rows already computed: the ceiling's low-alpha note reads the
     human alpha there instead of computing it again.
     """
     level = data.ci_level
-    alphas = {(c["question"], c["group"]): stats.Stat(c["alpha"][level], c["notes"].get(f"alpha.{level}"))
-              for c in cell_rows if c["pool"] == HUMAN}
-    llm_pools = [p for p in data.pools if p.kind == "llm"]
-    boot: dict[str, Any] = {"n_boot": options.n_boot, "seed": options.seed}
-    out: dict[str, list[dict]] = {"kappa": [], "confusion": [], "ceiling": []}
+    alphas = {(c.question, c.group): stats.Stat(c.alpha[level], c.notes.get(f"alpha.{level}"))
+              for c in cell_rows if c.pool == HUMAN}
+    kappa: list[KappaRow] = []
+    confusion: list[ConfusionRow] = []
+    ceiling: list[CeilingRow] = []
     for question in data.questions:
         for group in groups:
             human_cell = cells.get((question.key, group, HUMAN))
@@ -141,47 +166,50 @@ def agreement_sections(data: StudyData, cells: dict[tuple[str, str, str], Cell],
                 continue
             alpha = alphas.get((question.key, group), stats.Stat(None, "no human cell"))
             side = _HumanSide(human_cell, data, alpha)
-            cats = side.categories.tolist()
-            fleiss = stats.fleiss_kappa(side.matrix, categories=cats, **boot)
-            out["kappa"].append(_kappa_row({"question": question.key, "group": group, "pool": HUMAN},
-                                           "raters", "unweighted", fleiss))
-            for pool in llm_pools:
-                base = {"question": question.key, "group": group, "pool": pool.name}
-                labels, ceiling_labels = _pool_labels(side, cells[(question.key, group, pool.name)], data)
-                weightings = ("unweighted",) if data.nominal else stats.WEIGHTS
-                results = stats.kappas_vs_majority(side.matrix, labels, weights=weightings, categories=cats,
-                                                   majority=side.majority, **boot)
-                for weights, result in zip(weightings, results, strict=True):
-                    out["kappa"].append(_kappa_row(base, "majority", weights, result))
-                out["confusion"].append(_confusion_row(
-                    base, data, stats.confusion_vs_majority(side.matrix, labels, categories=cats,
-                                                            majority=side.majority)))
-                if side.too_many:
-                    note = f"{side.too_many}: per-rater kappa and the ceiling are left out"
-                    out["ceiling"].append({**base, "scoring": None, "summary": None, "judge_better": 0,
-                                           "n_compared": 0, "notes": [note], "raters": []})
-                    continue
-                # Every rater's kappa and z-test from one pass over the matrix (the same values as one
-                # cohen_kappa and kappa_z_test call per rater column).
-                per_rater = stats.rater_kappas_and_tests(side.matrix, labels, categories=cats, **boot)
-                for name, (result, test) in zip(side.rater_names, per_rater, strict=True):
-                    row = _kappa_row(base, "rater", "unweighted", result, rater=name)
-                    row["p"] = test.p
-                    if test.p is None and result.value is not None:
-                        row["notes"]["p"] = test.reason or "undefined"
-                    out["kappa"].append(row)
-                scoring = "accuracy" if data.nominal else "neg_rmse"
-                out["ceiling"].append(_ceiling_row(base, side, stats.human_ceiling(
-                    side.matrix, ceiling_labels, scoring=scoring, human_alpha=side.alpha)))
-    adjust_p(row for row in out["kappa"] if row["against"] == "rater")
-    return out
+            fleiss = stats.fleiss_kappa(side.matrix, categories=side.categories.tolist(), n_boot=options.n_boot,
+                                        seed=options.seed)
+            kappa.append(_kappa_row(_Where(question.key, group, HUMAN), "raters", "unweighted", fleiss))
+            for pool in data.pools:
+                if pool.kind == "llm":
+                    _pool_evidence(_Where(question.key, group, pool.name), side,
+                                   cells[(question.key, group, pool.name)], data, options, kappa, confusion, ceiling)
+    rater_rows = [n for n, row in enumerate(kappa) if row.against == "rater"]
+    for n, p in zip(rater_rows, adjusted_p([kappa[n] for n in rater_rows]), strict=True):
+        kappa[n] = replace(kappa[n], p_adjusted=p)
+    return Evidence(tuple(kappa), tuple(confusion), tuple(ceiling))
 
 
-def adjust_p(rows: Any) -> None:
-    """Add ``p_adjusted``, the Benjamini-Hochberg adjusted ``p``, to each row; the rows are one family.
+def _pool_evidence(where: _Where, side: _HumanSide, cell: Cell, data: StudyData, options: AnalysisOptions,
+                   kappa: list[KappaRow], confusion: list[ConfusionRow], ceiling: list[CeilingRow]) -> None:
+    """One LLM pool's kappas, confusion matrix and ceiling against one question x group's humans."""
+    cats = side.categories.tolist()
+    labels, ceiling_labels = _pool_labels(side, cell, data)
+    weightings = ("unweighted",) if data.nominal else stats.WEIGHTS
+    results = stats.kappas_vs_majority(side.matrix, labels, weights=weightings, categories=cats,
+                                       majority=side.majority, n_boot=options.n_boot, seed=options.seed)
+    for weights, result in zip(weightings, results, strict=True):
+        kappa.append(_kappa_row(where, "majority", weights, result))
+    confusion.append(_confusion_row(where, data, stats.confusion_vs_majority(
+        side.matrix, labels, categories=cats, majority=side.majority)))
+    if side.too_many:
+        note = f"{side.too_many}: per-rater kappa and the ceiling are left out"
+        ceiling.append(CeilingRow(where.question, where.group, where.pool, scoring=None, summary=None,
+                                  judge_better=0, n_compared=0, notes=(note,), raters=()))
+        return
+    # Every rater's kappa and z-test from one pass over the matrix (the same values as one
+    # cohen_kappa and kappa_z_test call per rater column).
+    per_rater = stats.rater_kappas_and_tests(side.matrix, labels, categories=cats, n_boot=options.n_boot,
+                                             seed=options.seed)
+    for name, (result, test) in zip(side.rater_names, per_rater, strict=True):
+        kappa.append(_kappa_row(where, "rater", "unweighted", result, rater=name, test=test))
+    scoring: Scoring = "accuracy" if data.nominal else "neg_rmse"
+    ceiling.append(_ceiling_row(where, side, stats.human_ceiling(
+        side.matrix, ceiling_labels, scoring=scoring, human_alpha=side.alpha)))
+
+
+def adjusted_p(rows: Sequence[KappaRow | WelchRow]) -> list[float | None]:
+    """The Benjamini-Hochberg adjusted ``p`` of each row; the rows are one family.
 
     Undefined p-values stay None and are not counted in the family (``stats.bh_adjust``).
     """
-    rows = list(rows)
-    for row, adjusted in zip(rows, stats.bh_adjust([row["p"] for row in rows]), strict=True):
-        row["p_adjusted"] = adjusted
+    return stats.bh_adjust([row.p if isinstance(row, KappaRow) else row.test.p for row in rows])

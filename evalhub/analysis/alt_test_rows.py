@@ -3,34 +3,22 @@
 One row per question x group x LLM pool, plus, when two or more questions are analysed, rows with
 question ``(all)`` that pool every question's instances (each (item, question) pair its own instance).
 The rows reuse the cells the analysis has already split (no query of their own) and call
-``stats.alt_test_long`` once per row with integer ids. The row shape is a contract: docs/analysis.md.
+``stats.alt_test_long`` once per row with integer ids. The row is ``result.AltTestRow``; its JSON is a
+contract: docs/analysis.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from evalhub.analysis.cells import Cell
 from evalhub.analysis.reading import HUMAN, AnalysisOptions, Pool, StudyData
+from evalhub.analysis.result import AltTestRow, AltTestSettings
 from evalhub.stats.alt_test import Q_FDR, SCORINGS, Scoring, alt_test_long
 
 ALL_QUESTIONS = "(all)"  # parentheses keep it apart from question keys (slugs), as ALL_GROUPS from group names
-
-
-@dataclass(frozen=True)
-class AltTestSettings:
-    """The test's settings for one analysis: the study's epsilon unless overridden, and the scoring."""
-
-    epsilon: float
-    scoring: Scoring
-
-    def as_json(self) -> dict[str, Any]:
-        return {"epsilon": self.epsilon, "scoring": self.scoring, "q_fdr": Q_FDR,
-                "sample_rule": "majority" if self.scoring == "accuracy" else "mean"}
 
 
 def alt_test_settings(data: StudyData, options: AnalysisOptions) -> AltTestSettings:
@@ -41,11 +29,12 @@ def alt_test_settings(data: StudyData, options: AnalysisOptions) -> AltTestSetti
         raise ValueError(f"unknown alt-test scoring {scoring!r}; expected one of {', '.join(SCORINGS)}")
     if not 0.0 < epsilon < 1.0:
         raise ValueError(f"alt-test epsilon must be strictly between 0 and 1, got {epsilon}")
-    return AltTestSettings(epsilon=float(epsilon), scoring=scoring)
+    return AltTestSettings(epsilon=float(epsilon), scoring=scoring, q_fdr=Q_FDR,
+                           sample_rule="majority" if scoring == "accuracy" else "mean")
 
 
 def alt_test_rows(data: StudyData, cells: dict[tuple[str, str, str], Cell], groups: list[str],
-                  settings: AltTestSettings) -> list[dict[str, Any]]:
+                  settings: AltTestSettings) -> list[AltTestRow]:
     """The rows, in the order question (the study's, then ``(all)``) x group x LLM pool."""
     human = next(p for p in data.pools if p.kind == "human")
     llm_pools = [p for p in data.pools if p.kind == "llm"]
@@ -73,7 +62,7 @@ def alt_test_rows(data: StudyData, cells: dict[tuple[str, str, str], Cell], grou
 
 
 def _row(question: str, group: str, pool: Pool, parts: list[tuple[int, Cell, Cell]], names: dict[Hashable, str],
-         n_items: int, settings: AltTestSettings) -> dict[str, Any]:
+         n_items: int, settings: AltTestSettings) -> AltTestRow:
     def joined(arrays: list[np.ndarray], dtype: type) -> np.ndarray:
         if len(arrays) == 1:  # one question: the cell's own arrays, no copy
             return arrays[0].astype(dtype, copy=False)
@@ -89,12 +78,4 @@ def _row(question: str, group: str, pool: Pool, parts: list[tuple[int, Cell, Cel
         epsilon=settings.epsilon,
         rater_names=names,
     )
-    return {
-        "question": question, "group": group, "pool": pool.name, "scoring": result.scoring,
-        "epsilon": result.epsilon, "q_fdr": result.q_fdr, "n_instances": result.n_instances,
-        "winning_rate": result.winning_rate, "advantage_probability": result.advantage_probability,
-        "passed": result.passed,
-        "humans": [{"rater": h.rater, "n": h.n, "p": h.p, "rejected": h.rejected, "advantage": h.advantage}
-                   for h in result.humans],
-        "notes": list(result.notes),
-    }
+    return AltTestRow(question, group, pool.name, test=result)

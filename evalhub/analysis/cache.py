@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 from django.core.cache import cache
 from django.db.models import Count, Max
@@ -11,13 +10,14 @@ from django.db.models import Count, Max
 from annotations.models import HumanRating, Study
 from annotations.selectors import counted_items
 from evalhub.analysis.reading import AnalysisOptions
+from evalhub.analysis.result import AnalysisResult, shape_digest
 from evalhub.analysis.tables import SCHEMA_VERSION, study_analysis
 from llmjudge.models import JudgeRun, LLMRating
 
 CACHE_SECONDS = 600
 
 
-def ratings_fingerprint(study: Study) -> tuple[Any, ...]:
+def ratings_fingerprint(study: Study) -> tuple[object, ...]:
     """What the analysis of `study` depends on, cheaply: counts and last change of ratings, items and runs.
 
     Any new, edited or deleted rating changes a count or a last-updated time; a new or finished run
@@ -36,17 +36,21 @@ def ratings_fingerprint(study: Study) -> tuple[Any, ...]:
             tuple(human.values()), tuple(llm.values()), tuple(items.values()), runs)
 
 
-def study_analysis_cached(*, study: Study, options: AnalysisOptions | None = None) -> dict[str, Any]:
+def study_analysis_cached(*, study: Study, options: AnalysisOptions | None = None) -> AnalysisResult:
     """``study_analysis`` through the cache, keyed by the options and ``ratings_fingerprint``.
 
     A dashboard is opened again and again on data that has not changed; a million-rating study
     then costs two aggregate queries instead of the whole analysis.
+
+    The cache holds the result itself (the cache pickles it): measured faster than its JSON rebuilt into the
+    types (tests/bench/bench_analyze.py). A pickle is only as good as the classes it names, so the key
+    carries ``shape_digest()``: a result pickled before a field was added, renamed or removed is never read.
     """
     options = options or AnalysisOptions()
     digest = hashlib.sha256(repr((options, ratings_fingerprint(study))).encode()).hexdigest()[:32]
-    key = f"evalhub:analysis:{SCHEMA_VERSION}:{study.pk}:{digest}"
+    key = f"evalhub:analysis:{SCHEMA_VERSION}:{shape_digest()}:{study.pk}:{digest}"
     result = cache.get(key)
-    if result is None:
+    if not isinstance(result, AnalysisResult):
         result = study_analysis(study=study, options=options)
         cache.set(key, result, CACHE_SECONDS)
     return result

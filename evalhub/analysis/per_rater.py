@@ -1,5 +1,5 @@
 """Per-rater view of personalized and persona runs (selectors: read the database, hand plain dicts to
-``evalhub.stats.prediction_metrics``).
+``evalhub.stats.prediction_metrics``; the sections are ``result.PersonalEntry`` and ``result.AblationTable``).
 
 A per-rater run predicts human raters: its rows carry ``target_rater``. One prediction per (item,
 question, rater) is the majority vote over the row's samples in sample order (persona: the
@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from dataclasses import asdict, dataclass
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
 
-from annotations.models import HumanRating, Study
+from annotations.models import HumanRating, Question, Study
 from annotations.selectors import counted_items
+from evalhub.analysis.result import AblationRow, AblationTable, PersonalBaseline, PersonalEntry
 from evalhub.stats.agreement import majority_vote
-from evalhub.stats.prediction_metrics import average_metrics, per_rater_metrics
+from evalhub.stats.prediction_metrics import MetricsSummary, RaterMetrics, average_metrics, per_rater_metrics
 from llmjudge.kinds import is_per_rater
 from llmjudge.models import Judge, JudgeRun, LLMRating
 
@@ -46,9 +47,10 @@ def _plain_votes(run_id: int) -> dict[tuple[int, int], float | None]:
     return {key: majority_vote(values) for key, values in scores.items()}
 
 
-def _summary(true: dict, pred: dict) -> dict[str, Any]:
+def _summary(true: Mapping[str, Mapping[int, float]],
+             pred: Mapping[str, Mapping[int, float | None]]) -> tuple[tuple[RaterMetrics, ...], MetricsSummary]:
     rows = per_rater_metrics(true, pred)
-    return {"raters": [asdict(r) for r in rows], "average": asdict(average_metrics(rows))}
+    return tuple(rows), average_metrics(rows)
 
 
 # CINEMETRIC's tables 1-2 list the baselines first and the full method last.
@@ -90,8 +92,8 @@ def personal_sections(
     runs: tuple[int, ...] | None = None,
     questions: tuple[str, ...] | None = None,
     groups: tuple[str, ...] | None = None,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The per-rater entries (``personal``) and the ablation tables (``ablation_tables``).
+) -> tuple[list[PersonalEntry], list[AblationTable]]:
+    """The per-rater entries (``personal``) and the ablation tables (``ablations``).
 
     The dashboard's filters apply as everywhere else: ``runs`` (per-rater runs shown and the plain
     baseline chosen among them), ``questions`` (keys) and ``groups`` (held-out items of these groups
@@ -109,7 +111,7 @@ def personal_sections(
                   if r.judge.kind == Judge.Kind.PLAIN and r.status == JudgeRun.Status.DONE), None)
     baseline = _plain_votes(plain.pk) if plain else {}
     predicted = {run.pk: per_rater_predictions(run_id=run.pk) for run in per_rater}
-    report = []
+    report: list[PersonalEntry] = []
     for run in per_rater:
         for question in shown:
             keys = [(i, r) for (i, q, r) in predicted[run.pk] if q == question.pk and (i, q, r) in truth.human]
@@ -117,13 +119,12 @@ def personal_sections(
                 continue
             true, pred = _true_and_pred(truth, question.pk, keys, predicted[run.pk])
             base = {label: {i: baseline.get((i, question.pk)) for i in items} for label, items in true.items()}
-            entry = {
-                "run": run.pk, "judge": run.judge.name, "kind": run.judge.kind, "method": _method(run),
-                "question": question.key, **_summary(true, pred), "baseline": None,
-            }
-            if plain is not None:
-                entry["baseline"] = {"run": plain.pk, "judge": plain.judge.name, **_summary(true, base)}
-            report.append(entry)
+            raters, average = _summary(true, pred)
+            baseline_entry = None if plain is None else PersonalBaseline(plain.pk, plain.judge.name,
+                                                                         *_summary(true, base))
+            report.append(PersonalEntry(
+                run=run.pk, judge=run.judge.name, kind=run.judge.kind, method=_method(run), question=question.key,
+                raters=raters, average=average, baseline=baseline_entry))
     return report, _ablation_tables(per_rater, shown, truth, predicted)
 
 
@@ -140,8 +141,9 @@ def _true_and_pred(
 
 
 def _ablation_tables(
-    runs: list[JudgeRun], questions: list, truth: _Truth, predicted: dict[int, dict[tuple[int, int, int], float | None]]
-) -> list[dict[str, Any]]:
+    runs: list[JudgeRun], questions: list[Question], truth: _Truth,
+    predicted: dict[int, dict[tuple[int, int, int], float | None]],
+) -> list[AblationTable]:
     """Per-rater runs that share a split, compared method by method on the same predictions (tables 1-2).
 
     Runs belong to one table when their ``params["split"]`` is identical (same raters, same held-out
@@ -154,13 +156,14 @@ def _ablation_tables(
     for run in runs:
         by_split[json.dumps(run.params.get("split"), sort_keys=True)].append(run)
     rank = {m: n for n, m in enumerate((*ABLATION_ORDER, "personalized"))}
-    tables = []
+    tables: list[AblationTable] = []
     for members in by_split.values():
         if len(members) < 2:
             continue  # one method is no comparison; its per-rater entry shows it
         members.sort(key=lambda r: (rank.get(_method(r), len(rank)), r.pk))
         experiments = {r.experiment_id for r in members}
-        rows, pairs = [], {}
+        rows: list[AblationRow] = []
+        pairs: dict[str, int] = {}
         for question in questions:
             common = set.intersection(*(
                 {(i, r) for (i, q, r) in predicted[run.pk] if q == question.pk and (i, q, r) in truth.human}
@@ -173,19 +176,18 @@ def _ablation_tables(
             for run in members:
                 true, pred = _true_and_pred(truth, question.pk, keys, predicted[run.pk])
                 summary = average_metrics(per_rater_metrics(true, pred))
-                rows.append({
-                    "run": run.pk, "judge": run.judge.name, "method": _method(run),
-                    "label": METHOD_LABELS.get(_method(run), _method(run)), "question": question.key,
-                    "n_raters": summary.n_raters, "n_items": summary.n_items, "n_missing": summary.n_missing,
-                    "accuracy": summary.pooled_accuracy, "mae": summary.pooled_mae,
-                    "rater_accuracy": summary.accuracy.value, "rater_mae": summary.mae.value,
-                })
+                rows.append(AblationRow(
+                    run=run.pk, judge=run.judge.name, method=_method(run),
+                    label=METHOD_LABELS.get(_method(run), _method(run)), question=question.key,
+                    n_raters=summary.n_raters, n_items=summary.n_items, n_missing=summary.n_missing,
+                    accuracy=summary.pooled_accuracy, mae=summary.pooled_mae,
+                    rater_accuracy=summary.accuracy.value, rater_mae=summary.mae.value,
+                ))
         if rows:
-            tables.append({
-                "runs": [r.pk for r in members],
-                "experiment": members[0].experiment_id if len(experiments) == 1 else None,
-                "pairs": pairs,  # question -> (rater, item) pairs every run predicts
-                "rows": rows,
-            })
+            tables.append(AblationTable(
+                runs=tuple(r.pk for r in members),
+                experiment=members[0].experiment_id if len(experiments) == 1 else None,
+                pairs=pairs, rows=tuple(rows),
+            ))
     return tables
 

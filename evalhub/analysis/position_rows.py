@@ -9,18 +9,17 @@ Swapped samples count nowhere else (``reading.llm_rows_sql`` leaves them out).
 """
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from evalhub.analysis.reading import StudyData
+from evalhub.analysis.result import PositionRow
 from evalhub.stats.position import PositionBias, Proportion, position_bias
 from llmjudge.models import JudgeRun, LLMRating
 
 CONFIDENCE = 0.95
 
 
-def position_rows(data: StudyData) -> list[dict[str, Any]]:
+def position_rows(data: StudyData) -> list[PositionRow]:
     """One row per pairwise question x LLM pool whose run asked swapped samples; [] for other studies."""
     if not data.study.is_pairwise:
         return []
@@ -64,7 +63,7 @@ def _ci(p: Proportion) -> tuple[float | None, float | None]:
     return p.low, p.high
 
 
-def _row(question: str, pool: str, result: PositionBias) -> dict[str, Any]:
+def _row(question: str, pool: str, result: PositionBias) -> PositionRow:
     flip, share = result.flip, result.first_position
     notes: list[str] = []
     if result.n_pairs == 0:
@@ -75,10 +74,9 @@ def _row(question: str, pool: str, result: PositionBias) -> dict[str, Any]:
                      f"(first position in {_pct(share.value)} of {share.n} answers, 95% CI {_pct(share.low)}–"
                      f"{_pct(share.high)}); it flipped on {flip.k} of {flip.n} swapped items")
     (flip_low, flip_high), (share_low, share_high) = _ci(flip), _ci(share)
-    return {
-        "question": question, "pool": pool, "n_pairs": result.n_pairs,
-        "n_flips": flip.k, "flip_rate": flip.value, "flip_ci95_low": flip_low, "flip_ci95_high": flip_high,
-        "n_decisive": share.n, "n_first": share.k, "first_position_share": share.value,
-        "first_position_ci95_low": share_low, "first_position_ci95_high": share_high,
-        "prefers_first": result.prefers_first, "prefers_second": result.prefers_second, "notes": notes,
-    }
+    return PositionRow(
+        question, pool, n_pairs=result.n_pairs, n_flips=flip.k, flip_rate=flip.value, flip_ci95_low=flip_low,
+        flip_ci95_high=flip_high, n_decisive=share.n, n_first=share.k, first_position_share=share.value,
+        first_position_ci95_low=share_low, first_position_ci95_high=share_high, prefers_first=result.prefers_first,
+        prefers_second=result.prefers_second, notes=tuple(notes),
+    )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 from django.db import connection
@@ -24,6 +24,7 @@ from annotations.models import HumanRating, Question, Rater, Study
 from annotations.selectors import counted_items
 from evalhub import stats
 from evalhub.analysis.per_rater import per_rater_predictions
+from evalhub.analysis.result import PoolSummary
 from evalhub.stats.alt_test import Scoring
 from evalhub.stats.inputs import id_codes
 from llmjudge.kinds import is_per_rater
@@ -51,6 +52,16 @@ class AnalysisOptions:
     alt_scoring: Scoring | None = None  # None: accuracy for nominal data, negative RMSE for Likert
 
 
+class LabelParams(TypedDict):
+    """The run parameters a pool label may name (``LABEL_PARAMS``), None where the run does not say."""
+
+    model: str | None
+    temperature: float | None
+    top_p: float | None
+    variant: str | None
+    kind: str | None
+
+
 @dataclass
 class Pool:
     name: str
@@ -63,7 +74,8 @@ class Pool:
     # What a reader sees ("gpt-4 · T=0.7 · variant explain") and the run's parameters it names (pool_labels);
     # ``name`` stays the key that keeps two runs apart.
     label: str = ""
-    params: dict[str, Any] = field(default_factory=dict)
+    params: LabelParams = field(default_factory=lambda: LabelParams(
+        model=None, temperature=None, top_p=None, variant=None, kind=None))
     # Parallel arrays of the pool's counted ratings, filled by _fill.
     item: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     question: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
@@ -72,20 +84,18 @@ class Pool:
     raters: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))  # distinct rater ids
     rater_index: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))  # into raters, per rating
 
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "run_id": self.run_id,
-            "judge": self.judge,
-            "run_status": self.run_status,
-            "n_raters": int(self.raters.size),
-            "n_ratings": int(self.score.size),
-            "status_counts": self.status_counts,
-            "label": self.label or self.name,
-            # "kind" already says human or llm: the judge's kind is "judge_kind".
-            **{("judge_kind" if key == "kind" else key): self.params.get(key) for key in LABEL_PARAMS},
-        }
+
+def pool_summary(pool: Pool) -> PoolSummary:
+    """What the result says of a pool. The label parameters pass as the run stored them (``JudgeRun.params``)."""
+    params = pool.params
+    return PoolSummary(
+        name=pool.name, kind=pool.kind, run_id=pool.run_id, judge=pool.judge, run_status=pool.run_status,
+        n_raters=int(pool.raters.size), n_ratings=int(pool.score.size), status_counts=pool.status_counts,
+        label=pool.label or pool.name, model=params.get("model"), temperature=params.get("temperature"),
+        top_p=params.get("top_p"), variant=params.get("variant"),
+        # "kind" already says human or llm: the judge's kind is "judge_kind".
+        judge_kind=params.get("kind"),
+    )
 
 
 def pool_names(study: Study) -> dict[int, str]:
@@ -101,11 +111,12 @@ def pool_names(study: Study) -> dict[int, str]:
 
 
 # The parameters a pool label may name, in label order; only those that differ between the study's runs are named.
-LABEL_PARAMS = ("model", "temperature", "top_p", "variant", "kind")
+LabelKey = Literal["model", "temperature", "top_p", "variant", "kind"]
+LABEL_PARAMS: tuple[LabelKey, ...] = ("model", "temperature", "top_p", "variant", "kind")
 HUMAN_LABEL = "Human raters"
 
 
-def _label_part(key: str, value: Any) -> str:
+def _label_part(key: str, value: str | float) -> str:
     if key == "temperature":
         return f"T={value:g}"
     if key == "top_p":
@@ -113,16 +124,15 @@ def _label_part(key: str, value: Any) -> str:
     return f"{key} {value}"
 
 
-def run_label_params(params: dict[str, Any], judge_model: str, judge_kind: str) -> dict[str, Any]:
-    """The label parameters of one run, as it ran (``JudgeRun.params``). An imported run records no
+def run_label_params(params: dict[str, Any], judge_model: str, judge_kind: str) -> LabelParams:
+    """The label parameters of one run, as it ran (``JudgeRun.params``, any JSON). An imported run records no
     sampling: its temperature, top_p and variant are None, never the judge's defaults."""
-    values = {key: params.get(key) for key in LABEL_PARAMS}
-    values["model"] = values["model"] or judge_model or None
-    values["kind"] = values["kind"] or judge_kind or None
-    return values
+    return LabelParams(model=params.get("model") or judge_model or None, temperature=params.get("temperature"),
+                       top_p=params.get("top_p"), variant=params.get("variant"),
+                       kind=params.get("kind") or judge_kind or None)
 
 
-def pool_labels(study: Study) -> dict[int, tuple[str, dict[str, Any]]]:
+def pool_labels(study: Study) -> dict[int, tuple[str, LabelParams]]:
     """Run id -> (label, label parameters): the judge's name, then each parameter whose value differs
     between the study's runs, e.g. "gpt-4 · T=0.7 · variant explain" (Chiang & Lee's table 3 reads
     straight from it). Runs that still share a label get "run <id>" so no two pools read alike."""
@@ -132,15 +142,15 @@ def pool_labels(study: Study) -> dict[int, tuple[str, dict[str, Any]]]:
     # Unknown values (an imported run's sampling) neither make a parameter differ nor appear in a label.
     differing = [key for key in LABEL_PARAMS
                  if len({repr(v[key]) for v in values.values() if v[key] is not None}) > 1]
-    labels = {run_id: " · ".join([name, *(_label_part(k, values[run_id][k]) for k in differing
-                                          if values[run_id][k] is not None)])
+    labels = {run_id: " · ".join([name, *(_label_part(k, v) for k in differing
+                                          if (v := values[run_id][k]) is not None)])
               for run_id, name, *_ in runs}
     shared = Counter(labels.values())
     return {run_id: (f"{label} · run {run_id}" if shared[label] > 1 else label, values[run_id])
             for run_id, label in labels.items()}
 
 
-def human_rows_sql(question_ids: list[int]) -> tuple[str, tuple[Any, ...]]:
+def human_rows_sql(question_ids: list[int]) -> tuple[str, tuple[object, ...]]:
     """SQL of (item_id, question_id, rater_id, score) for the human ratings of these questions.
 
     A question belongs to one study (and a trigger keeps every rating's item in its question's
@@ -151,7 +161,7 @@ def human_rows_sql(question_ids: list[int]) -> tuple[str, tuple[Any, ...]]:
     return qs.values_list("item_id", "question_id", "rater_id", "score").query.sql_with_params()
 
 
-def llm_rows_sql(run_ids: list[int], question_ids: list[int]) -> tuple[str, tuple[Any, ...]]:
+def llm_rows_sql(run_ids: list[int], question_ids: list[int]) -> tuple[str, tuple[object, ...]]:
     """SQL of (run_id, item_id, question_id, sample, score) for the ok ratings of these runs and questions.
 
     Position-bias samples (``swapped``, llmjudge/runs/swapping.py) are left out: they are extra samples of
@@ -162,7 +172,7 @@ def llm_rows_sql(run_ids: list[int], question_ids: list[int]) -> tuple[str, tupl
     return qs.order_by().values_list("run_id", "item_id", "question_id", "sample", "score").query.sql_with_params()
 
 
-def fetch_matrix(sql: str, params: tuple[Any, ...], n_columns: int) -> np.ndarray:
+def fetch_matrix(sql: str, params: tuple[object, ...], n_columns: int) -> np.ndarray:
     """Run a query of numeric columns and return its rows as one float array (n, n_columns).
 
     Django's per-row model/values machinery is skipped: at a million rows it would cost more than the

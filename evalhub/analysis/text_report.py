@@ -1,13 +1,14 @@
 """Words and plain-text tables for an analysis result (the `analyze --format table` output and the dashboard).
 
-Pure functions over the JSON-ready dict of ``analysis.study_analysis``; nothing here reads the database.
+Pure functions over the ``AnalysisResult`` of ``analysis.study_analysis``; nothing here reads the database.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
-from evalhub.analysis import ALL_GROUPS, HUMAN, HUMAN_LABEL
+from evalhub.analysis.reading import ALL_GROUPS, HUMAN, HUMAN_LABEL
+from evalhub.analysis.result import AblationTable, AltTestRow, AnalysisResult, PoolSummary, PositionRow, WelchRow
 
 SIGNIFICANCE = 0.05
 
@@ -36,46 +37,41 @@ def pool_label(pool: str, labels: dict[str, str] | None = None) -> str:
     return HUMAN_LABEL if pool == HUMAN else pool
 
 
-def result_pool_labels(result: dict[str, Any]) -> dict[str, str]:
-    """Pool key -> label, from the result's ``pools`` (a result cached before labels existed has none)."""
-    return {p["name"]: p.get("label") or pool_label(p["name"]) for p in result["pools"]}
-
-
 def d_text(d: float | None) -> str:
     # Sentences name the higher group first, so the effect size is given as a magnitude.
     return "d undefined" if d is None else f"d = {fmt(abs(d))}"
 
 
-def welch_sentence(row: dict[str, Any], labels: dict[str, str] | None = None) -> str:
+def welch_sentence(row: WelchRow, labels: dict[str, str] | None = None) -> str:
     """e.g. "Human raters prefer human over gpt2 on cohesiveness (4.29 vs 3.19, p < 0.001, d = 1.52)."
 
     The means quoted are those the test compared (of item means, or of all ratings); Cohen's d is given
     whether or not the difference is significant. The verdict and the p quoted are Benjamini-Hochberg
-    adjusted over the analysis's Welch contrasts when the row has ``p_adjusted`` (a result cached before
-    issue 19 has only the raw ``p``).
+    adjusted over the analysis's Welch contrasts (``p_adjusted``) when there is one.
     """
-    if row.get("p_adjusted") is not None:
-        return _welch_sentence({**row, "p": row["p_adjusted"]}, labels).replace("p = ", "BH-adjusted p = ").replace(
+    if row.p_adjusted is not None:
+        return _welch_sentence(row, row.p_adjusted, labels).replace("p = ", "BH-adjusted p = ").replace(
             "p < ", "BH-adjusted p < ")
-    return _welch_sentence(row, labels)
+    return _welch_sentence(row, row.test.p, labels)
 
 
-def _welch_sentence(row: dict[str, Any], labels: dict[str, str] | None = None) -> str:
-    who = pool_label(row["pool"], labels)
-    prefer, show = ("prefer", "show") if row["pool"] == HUMAN else ("prefers", "shows")
-    a, b, q = row["group_a"], row["group_b"], row["question"]
-    mean_a, mean_b = row["mean_a"], row["mean_b"]
-    if row["p"] is None:
-        reason = next(iter(row["notes"].values()), "undefined")
+def _welch_sentence(row: WelchRow, p: float | None, labels: dict[str, str] | None = None) -> str:
+    who = pool_label(row.pool, labels)
+    prefer, show = ("prefer", "show") if row.pool == HUMAN else ("prefers", "shows")
+    a, b, q = row.group_a, row.group_b, row.question
+    mean_a, mean_b = row.mean_a, row.mean_b
+    if p is None:
+        reason = next(iter(row.notes.values()), "undefined")
         return f"{who}: {a} vs {b} on {q} cannot be tested ({reason})."
-    quoted = f"{fmt(mean_a)} vs {fmt(mean_b)}" if row["mean_diff"] >= 0 else f"{fmt(mean_b)} vs {fmt(mean_a)}"
-    unit = "" if row["unit"] == "item means" else ", all individual ratings"
-    if row["p"] < SIGNIFICANCE:
-        high, low = (a, b) if row["mean_diff"] > 0 else (b, a)
-        return (f"{who} {prefer} {high} over {low} on {q} ({quoted}, {p_text(row['p'])}, "
-                f"{d_text(row['cohens_d'])}{unit}).")
-    return (f"{who} {show} no significant preference between {a} and {b} on {q} ({quoted}, {p_text(row['p'])}, "
-            f"{d_text(row['cohens_d'])}{unit}).")
+    mean_diff = row.test.mean_diff or 0.0  # defined wherever p is
+    quoted = f"{fmt(mean_a)} vs {fmt(mean_b)}" if mean_diff >= 0 else f"{fmt(mean_b)} vs {fmt(mean_a)}"
+    unit = "" if row.test.unit == "item means" else ", all individual ratings"
+    if p < SIGNIFICANCE:
+        high, low = (a, b) if mean_diff > 0 else (b, a)
+        return (f"{who} {prefer} {high} over {low} on {q} ({quoted}, {p_text(p)}, "
+                f"{d_text(row.test.cohens_d)}{unit}).")
+    return (f"{who} {show} no significant preference between {a} and {b} on {q} ({quoted}, {p_text(p)}, "
+            f"{d_text(row.test.cohens_d)}{unit}).")
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -84,88 +80,20 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
 
 
-def text_report(result: dict[str, Any]) -> str:
+def text_report(result: AnalysisResult) -> str:
     """The paper's tables as aligned plain text: pools as rows, question x group as columns."""
-    study = result["study"]
-    groups = sorted({c["group"] for c in result["cells"]}, key=lambda g: (g == ALL_GROUPS, study["groups"].index(g)
-                                                                         if g in study["groups"] else 0))
-    pools = [p["name"] for p in result["pools"]]
-    labels = result_pool_labels(result)
-    cells = {(c["question"], c["group"], c["pool"]): c for c in result["cells"]}
-    out = [f"Study {study['slug']}: {study['title']} ({study['n_items']} items, scale "
-           f"{study['scale']['min']}-{study['scale']['max']})", ""]
-    out.append("Pools: " + "; ".join(
-        f"{labels[p['name']]} ({p['n_raters']} raters, {p['n_ratings']} ratings"
-        + ("".join(f", {k} {v}" for k, v in sorted(p["status_counts"].items()) if k != "ok") if p["kind"] == "llm"
-           else "") + ")" for p in result["pools"]))
-    level = result["settings"]["ci_level"]
-    for question in study["questions"]:
-        out += ["", f"== {question}: mean (std) / Krippendorff's alpha ({level}) [95% CI] / full agreement %"]
-        header = ["pool", *groups]
-        rows = []
-        for pool in pools:
-            line1, line2 = [labels[pool]], [""]
-            for group in groups:
-                c = cells.get((question, group, pool))
-                if c is None:
-                    line1.append("")
-                    line2.append("")
-                    continue
-                line1.append(f"{fmt(c['mean'])} ({fmt(c['std'])})")
-                ci = c["alpha_ci95"]
-                ci_text = f" [{fmt(ci[0])}, {fmt(ci[1])}]" if ci else ""
-                agreement = "" if c["full_agreement_pct"] is None else f" {c['full_agreement_pct']:.0f}%"
-                line2.append(f"a={fmt(c['alpha'][level])}{ci_text}{agreement}")
-            rows += [line1, line2]
-        out.append(_table(header, rows))
-    if result["kendall"]:
-        out += ["", "== Kendall's tau-b: per-item mean of the human raters vs the LLM pool"]
-        rows = [[k["question"], k["group"], labels.get(k["pool"], k["pool"]), fmt(k["tau"], 3), p_text(k["p"]),
-                 str(k["n"]), k["band"]]
-                for k in result["kendall"]]
-        out.append(_table(["question", "group", "pool", "tau", "p", "n", "band"], rows))
-    if result["welch"]:
-        out += ["", f"== Welch's t-test between groups ({result['settings']['welch_unit']})"]
-        rows = [[w["question"], labels.get(w["pool"], w["pool"]), f"{w['group_a']} vs {w['group_b']}", fmt(w["t"], 3),
-                 fmt(w["df"], 1), p_text(w["p"]), fmt(w["cohens_d"], 2), f"{w['n_a']}/{w['n_b']}"]
-                for w in result["welch"]]
-        out.append(_table(["question", "pool", "groups", "t", "df", "p", "d", "n"], rows))
-        out += [welch_sentence(w, labels) for w in result["welch"]]
-    if result.get("majority"):
-        out += ["", "== Pairwise: each pool's majority choice vs the human majority choice"]
-        rows = [[m["question"], m["group"], labels.get(m["pool"], m["pool"]), fmt(m["agreement_pct"], 1),
-                 f"{m['n_agree']}/{m['n_items']}",
-                 str(m["human_no_majority"]), str(m["pool_no_majority"])] for m in result["majority"]]
-        out.append(_table(["question", "group", "pool", "agreement %", "agree/items", "human no majority",
-                           "pool no majority"], rows))
-    if result["pairwise_kendall"]:
-        out += ["", "== Mean pairwise Kendall's tau among a pool's raters (table 6)"]
-        rows = [[r["question"], r["group"], labels.get(r["pool"], r["pool"]), fmt(r["mean_tau"], 3), str(r["n_pairs"])]
-                for r in result["pairwise_kendall"]]
-        out.append(_table(["question", "group", "pool", "mean tau", "pairs"], rows))
-    for table in result.get("ablations", []):
-        runs = ", ".join(map(str, table["runs"]))
-        out += ["", f"== Per-rater methods side by side (CINEMETRIC tables 1-2): runs {runs}, "
-                    "on the (rater, item) pairs every run predicts"]
-        rows = [[r["question"], r["label"], str(r["run"]), str(r["n_raters"]), str(r["n_items"]), str(r["n_missing"]),
-                 fmt(r["accuracy"], 3), fmt(r["mae"], 3), fmt(r["rater_accuracy"], 3), fmt(r["rater_mae"], 3)]
-                for r in table["rows"]]
-        out.append(_table(["question", "method", "run", "raters", "n", "missing", "accuracy", "MAE",
-                           "rater-mean accuracy", "rater-mean MAE"], rows))
-    out += alt_test_report(result.get("alt_test", []), result_pool_labels(result))
+    labels = result.pool_labels()
+    out = _header_lines(result, labels)
+    out += _cell_tables(result, labels)
+    out += _paper_tables(result, labels)
+    out += _ablation_lines(result.ablations)
+    out += alt_test_report(result.alt_test, labels)
     out += _evidence_lines(result)
-    if result.get("position_bias"):  # issue 19: pairwise judges run with a swap share
-        out += ["", "== Position bias: choices with A and B swapped (flip rate, first-position share; 95% Wilson CI)"]
-        rows = [[r["question"], labels.get(r["pool"], r["pool"]), str(r["n_pairs"]),
-                 f"{fmt(r['flip_rate'], 2)} [{fmt(r['flip_ci95_low'], 2)}, {fmt(r['flip_ci95_high'], 2)}]",
-                 f"{fmt(r['first_position_share'], 2)} [{fmt(r['first_position_ci95_low'], 2)}, "
-                 f"{fmt(r['first_position_ci95_high'], 2)}]", "; ".join(r["notes"])]
-                for r in result["position_bias"]]
-        out.append(_table(["question", "pool", "pairs", "flip rate", "first position", "note"], rows))
-    for table, reason in result.get("not_computed", {}).items():
+    out += _position_lines(result.position_bias, labels)
+    for table, reason in (result.not_computed or {}).items():
         out += ["", f"== {table}: not computed ({reason})"]
-    notes = sorted({f"{c['question']}/{c['group']}/{labels.get(c['pool'], c['pool'])} {k}: {v}" for c in result["cells"]
-                    for k, v in c["notes"].items()})
+    notes = sorted({f"{c.question}/{c.group}/{labels.get(c.pool, c.pool)} {k}: {v}" for c in result.cells
+                    for k, v in c.notes.items()})
     if notes:
         out += ["", "== Notes: undefined values, and values that rest on part of the data", *notes[:50]]
         if len(notes) > 50:
@@ -173,28 +101,123 @@ def text_report(result: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def alt_test_report(rows: list[dict[str, Any]], labels: dict[str, str] | None = None) -> list[str]:
+def _header_lines(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
+    study = result.study
+
+    def counts(pool: PoolSummary) -> str:
+        if pool.kind != "llm":
+            return ""
+        return "".join(f", {k} {v}" for k, v in sorted(pool.status_counts.items()) if k != "ok")
+
+    return [f"Study {study.slug}: {study.title} ({study.n_items} items, scale {study.scale.min}-{study.scale.max})",
+            "", "Pools: " + "; ".join(f"{labels[p.name]} ({p.n_raters} raters, {p.n_ratings} ratings{counts(p)})"
+                                      for p in result.pools)]
+
+
+def _cell_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
+    """Table 1 per question: mean (std) on one line, alpha with its interval and full agreement on the next."""
+    study = result.study
+    groups = sorted({c.group for c in result.cells},
+                    key=lambda g: (g == ALL_GROUPS, study.groups.index(g) if g in study.groups else 0))
+    cells = {(c.question, c.group, c.pool): c for c in result.cells}
+    level = result.settings.ci_level
+    out: list[str] = []
+    for question in study.questions:
+        out += ["", f"== {question}: mean (std) / Krippendorff's alpha ({level}) [95% CI] / full agreement %"]
+        rows = []
+        for pool in result.pools:
+            line1, line2 = [labels[pool.name]], [""]
+            for group in groups:
+                c = cells.get((question, group, pool.name))
+                if c is None:
+                    line1.append("")
+                    line2.append("")
+                    continue
+                line1.append(f"{fmt(c.mean)} ({fmt(c.std)})")
+                ci_text = f" [{fmt(c.alpha_ci95[0])}, {fmt(c.alpha_ci95[1])}]" if c.alpha_ci95 else ""
+                agreement = "" if c.full_agreement_pct is None else f" {c.full_agreement_pct:.0f}%"
+                line2.append(f"a={fmt(c.alpha[level])}{ci_text}{agreement}")
+            rows += [line1, line2]
+        out.append(_table(["pool", *groups], rows))
+    return out
+
+
+def _paper_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
+    """Kendall's tau (table 2), Welch's test with its sentences, the majority table, pairwise tau (table 6)."""
+    out: list[str] = []
+    if result.kendall:
+        out += ["", "== Kendall's tau-b: per-item mean of the human raters vs the LLM pool"]
+        rows = [[k.question, k.group, labels.get(k.pool, k.pool), fmt(k.tau, 3), p_text(k.p), str(k.n), k.band]
+                for k in result.kendall]
+        out.append(_table(["question", "group", "pool", "tau", "p", "n", "band"], rows))
+    if result.welch:
+        out += ["", f"== Welch's t-test between groups ({result.settings.welch_unit})"]
+        rows = [[w.question, labels.get(w.pool, w.pool), f"{w.group_a} vs {w.group_b}", fmt(w.test.t, 3),
+                 fmt(w.test.df, 1), p_text(w.test.p), fmt(w.test.cohens_d, 2), f"{w.test.n_a}/{w.test.n_b}"]
+                for w in result.welch]
+        out.append(_table(["question", "pool", "groups", "t", "df", "p", "d", "n"], rows))
+        out += [welch_sentence(w, labels) for w in result.welch]
+    if result.majority:
+        out += ["", "== Pairwise: each pool's majority choice vs the human majority choice"]
+        rows = [[m.question, m.group, labels.get(m.pool, m.pool), fmt(m.agreement_pct, 1), f"{m.n_agree}/{m.n_items}",
+                 str(m.human_no_majority), str(m.pool_no_majority)] for m in result.majority]
+        out.append(_table(["question", "group", "pool", "agreement %", "agree/items", "human no majority",
+                           "pool no majority"], rows))
+    if result.pairwise_kendall:
+        out += ["", "== Mean pairwise Kendall's tau among a pool's raters (table 6)"]
+        rows = [[r.question, r.group, labels.get(r.pool, r.pool), fmt(r.mean_tau, 3), str(r.n_pairs)]
+                for r in result.pairwise_kendall]
+        out.append(_table(["question", "group", "pool", "mean tau", "pairs"], rows))
+    return out
+
+
+def _ablation_lines(tables: Sequence[AblationTable]) -> list[str]:
+    out: list[str] = []
+    for table in tables:
+        runs = ", ".join(map(str, table.runs))
+        out += ["", f"== Per-rater methods side by side (CINEMETRIC tables 1-2): runs {runs}, "
+                    "on the (rater, item) pairs every run predicts"]
+        rows = [[r.question, r.label, str(r.run), str(r.n_raters), str(r.n_items), str(r.n_missing),
+                 fmt(r.accuracy, 3), fmt(r.mae, 3), fmt(r.rater_accuracy, 3), fmt(r.rater_mae, 3)]
+                for r in table.rows]
+        out.append(_table(["question", "method", "run", "raters", "n", "missing", "accuracy", "MAE",
+                           "rater-mean accuracy", "rater-mean MAE"], rows))
+    return out
+
+
+def _position_lines(rows: Sequence[PositionRow], labels: dict[str, str]) -> list[str]:
+    """Issue 19: pairwise judges run with a swap share."""
+    if not rows:
+        return []
+    table = [[r.question, labels.get(r.pool, r.pool), str(r.n_pairs),
+              f"{fmt(r.flip_rate, 2)} [{fmt(r.flip_ci95_low, 2)}, {fmt(r.flip_ci95_high, 2)}]",
+              f"{fmt(r.first_position_share, 2)} [{fmt(r.first_position_ci95_low, 2)}, "
+              f"{fmt(r.first_position_ci95_high, 2)}]", "; ".join(r.notes)] for r in rows]
+    return ["", "== Position bias: choices with A and B swapped (flip rate, first-position share; 95% Wilson CI)",
+            _table(["question", "pool", "pairs", "flip rate", "first position", "note"], table)]
+
+
+def alt_test_report(rows: Sequence[AltTestRow], labels: dict[str, str] | None = None) -> list[str]:
     """The alternative annotator test as text lines: one line per row, then the per-human table and notes;
     pools by their labels."""
     if not rows:
         return []
-    first = rows[0]
+    first = rows[0].test
     out = ["", f"== Alternative annotator test: may the LLM pool replace the human raters? "
-               f"(scoring {first['scoring']}, epsilon {first['epsilon']}, Benjamini-Yekutieli q {first['q_fdr']})"]
-    table = [[r["question"], r["group"], pool_label(r["pool"], labels), str(r["n_instances"]), fmt(r["winning_rate"]),
-              fmt(r["advantage_probability"]), verdict_word(r["passed"]),
-              str(sum(h["rejected"] for h in r["humans"])) + "/" + str(len(r["humans"]))] for r in rows]
+               f"(scoring {first.scoring}, epsilon {first.epsilon}, Benjamini-Yekutieli q {first.q_fdr})"]
+    table = [[r.question, r.group, pool_label(r.pool, labels), str(r.test.n_instances), fmt(r.test.winning_rate),
+              fmt(r.test.advantage_probability), verdict_word(r.test.passed),
+              str(sum(h.rejected for h in r.test.humans)) + "/" + str(len(r.test.humans))] for r in rows]
     out.append(_table(["question", "group", "pool", "instances", "omega", "rho", "verdict", "beat/tested"], table))
-    humans = [[r["question"], r["group"], pool_label(r["pool"], labels), h["rater"], str(h["n"]),
-               p_text(h["p"]).removeprefix("p = ").removeprefix("p "), "yes" if h["rejected"] else "no",
-               fmt(h["advantage"])] for r in rows for h in r["humans"]]
+    humans = [[r.question, r.group, pool_label(r.pool, labels), h.rater, str(h.n),
+               p_text(h.p).removeprefix("p = ").removeprefix("p "), "yes" if h.rejected else "no",
+               fmt(h.advantage)] for r in rows for h in r.test.humans]
     if humans:
         out += ["", "Per human: the one-sided t-test of d = W_h - W_llm against epsilon, and rho_j = mean(W_llm)"]
         out.append(_table(["question", "group", "pool", "rater", "n", "p", "beaten", "rho_j"], humans[:200]))
         if len(humans) > 200:  # a crowd study has thousands of raters: the JSON and CSV have them all
             out.append(f"... and {len(humans) - 200} more (see --format json or the alt_test CSV table)")
-    notes = [f"{r['question']}/{r['group']}/{pool_label(r['pool'], labels)}: {note}"
-             for r in rows for note in r["notes"]]
+    notes = [f"{r.question}/{r.group}/{pool_label(r.pool, labels)}: {note}" for r in rows for note in r.test.notes]
     if notes:
         out += ["", "Alt-test notes:", *notes[:50]]
         if len(notes) > 50:
@@ -206,32 +229,31 @@ def verdict_word(passed: bool | None) -> str:
     return "no verdict" if passed is None else "passes" if passed else "cannot yet"
 
 
-def _evidence_lines(result: dict[str, Any]) -> list[str]:
+def _evidence_lines(result: AnalysisResult) -> list[str]:
     """Issue 19: kappa, the confusion matrices and the human ceiling as plain text, pools by their labels."""
     out: list[str] = []
-    labels = result_pool_labels(result)
-    if result.get("kappa"):
+    labels = result.pool_labels()
+    if result.kappa:
         out += ["", "== Cohen's kappa of each LLM pool (vs the human majority, vs each rater; BH-adjusted p) "
                     "and Fleiss' kappa among the human raters"]
-        rows = [[k["question"], k["group"], pool_label(k["pool"], labels),
-                 k["against"] if k["rater"] is None else k["rater"],
-                 k["weights"], fmt(k["kappa"], 3),
-                 f"[{fmt(k['ci95'][0], 3)}, {fmt(k['ci95'][1], 3)}]" if k["ci95"] else "–", str(k["n_items"]),
-                 str(k["n_tied"]), "" if k["p_adjusted"] is None else p_text(k["p_adjusted"]) + stars(k["p_adjusted"])]
-                for k in result["kappa"]]
+        rows = [[k.question, k.group, pool_label(k.pool, labels), k.against if k.rater is None else k.rater,
+                 k.weights, fmt(k.kappa, 3), f"[{fmt(k.ci95[0], 3)}, {fmt(k.ci95[1], 3)}]" if k.ci95 else "–",
+                 str(k.n_items), str(k.n_tied),
+                 "" if k.p_adjusted is None else p_text(k.p_adjusted) + stars(k.p_adjusted)] for k in result.kappa]
         out.append(_table(["question", "group", "pool", "against", "weights", "kappa", "95% CI", "n", "tied",
                            "p (BH)"], rows))
-    for c in result.get("confusion", []):
-        out += ["", f"== Confusion: {c['question']} / {c['group']} / {pool_label(c['pool'], labels)} "
-                    f"(rows: human majority, columns: pool; {c['n_items']} items, {c['n_tied']} tied left out)"]
-        out.append(_table(["human \\ pool", *c["labels"]],
-                          [[label, *map(str, counts)] for label, counts in zip(c["labels"], c["counts"], strict=True)]))
-    for c in result.get("ceiling", []):
-        head = f"== Human ceiling ({c['scoring']}): {c['question']} / {c['group']} / {pool_label(c['pool'], labels)}"
-        out += ["", head + (f": {c['summary']}" if c["summary"] else "")]
-        rows = [[r["rater"], str(r["n_items"]), fmt(r["human"], 3), fmt(r["judge"], 3),
-                 "" if r["judge_better"] is None else "yes" if r["judge_better"] else "no"] for r in c["raters"]]
+    for c in result.confusion:
+        out += ["", f"== Confusion: {c.question} / {c.group} / {pool_label(c.pool, labels)} "
+                    f"(rows: human majority, columns: pool; {c.n_items} items, {c.n_tied} tied left out)"]
+        out.append(_table(["human \\ pool", *c.labels],
+                          [[label, *map(str, counts)] for label, counts in zip(c.labels, c.counts, strict=True)]))
+    for ceiling in result.ceiling:
+        head = f"== Human ceiling ({ceiling.scoring}): {ceiling.question} / {ceiling.group} / " \
+               f"{pool_label(ceiling.pool, labels)}"
+        out += ["", head + (f": {ceiling.summary}" if ceiling.summary else "")]
+        rows = [[r.rater, str(r.n_items), fmt(r.human, 3), fmt(r.judge, 3),
+                 "" if r.judge_better is None else "yes" if r.judge_better else "no"] for r in ceiling.raters]
         if rows:
             out.append(_table(["rater", "items", "rater vs others", "judge vs the same others", "judge better"], rows))
-        out += [f"note: {n}" for n in c["notes"]]
+        out += [f"note: {n}" for n in ceiling.notes]
     return out

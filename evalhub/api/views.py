@@ -390,7 +390,7 @@ class StudyAnalysisView(ThrottledAPIView):
 
     @extend_schema(responses={200: dict, **_errors(404, *AUTH)})
     def get(self, request: Request, slug: str) -> Response:
-        return Response(study_analysis(study=study_for_researcher(user=request.user, slug=slug)))
+        return Response(study_analysis(study=study_for_researcher(user=request.user, slug=slug)).to_json())
 
 
 class StudyRatingsCSVView(ThrottledAPIView):

@@ -7,12 +7,28 @@ write them to a file: a million-rating export never holds more than one database
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from annotations.models import HumanRating, Study
 from evalhub.analysis import HUMAN, pool_names
-from evalhub.analysis.text_report import result_pool_labels
+from evalhub.analysis.result import (
+    AltTestRow,
+    AnalysisResult,
+    CeilingRater,
+    CeilingRow,
+    CellRow,
+    ConfusionRow,
+    Interval,
+    KappaRow,
+    KendallRow,
+    MajorityRow,
+    Notes,
+    PairwiseKendallRow,
+    PositionRow,
+    RaterMeanRow,
+    WelchRow,
+    to_json,
+)
 from llmjudge.models import LLMRating
 
 RATING_COLUMNS = ("study", "item", "group", "question", "pool", "rater", "score", "status", "rationale", "created")
@@ -58,7 +74,7 @@ ALL_TABLE_COLUMNS: tuple[str, ...] = ("table", *dict.fromkeys(c for cols in TABL
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
-def neutralise(value: Any) -> Any:
+def neutralise(value: object) -> object:
     """Defuse spreadsheet formula injection (OWASP): text starting with = + - @ tab or CR gets a leading quote.
 
     Only text is touched: numbers we write ourselves (a negative alpha) must stay numbers.
@@ -75,13 +91,13 @@ class _Line:
         return value
 
 
-def csv_lines(rows: Iterable[Iterable[Any]]) -> Iterator[str]:
+def csv_lines(rows: Iterable[Iterable[object]]) -> Iterator[str]:
     writer = csv.writer(_Line())
     for row in rows:
         yield writer.writerow([neutralise(v) for v in row])
 
 
-def rating_rows(studies: Iterable[Study]) -> Iterator[tuple[Any, ...]]:
+def rating_rows(studies: Iterable[Study]) -> Iterator[tuple[object, ...]]:
     """Header, then one row per rating of each study: human ratings first, then each judge run's."""
     yield RATING_COLUMNS
     for study in studies:
@@ -106,53 +122,86 @@ def rating_rows(studies: Iterable[Study]) -> Iterator[tuple[Any, ...]]:
                    "" if score is None else score, status, rationale, created.isoformat())
 
 
-def _flat(table: str, row: dict[str, Any]) -> dict[str, Any]:
-    flat = dict(row)
-    if table == "cells":
-        for level, value in row["alpha"].items():
-            flat[f"alpha_{level}"] = value
-        ci = row["alpha_ci95"] or (None, None)
-        flat["alpha_ci95_low"], flat["alpha_ci95_high"] = ci
-    if "ci95" in row:
-        flat["ci95_low"], flat["ci95_high"] = row["ci95"] or (None, None)
-    if isinstance(row.get("notes"), list):
-        flat["notes"] = "; ".join(row["notes"])
-    elif "notes" in row:
-        flat["notes"] = "; ".join(f"{k}: {v}" for k, v in row["notes"].items())
-    return flat
+Row = (CellRow | KendallRow | WelchRow | PairwiseKendallRow | RaterMeanRow | MajorityRow | KappaRow | ConfusionRow
+       | CeilingRow | AltTestRow | PositionRow)
+Record = dict[str, object]  # CSV column -> value (None: an empty cell)
+
+# Each table's rows in the result, by the table's name in TABLE_COLUMNS.
+_SECTIONS: dict[str, Callable[[AnalysisResult], Sequence[Row]]] = {
+    "cells": lambda r: r.cells,
+    "kendall": lambda r: r.kendall,
+    "welch": lambda r: r.welch,
+    "pairwise_kendall": lambda r: r.pairwise_kendall,
+    "rater_means": lambda r: r.rater_means,
+    "majority": lambda r: r.majority,
+    "kappa": lambda r: r.kappa,
+    "confusion": lambda r: r.confusion,
+    "ceiling": lambda r: r.ceiling,
+    "alt_test": lambda r: r.alt_test,
+    "position_bias": lambda r: r.position_bias,
+}
 
 
-def _expanded(table: str, row: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """The CSV rows of one JSON row: one, except a confusion matrix (one per cell), a ceiling (one per rater)
+def _json_keys(row: Row | CeilingRater) -> Record:
+    """A row as its JSON object: the CSV columns that repeat a JSON key (docs/analysis.md)."""
+    record = to_json(row)
+    assert isinstance(record, dict)
+    return dict(record)
+
+
+def _notes_text(notes: Notes | Sequence[str]) -> str:
+    if isinstance(notes, dict):
+        return "; ".join(f"{k}: {v}" for k, v in notes.items())
+    return "; ".join(notes)
+
+
+def _low_high(interval: Interval | None) -> tuple[float | None, float | None]:
+    return interval or (None, None)
+
+
+def _records(row: Row) -> Iterator[Record]:
+    """The CSV rows of one result row: one, except a confusion matrix (one per cell), a ceiling (one per rater)
     and an alt-test row (one per human tested)."""
-    if table == "confusion":
-        for labels, counts in zip(row["labels"], row["counts"], strict=True):
-            for label, count in zip(row["labels"], counts, strict=True):
-                yield {**row, "human_category": labels, "pool_category": label, "count": count}
-    elif table == "ceiling":
-        notes = "; ".join(row["notes"])
-        for rater in row["raters"]:
-            flat = {**row, **rater, "notes": "; ".join(n for n in (notes, rater["reason"]) if n)}
-            for key in ("human_ci95", "judge_ci95"):
-                flat[f"{key}_low"], flat[f"{key}_high"] = rater[key] or (None, None)
-            yield flat
-    elif table == "alt_test" and row["humans"]:
-        flat = _flat(table, row)
-        for human in row["humans"]:
-            yield {**flat, **{f"rater_{k}" if k != "rater" else k: v for k, v in human.items()}}
-    else:
-        yield _flat(table, row)
+    flat = _json_keys(row)
+    if isinstance(row, ConfusionRow):
+        for labels, counts in zip(row.labels, row.counts, strict=True):
+            for label, count in zip(row.labels, counts, strict=True):
+                yield {**flat, "human_category": labels, "pool_category": label, "count": count}
+        return
+    if isinstance(row, CeilingRow):
+        notes = _notes_text(row.notes)
+        for rater in row.raters:
+            record = {**flat, **_json_keys(rater), "notes": "; ".join(n for n in (notes, rater.reason) if n)}
+            record["human_ci95_low"], record["human_ci95_high"] = _low_high(rater.human_ci95)
+            record["judge_ci95_low"], record["judge_ci95_high"] = _low_high(rater.judge_ci95)
+            yield record
+        return
+    if isinstance(row, AltTestRow):
+        flat["notes"] = _notes_text(row.test.notes)
+    elif not isinstance(row, RaterMeanRow):
+        flat["notes"] = _notes_text(row.notes)
+    if isinstance(row, CellRow):
+        flat.update({f"alpha_{level}": value for level, value in row.alpha.items()})
+        flat["alpha_ci95_low"], flat["alpha_ci95_high"] = _low_high(row.alpha_ci95)
+    elif isinstance(row, KappaRow):
+        flat["ci95_low"], flat["ci95_high"] = _low_high(row.ci95)
+    elif isinstance(row, AltTestRow) and row.test.humans:
+        for human in row.test.humans:
+            yield {**flat, "rater": human.rater, "rater_n": human.n, "rater_p": human.p,
+                   "rater_rejected": human.rejected, "rater_advantage": human.advantage}
+        return
+    yield flat
 
 
-def table_rows(result: dict[str, Any], table: str | None = None) -> Iterator[tuple[Any, ...]]:
+def table_rows(result: AnalysisResult, table: str | None = None) -> Iterator[tuple[object, ...]]:
     """Header, then the rows of one analysis table, or of all (with a leading `table` column). None -> empty cell."""
     if table is not None and table not in TABLE_COLUMNS:
         raise ValueError(f"unknown table {table!r}; choose from {', '.join(TABLE_COLUMNS)}")
     columns = TABLE_COLUMNS[table] if table else ALL_TABLE_COLUMNS
-    labels = result_pool_labels(result)
+    labels = result.pool_labels()
     yield columns
     for name in [table] if table else list(TABLE_COLUMNS):
-        for row in result.get(name, []):  # a result cached before a table existed lacks it
-            for part in _expanded(name, row):
-                flat = {"table": name, **part, "pool_label": labels.get(row["pool"], row["pool"])}
+        for row in _SECTIONS[name](result):
+            for part in _records(row):
+                flat = {"table": name, **part, "pool_label": labels.get(row.pool, row.pool)}
                 yield tuple("" if flat.get(c) is None else flat[c] for c in columns)

@@ -1,87 +1,61 @@
 """Server-side SVG charts for the dashboard: readable without JavaScript and in PNG screenshots.
 
-One approach everywhere: each function returns a complete inline <svg> as a SafeString. Every piece of
-text that comes from data (pool, group, question names) goes through ``escape``; numbers are formatted
-here. No external library, nothing loaded at runtime.
+One approach everywhere: each function returns a complete inline <svg> as a SafeString (drawn with
+``evalhub.pages.svg``). Every piece of text that comes from data (pool, group, question names) goes through
+``escape``; numbers are formatted here. No external library, nothing loaded at runtime.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
 
 from django.utils.html import escape
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
-PALETTE = ("#0969da", "#cf222e", "#1a7f37", "#8250df", "#bc4c00", "#bf3989", "#0a7f8a", "#6e7781", "#9a6700",
-           "#4c2889")
-FONT = 'font-family="system-ui, -apple-system, Segoe UI, sans-serif"'
-
-
-def colour(index: int) -> str:
-    return PALETTE[index % len(PALETTE)]
+from evalhub.analysis.result import Distribution, Interval
+from evalhub.pages import svg
 
 
-def _svg(width: int, height: int, body: list[str], title: str) -> SafeString:
-    return mark_safe(  # noqa: S308 - every data-derived string below is escaped
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
-        f'height="{height}" role="img" aria-label="{escape(title)}" {FONT} font-size="11">'
-        f"<title>{escape(title)}</title>{''.join(body)}</svg>"
-    )
+@dataclass(frozen=True)
+class ScatterSeries:
+    """One group's bubbles in a scatter chart."""
+
+    group: str  # the legend's text
+    colour: str
+    points: Sequence[tuple[float, float, int]]  # (x, y, number of items)
 
 
-def _text(x: float, y: float, text: str, anchor: str = "middle", size: int = 11, fill: str = "#1f2328",
-          weight: str = "normal") -> str:
-    return (f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}" fill="{fill}" '
-            f'font-weight="{weight}">{escape(text)}</text>')
+@dataclass(frozen=True)
+class AlphaBar:
+    """One row of the alpha chart: a group x pool's alpha and its interval."""
+
+    label: str
+    colour: str
+    alpha: float | None
+    ci: Interval | None
+    note: str  # why alpha is undefined
 
 
-def _legend(names: Sequence[str], x: float, y: float, colours: Sequence[str], width: float) -> list[str]:
-    parts, cx, cy = [], x, y
-    for name, fill in zip(names, colours, strict=True):
-        w = 16 + 6.5 * len(name)
-        if cx + w > x + width and cx > x:
-            cx, cy = x, cy + 15
-        parts.append(f'<rect x="{cx:.1f}" y="{cy - 8:.1f}" width="10" height="10" rx="2" fill="{fill}"/>')
-        parts.append(_text(cx + 14, cy + 1, name, anchor="start", size=10))
-        cx += w + 10
-    return parts
-
-
-def _ticks(low: float, high: float, count: int = 5) -> list[float]:
-    span = high - low
-    if span <= 0:
-        return [low]
-    raw = span / count
-    magnitude = 10 ** math.floor(math.log10(raw))
-    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
-    first = math.ceil(low / step - 1e-9) * step
-    ticks, value = [], first
-    while value <= high + 1e-9:
-        ticks.append(round(value, 10))
-        value += step
-    return ticks
-
-
-def distribution_chart(*, title: str, bins: Sequence[float], series: Sequence[dict[str, Any]],
+def distribution_chart(*, title: str, bins: Sequence[float], series: Sequence[Distribution],
                        pool_colours: dict[str, str]) -> SafeString:
     """Grouped bars: share of each pool's ratings per score (one chart per question x group).
 
-    ``series``: [{"pool": name, "counts": [...], "n": total}]. Every whole scale point is shown, so
-    charts side by side compare; half points only take room when some pool gave them.
+    Every whole scale point is shown, so charts side by side compare; half points only take room when
+    some pool gave them.
     """
-    used = [k for k in range(len(bins)) if float(bins[k]).is_integer() or any(s["counts"][k] for s in series)]
+    used = [k for k in range(len(bins)) if float(bins[k]).is_integer() or any(s.counts[k] for s in series)]
     width, height, left, right, top, bottom = 360, 210, 34, 8, 24, 46
     plot_w, plot_h = width - left - right, height - top - bottom
-    shares = [[100 * s["counts"][k] / s["n"] if s["n"] else 0.0 for k in used] for s in series]
+    shares = [[100 * s.counts[k] / s.n if s.n else 0.0 for k in used] for s in series]
     peak = max([max(row) for row in shares if row] + [1.0])
-    ymax = _ticks(0, peak, 4)[-1] if _ticks(0, peak, 4)[-1] >= peak else peak
-    body = [_text(width / 2, 14, title, size=12, weight="600")]
-    for tick in _ticks(0, ymax, 4):
+    ymax = svg.ticks(0, peak, 4)[-1] if svg.ticks(0, peak, 4)[-1] >= peak else peak
+    body = [svg.text(width / 2, 14, title, size=12, weight="600")]
+    for tick in svg.ticks(0, ymax, 4):
         y = top + plot_h - tick / ymax * plot_h
         body.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" stroke="#d8dee4"/>')
-        body.append(_text(left - 4, y + 3, f"{tick:g}%", anchor="end", size=9, fill="#57606a"))
+        body.append(svg.text(left - 4, y + 3, f"{tick:g}%", anchor="end", size=9, fill="#57606a"))
     slot = plot_w / max(len(used), 1)
     bar = min(18.0, 0.8 * slot / max(len(series), 1))
     for j, k in enumerate(used):
@@ -89,21 +63,17 @@ def distribution_chart(*, title: str, bins: Sequence[float], series: Sequence[di
         for i, s in enumerate(series):
             h = shares[i][j] / ymax * plot_h
             body.append(f'<rect x="{x0 + i * bar:.1f}" y="{top + plot_h - h:.1f}" width="{bar - 1:.1f}" '
-                        f'height="{h:.1f}" fill="{pool_colours[s["pool"]]}"><title>{escape(s["pool"])}: '
-                        f'{shares[i][j]:.1f}% of {s["n"]} ratings scored {bins[k]:g}</title></rect>')
-        body.append(_text(left + j * slot + slot / 2, top + plot_h + 13, f"{bins[k]:g}", size=10))
+                        f'height="{h:.1f}" fill="{pool_colours[s.pool]}"><title>{escape(s.pool)}: '
+                        f'{shares[i][j]:.1f}% of {s.n} ratings scored {bins[k]:g}</title></rect>')
+        body.append(svg.text(left + j * slot + slot / 2, top + plot_h + 13, f"{bins[k]:g}", size=10))
     body.append(f'<line x1="{left}" x2="{width - right}" y1="{top + plot_h}" y2="{top + plot_h}" stroke="#57606a"/>')
-    body += _legend([s["pool"] for s in series], left, height - 12, [pool_colours[s["pool"]] for s in series],
-                    plot_w)
-    return _svg(width, height, body, title)
+    body += svg.legend([s.pool for s in series], left, height - 12, [pool_colours[s.pool] for s in series], plot_w)
+    return svg.figure(width, height, body, title)
 
 
-def scatter_chart(*, title: str, scale: tuple[float, float], series: Sequence[dict[str, Any]],
+def scatter_chart(*, title: str, scale: tuple[float, float], series: Sequence[ScatterSeries],
                   x_label: str, y_label: str) -> SafeString:
-    """Per-item human mean (x) vs LLM mean (y); a bubble's area grows with the items at that point.
-
-    ``series``: [{"group": name, "colour": css, "points": [[x, y, n], ...]}].
-    """
+    """Per-item human mean (x) vs LLM mean (y); a bubble's area grows with the items at that point."""
     width, height, left, right, top, bottom = 320, 320, 40, 10, 24, 58
     plot_w, plot_h = width - left - right, height - top - bottom
     lo, hi = scale[0] - 0.25, scale[1] + 0.25
@@ -114,39 +84,36 @@ def scatter_chart(*, title: str, scale: tuple[float, float], series: Sequence[di
     def py(v: float) -> float:
         return top + plot_h - (v - lo) / (hi - lo) * plot_h
 
-    body = [_text(width / 2, 14, title, size=12, weight="600")]
+    body = [svg.text(width / 2, 14, title, size=12, weight="600")]
     for tick in range(int(scale[0]), int(scale[1]) + 1):
         grid = 'stroke="#eaeef2"'
         body.append(f'<line x1="{px(tick):.1f}" x2="{px(tick):.1f}" y1="{top}" y2="{top + plot_h}" {grid}/>')
         body.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{py(tick):.1f}" y2="{py(tick):.1f}" {grid}/>')
-        body.append(_text(px(tick), top + plot_h + 13, f"{tick}", size=10))
-        body.append(_text(left - 6, py(tick) + 3, f"{tick}", anchor="end", size=10))
+        body.append(svg.text(px(tick), top + plot_h + 13, f"{tick}", size=10))
+        body.append(svg.text(left - 6, py(tick) + 3, f"{tick}", anchor="end", size=10))
     body.append(f'<line x1="{px(lo):.1f}" y1="{py(lo):.1f}" x2="{px(hi):.1f}" y2="{py(hi):.1f}" '
                 f'stroke="#8c959f" stroke-dasharray="4 3"/>')
-    biggest = max([p[2] for s in series for p in s["points"]] + [1])
+    biggest = max([p[2] for s in series for p in s.points] + [1])
     for s in series:
-        for x, y, n in s["points"]:
+        for x, y, n in s.points:
             r = 2.0 + 7.0 * math.sqrt(n / biggest)
-            body.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="{r:.1f}" fill="{s["colour"]}" '
-                        f'fill-opacity="0.55" stroke="{s["colour"]}"><title>{escape(s["group"])}: {n} item(s), '
+            body.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="{r:.1f}" fill="{s.colour}" '
+                        f'fill-opacity="0.55" stroke="{s.colour}"><title>{escape(s.group)}: {n} item(s), '
                         f'human {x:.2f}, LLM {y:.2f}</title></circle>')
     body.append(f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#8c959f"/>')
-    body.append(_text(left + plot_w / 2, top + plot_h + 28, x_label, size=10, fill="#57606a"))
+    body.append(svg.text(left + plot_w / 2, top + plot_h + 28, x_label, size=10, fill="#57606a"))
     body.append(f'<text transform="translate(11 {top + plot_h / 2:.1f}) rotate(-90)" text-anchor="middle" '
                 f'font-size="10" fill="#57606a">{escape(y_label)}</text>')
-    body += _legend([s["group"] for s in series], left, height - 8, [s["colour"] for s in series], plot_w)
-    return _svg(width, height, body, title)
+    body += svg.legend([s.group for s in series], left, height - 8, [s.colour for s in series], plot_w)
+    return svg.figure(width, height, body, title)
 
 
-def alpha_chart(*, title: str, rows: Sequence[dict[str, Any]]) -> SafeString:
-    """Krippendorff's alpha (dot) with its 95 % bootstrap interval (bar), one row per group x pool.
-
-    ``rows``: [{"label": text, "colour": css, "alpha": float|None, "ci": [low, high]|None, "note": text}].
-    """
+def alpha_chart(*, title: str, rows: Sequence[AlphaBar]) -> SafeString:
+    """Krippendorff's alpha (dot) with its 95 % bootstrap interval (bar), one row per group x pool."""
     row_h, top, left, right = 20, 30, 170, 16
     width = 520
     height = top + row_h * len(rows) + 30
-    values = [v for r in rows for v in ([r["alpha"]] if r["alpha"] is not None else []) + list(r["ci"] or [])]
+    values = [v for r in rows for v in ([r.alpha] if r.alpha is not None else []) + list(r.ci or [])]
     lo = min([-0.2, *values])
     lo = math.floor(lo * 5) / 5
     hi = 1.0
@@ -155,29 +122,29 @@ def alpha_chart(*, title: str, rows: Sequence[dict[str, Any]]) -> SafeString:
     def px(v: float) -> float:
         return left + (v - lo) / (hi - lo) * plot_w
 
-    body = [_text(width / 2, 14, title, size=12, weight="600")]
-    for tick in _ticks(lo, hi, 6):
+    body = [svg.text(width / 2, 14, title, size=12, weight="600")]
+    for tick in svg.ticks(lo, hi, 6):
         stroke = "#57606a" if tick == 0 else "#eaeef2"
         body.append(f'<line x1="{px(tick):.1f}" x2="{px(tick):.1f}" y1="{top - 6}" y2="{top + row_h * len(rows)}" '
                     f'stroke="{stroke}"/>')
-        body.append(_text(px(tick), top + row_h * len(rows) + 14, f"{tick:g}", size=10))
+        body.append(svg.text(px(tick), top + row_h * len(rows) + 14, f"{tick:g}", size=10))
     for i, r in enumerate(rows):
         y = top + i * row_h + row_h / 2
         if i % 2 == 0:
             body.append(f'<rect x="0" y="{y - row_h / 2:.1f}" width="{width}" height="{row_h}" fill="#f6f8fa"/>')
-        body.append(_text(left - 8, y + 4, r["label"], anchor="end", size=10))
-        if r["alpha"] is None:
-            body.append(_text(left + 6, y + 4, f"undefined: {r['note']}"[:70], anchor="start", size=10,
-                              fill="#8c959f"))
+        body.append(svg.text(left - 8, y + 4, r.label, anchor="end", size=10))
+        if r.alpha is None:
+            body.append(svg.text(left + 6, y + 4, f"undefined: {r.note}"[:70], anchor="start", size=10,
+                                 fill="#8c959f"))
             continue
-        if r["ci"]:
-            low, high = r["ci"]
+        if r.ci:
+            low, high = r.ci
             body.append(f'<line x1="{px(low):.1f}" x2="{px(high):.1f}" y1="{y:.1f}" y2="{y:.1f}" '
-                        f'stroke="{r["colour"]}" stroke-width="3" stroke-opacity="0.45"/>')
+                        f'stroke="{r.colour}" stroke-width="3" stroke-opacity="0.45"/>')
             for v in (low, high):
                 body.append(f'<line x1="{px(v):.1f}" x2="{px(v):.1f}" y1="{y - 5:.1f}" y2="{y + 5:.1f}" '
-                            f'stroke="{r["colour"]}"/>')
-        ci_text = f", 95% CI [{r['ci'][0]:.2f}, {r['ci'][1]:.2f}]" if r["ci"] else ""
-        body.append(f'<circle cx="{px(r["alpha"]):.1f}" cy="{y:.1f}" r="4.5" fill="{r["colour"]}">'
-                    f'<title>{escape(r["label"])}: alpha {r["alpha"]:.3f}{ci_text}</title></circle>')
-    return _svg(width, height, body, title)
+                            f'stroke="{r.colour}"/>')
+        ci_text = f", 95% CI [{r.ci[0]:.2f}, {r.ci[1]:.2f}]" if r.ci else ""
+        body.append(f'<circle cx="{px(r.alpha):.1f}" cy="{y:.1f}" r="4.5" fill="{r.colour}">'
+                    f'<title>{escape(r.label)}: alpha {r.alpha:.3f}{ci_text}</title></circle>')
+    return svg.figure(width, height, body, title)

@@ -1,28 +1,59 @@
 """The researcher's dashboard of a study: the paper's tables and charts, their JSON and CSV.
 
 Views follow the four steps: check access (owner or staff, others get 404), validate the filter form,
-call the analysis selector, render. Turning the analysis result into rows and charts is
-``dashboard_context``, a pure function.
+call the analysis selector (or, for the verdict's epsilon, the service), render. Turning the analysis result
+into rows and charts is ``dashboard_context``, a pure function; the verdict's cards are ``verdict.py``'s.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.safestring import SafeString
+from django.views.decorators.http import require_POST
 
 from annotations.models import Study
-from annotations.selectors import study_for_researcher
+from annotations.selectors import study_changeable, study_for_researcher
+from annotations.studies import study_alt_epsilon_set
 from evalhub.analysis import ALL_GROUPS, HUMAN, AnalysisOptions, pool_labels, study_analysis_cached
-from evalhub.analysis.text_report import SIGNIFICANCE, p_text, pool_label, result_pool_labels, stars, welch_sentence
+from evalhub.analysis.result import (
+    AnalysisResult,
+    CellRow,
+    Distribution,
+    PersonalEntry,
+    RaterMeanRow,
+    RaterMetrics,
+    Scatter,
+    WelchRow,
+)
+from evalhub.analysis.text_report import SIGNIFICANCE, p_text, pool_label, stars, welch_sentence
 from evalhub.imports.exports import TABLE_COLUMNS, csv_lines, rating_rows, table_rows
-from evalhub.pages import charts
+from evalhub.pages import charts, svg
 from evalhub.pages.evidence import evidence_context
-from evalhub.pages.verdict import may_set_epsilon, verdict_context
+from evalhub.pages.forms import EpsilonForm
+from evalhub.pages.verdict import verdict_context
+
+
+class _HasWhere(Protocol):
+    """A result row placed by question, group and pool: the tables index their rows by that triple."""
+
+    @property
+    def question(self) -> str: ...
+    @property
+    def group(self) -> str: ...
+    @property
+    def pool(self) -> str: ...
+
+
+Keyed = TypeVar("Keyed", bound=_HasWhere)
 
 
 class FilterForm(forms.Form):
@@ -33,7 +64,7 @@ class FilterForm(forms.Form):
     welch = forms.ChoiceField(choices=[("items", "per-item means"), ("ratings", "all ratings")], required=False,
                               label="Welch on")
 
-    def __init__(self, data: Any, *, study: Study) -> None:
+    def __init__(self, data: Mapping[str, object], *, study: Study) -> None:
         super().__init__(data)
         self.fields["run"].choices = [(run_id, label) for run_id, (label, _) in pool_labels(study).items()]
         self.fields["question"].choices = [(k, k) for k in study.questions.values_list("key", flat=True)]
@@ -68,8 +99,21 @@ def study_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     context = {"study": study, "form": form, "query": request.GET.urlencode(), "tables": list(TABLE_COLUMNS),
                **dashboard_context(result),
                "verdict": verdict_context(result, epsilon=study.alt_epsilon,
-                                          can_set_epsilon=may_set_epsilon(user=request.user, study=study))}
+                                          can_set_epsilon=study_changeable(user=request.user, study=study))}
     return render(request, "evalhub/dashboard.html", context)
+
+
+@login_required
+@require_POST
+def study_alt_epsilon(request: HttpRequest, slug: str) -> HttpResponse:
+    """The verdict's epsilon form: the owner only (staff see other researchers' studies read-only)."""
+    study = study_for_researcher(user=request.user, slug=slug, for_change=True)
+    form = EpsilonForm(request.POST)
+    if not form.is_valid():
+        # A bad value changes nothing and says why in one line (the form's select offers only good ones).
+        return HttpResponse(" ".join(form.errors["epsilon"]), status=400, content_type="text/plain; charset=utf-8")
+    study_alt_epsilon_set(study=study, epsilon=form.cleaned_data["epsilon"])
+    return redirect(reverse("study_dashboard", args=[study.slug]) + "#verdict")
 
 
 @login_required
@@ -78,7 +122,8 @@ def study_analysis_json(request: HttpRequest, slug: str) -> HttpResponse:
     options = _options_or_400(request, study, charts_wanted=True)
     if isinstance(options, HttpResponse):
         return options
-    return JsonResponse(study_analysis_cached(study=study, options=options), json_dumps_params={"allow_nan": False})
+    return JsonResponse(study_analysis_cached(study=study, options=options).to_json(),
+                        json_dumps_params={"allow_nan": False})
 
 
 @login_required
@@ -99,7 +144,7 @@ def study_table_csv(request: HttpRequest, slug: str, table: str) -> HttpResponse
     return _csv_response(csv_lines(rows), f"{study.slug}-{table}.csv")
 
 
-def _csv_response(lines: Any, filename: str) -> StreamingHttpResponse:
+def _csv_response(lines: Iterator[str], filename: str) -> StreamingHttpResponse:
     response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
@@ -108,164 +153,231 @@ def _csv_response(lines: Any, filename: str) -> StreamingHttpResponse:
 # ---------------------------------------------------------------------------
 # Presentation
 
+Row = TypeVar("Row")
+Column = tuple[str, str]  # (question, group)
 
-def dashboard_context(result: dict[str, Any]) -> dict[str, Any]:
+
+@dataclass(frozen=True)
+class PoolRow(Generic[Row]):
+    """One pool's line of a table with a column per question x group (None: no row there)."""
+
+    pool: str
+    label: str
+    colour: str
+    cells: tuple[Row, ...]
+
+
+@dataclass(frozen=True)
+class Table1Cell:
+    """A cell of table 1, with the stars of the contrasts its group wins."""
+
+    cell: CellRow | None
+    alpha: float | None  # at the result's ci_level
+    stars: str
+    mark_title: str
+
+
+@dataclass(frozen=True)
+class WelchLine:
+    sentence: str
+    significant: bool  # the BH-adjusted p is below SIGNIFICANCE
+    row: WelchRow
+
+
+@dataclass(frozen=True)
+class RaterLine:
+    pool: str
+    label: str
+    rater: str
+    cells: tuple[RaterMeanRow | None, ...]
+
+
+@dataclass(frozen=True)
+class PersonalRow:
+    """A predicted rater, beside the plain baseline's scores as predictions of the same rater."""
+
+    metrics: RaterMetrics
+    base_accuracy: float | None
+    base_mae: float | None
+
+
+@dataclass(frozen=True)
+class PersonalTable:
+    entry: PersonalEntry
+    rows: tuple[PersonalRow, ...]
+
+
+@dataclass(frozen=True)
+class Charts:
+    """A row of charts under one heading (a question, or a pool)."""
+
+    heading: str
+    charts: tuple[SafeString, ...]
+
+
+def _keyed(rows: Iterable[Keyed]) -> dict[tuple[str, str, str], Keyed]:
+    return {(r.question, r.group, r.pool): r for r in rows}
+
+
+def dashboard_context(result: AnalysisResult) -> dict[str, object]:
     """Rows and charts of the dashboard from an analysis result (with charts)."""
-    study = result["study"]
-    pools = [p["name"] for p in result["pools"]]
-    labels = result_pool_labels(result)
-    pool_colours = {name: charts.colour(i) for i, name in enumerate(pools)}
-    groups = [g for g in [*study["groups"], ALL_GROUPS] if any(c["group"] == g for c in result["cells"])]
-    questions = study["questions"]
-    columns = [(q, g) for q in questions for g in groups]
-    cells = {(c["question"], c["group"], c["pool"]): c for c in result["cells"]}
+    study = result.study
+    pools = [p.name for p in result.pools]
+    llm_pools = result.llm_pools()
+    labels = result.pool_labels()
+    pool_colours = {name: svg.colour(i) for i, name in enumerate(pools)}
+    groups = [g for g in [*study.groups, ALL_GROUPS] if any(c.group == g for c in result.cells)]
+    columns = [(q, g) for q in study.questions for g in groups]
 
-    # Significant Welch contrasts mark the preferred group's cell, as the paper marks its table 1.
-    marks: dict[tuple[str, str, str], list[str]] = defaultdict(list)
-    # Issue 19: Benjamini-Hochberg adjusted over the analysis's contrasts (raw p when a cached result lacks it).
-    for w in result["welch"]:
-        p = w.get("p_adjusted", w["p"])
-        if p is not None and p < SIGNIFICANCE:
-            high, low = (w["group_a"], w["group_b"]) if w["mean_diff"] > 0 else (w["group_b"], w["group_a"])
-            marks[(w["question"], high, w["pool"])].append(f"{stars(p)} over {low} (BH-adjusted {p_text(p)})")
-
-    personal = []
-    for entry in result.get("personal", []):
-        base = {r["rater"]: r for r in (entry["baseline"] or {}).get("raters", [])}
-        rows = [{**r, "base_accuracy": base.get(r["rater"], {}).get("accuracy"),
-                 "base_mae": base.get(r["rater"], {}).get("mae")} for r in entry["raters"]]
-        personal.append({**entry, "rows": rows})
-
-    table1 = []
-    for pool in pools:
-        row = []
-        for q, g in columns:
-            c = cells.get((q, g, pool))
-            mark = marks.get((q, g, pool), [])
-            row.append({"cell": c, "stars": max((m.split(" ")[0] for m in mark), key=len, default=""),
-                        "mark_title": "; ".join(mark)})
-        table1.append({"pool": pool, "label": pool_label(pool, labels), "colour": pool_colours[pool], "cells": row})
-    level = result["settings"]["ci_level"]
-    for row in table1:
-        for item in row["cells"]:
-            item["alpha"] = item["cell"]["alpha"][level] if item["cell"] else None
-
-    majority = {(m["question"], m["group"], m["pool"]): m for m in result.get("majority", [])}
-
-    kendall = {(k["question"], k["group"], k["pool"]): k for k in result["kendall"]}
-    llm_pools = [p["name"] for p in result["pools"] if p["kind"] == "llm"]
-    kendall_rows = [{"pool": pool, "label": labels[pool], "colour": pool_colours[pool],
-                     "cells": [kendall.get((q, g, pool)) for q, g in columns]} for pool in llm_pools]
-
-    welch = [{"sentence": welch_sentence(w, labels), "significant": w.get("p_adjusted", w["p"]) is not None
-              and w.get("p_adjusted", w["p"]) < SIGNIFICANCE,
-              "row": w} for w in result["welch"]]
-
-    pairwise = {(r["question"], r["group"], r["pool"]): r for r in result["pairwise_kendall"]}
-    pairwise_rows = [{"pool": pool, "label": labels[pool], "cells": [pairwise.get((q, g, pool)) for q, g in columns]}
-                     for pool in pools]
+    def pool_rows(rows: Iterable[Keyed], names: list[str]) -> list[PoolRow[Keyed | None]]:
+        keyed = _keyed(rows)
+        return [PoolRow(pool, labels[pool], pool_colours[pool], tuple(keyed.get((q, g, pool)) for q, g in columns))
+                for pool in names]
 
     rater_columns = [(q, g) for q, g in columns if g != ALL_GROUPS]
-    rater_means: dict[tuple[str, str], dict[tuple[str, str], dict]] = defaultdict(dict)
-    for r in result["rater_means"]:
-        rater_means[(r["pool"], r["rater"])][(r["question"], r["group"])] = r
-    rater_rows = [{"pool": pool, "label": labels.get(pool, pool), "rater": rater,
-                   "cells": [values.get(col) for col in rater_columns]}
-                  for (pool, rater), values in list(rater_means.items())[:60]]
-
+    rater_rows, n_raters = _rater_lines(result, rater_columns, labels)
     return {
         "result": result,
-        "pools": result["pools"],
-        "personal": personal,
-        "ablations": result.get("ablations", []),
-        "questions": questions,
+        "pools": result.pools,
+        "personal": _personal(result.personal),
+        "ablations": result.ablations,
+        "questions": study.questions,
         "groups": groups,
         "n_groups": len(groups),
         "columns": columns,
-        "table1": table1,
-        "kendall_rows": kendall_rows,
-        "nominal": result["settings"].get("measurement") == "nominal",
-        "not_computed": result.get("not_computed", {}),
-        "majority_rows": [{"pool": pool, "label": labels[pool], "colour": pool_colours[pool],
-                           "cells": [majority.get((q, g, pool)) for q, g in columns]} for pool in llm_pools]
-        if majority else [],
-        "welch": welch,
-        "pairwise_rows": pairwise_rows,
+        "table1": _table1(result, columns, labels, pool_colours),
+        "kendall_rows": pool_rows(result.kendall, llm_pools),
+        "nominal": result.settings.measurement == "nominal",
+        "not_computed": result.not_computed or {},
+        "majority_rows": pool_rows(result.majority, llm_pools) if result.majority else [],
+        "welch": [WelchLine(welch_sentence(w, labels), w.p_adjusted is not None and w.p_adjusted < SIGNIFICANCE, w)
+                  for w in result.welch],
+        "pairwise_rows": pool_rows(result.pairwise_kendall, pools),
         "rater_columns": rater_columns,
         "rater_rows": rater_rows,
-        "rater_rows_cut": len(rater_means) > 60,
+        "rater_rows_cut": n_raters > MAX_RATER_ROWS,
         "distribution_charts": _distribution_charts(result, groups, pool_colours),
         "scatter_charts": _scatter_charts(result, groups, labels),
         "alpha_charts": _alpha_charts(result, groups, pools, pool_colours, labels),
         **evidence_context(result, pool_colours),  # issue 19
-        "undefined": sorted({f"{c['question']} / {c['group']} / {labels.get(c['pool'], c['pool'])}: {k} — {v}"
-                             for c in result["cells"]
-                             for k, v in c["notes"].items()})[:40],
+        "undefined": sorted({f"{c.question} / {c.group} / {labels.get(c.pool, c.pool)}: {k} — {v}"
+                             for c in result.cells for k, v in c.notes.items()})[:40],
     }
 
 
-def _distribution_charts(result: dict[str, Any], groups: list[str], pool_colours: dict[str, str]) -> list[dict]:
-    by_key: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    for d in result.get("distributions", []):
-        by_key[(d["question"], d["group"])].append(d)
+def _table1(result: AnalysisResult, columns: list[Column], labels: dict[str, str],
+            pool_colours: dict[str, str]) -> list[PoolRow[Table1Cell]]:
+    """Table 1: each pool's cells; significant Welch contrasts mark the preferred group's cell, as the paper does."""
+    marks: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    # Issue 19: Benjamini-Hochberg adjusted over the analysis's contrasts.
+    for w in result.welch:
+        p = w.p_adjusted
+        if p is not None and p < SIGNIFICANCE:
+            high, low = (w.group_a, w.group_b) if (w.test.mean_diff or 0.0) > 0 else (w.group_b, w.group_a)
+            marks[(w.question, high, w.pool)].append(f"{stars(p)} over {low} (BH-adjusted {p_text(p)})")
+    cells = _keyed(result.cells)
+    level = result.settings.ci_level
+    rows = []
+    for pool in result.pools:
+        row = []
+        for q, g in columns:
+            c = cells.get((q, g, pool.name))
+            mark = marks.get((q, g, pool.name), [])
+            row.append(Table1Cell(cell=c, alpha=c.alpha[level] if c else None,
+                                  stars=max((m.split(" ")[0] for m in mark), key=len, default=""),
+                                  mark_title="; ".join(mark)))
+        rows.append(PoolRow(pool.name, pool_label(pool.name, labels), pool_colours[pool.name], tuple(row)))
+    return rows
+
+
+MAX_RATER_ROWS = 60  # the CSV has all
+
+
+def _rater_lines(result: AnalysisResult, columns: list[Column],
+                 labels: dict[str, str]) -> tuple[list[RaterLine], int]:
+    """Table 12: the first MAX_RATER_ROWS (pool, rater) lines, and how many there are."""
+    by_rater: dict[tuple[str, str], dict[Column, RaterMeanRow]] = defaultdict(dict)
+    for r in result.rater_means:
+        by_rater[(r.pool, r.rater)][(r.question, r.group)] = r
+    lines = [RaterLine(pool, labels.get(pool, pool), rater, tuple(values.get(col) for col in columns))
+             for (pool, rater), values in list(by_rater.items())[:MAX_RATER_ROWS]]
+    return lines, len(by_rater)
+
+
+def _personal(entries: Sequence[PersonalEntry]) -> list[PersonalTable]:
+    tables = []
+    for entry in entries:
+        base = {m.rater: m for m in entry.baseline.raters} if entry.baseline else {}
+        rows = []
+        for metrics in entry.raters:
+            plain = base.get(metrics.rater)
+            rows.append(PersonalRow(metrics, plain.accuracy if plain else None, plain.mae if plain else None))
+        tables.append(PersonalTable(entry, tuple(rows)))
+    return tables
+
+
+def _distribution_charts(result: AnalysisResult, groups: list[str], pool_colours: dict[str, str]) -> list[Charts]:
+    by_key: dict[Column, list[Distribution]] = defaultdict(list)
+    for d in result.distributions or ():
+        by_key[(d.question, d.group)].append(d)
     out = []
-    for question in result["study"]["questions"]:
+    for question in result.study.questions:
         row = []
         for group in groups:
-            series = [s for s in by_key.get((question, group), []) if s["n"]]
+            series = [s for s in by_key.get((question, group), []) if s.n]
             if not series:
                 continue
-            row.append(charts.distribution_chart(title=f"{question} · {group}", bins=series[0]["bins"],
+            row.append(charts.distribution_chart(title=f"{question} · {group}", bins=series[0].bins,
                                                  series=series, pool_colours=pool_colours))
-        out.append({"question": question, "charts": row})
+        out.append(Charts(question, tuple(row)))
     return out
 
 
-def _scatter_charts(result: dict[str, Any], groups: list[str], labels: dict[str, str]) -> list[dict]:
-    scale = (result["study"]["scale"]["min"], result["study"]["scale"]["max"])
-    kendall = {(k["question"], k["group"], k["pool"]): k for k in result["kendall"]}
-    by_key: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    for s in result.get("scatter", []):
-        if s["group"] != ALL_GROUPS:
-            by_key[(s["question"], s["pool"])].append(s)
-    group_colours = {g: charts.colour(i + 3) for i, g in enumerate(groups)}
+def _scatter_charts(result: AnalysisResult, groups: list[str], labels: dict[str, str]) -> list[Charts]:
+    scale = (result.study.scale.min, result.study.scale.max)
+    kendall = _keyed(result.kendall)
+    by_key: dict[tuple[str, str], list[Scatter]] = defaultdict(list)
+    for s in result.scatter or ():
+        if s.group != ALL_GROUPS:
+            by_key[(s.question, s.pool)].append(s)
+    group_colours = {g: svg.colour(i + 3) for i, g in enumerate(groups)}
     out = []
-    for pool in [p["name"] for p in result["pools"] if p["kind"] == "llm"]:
+    for pool in result.llm_pools():
         row = []
-        for question in result["study"]["questions"]:
-            series = [{"group": s["group"], "colour": group_colours[s["group"]], "points": s["points"]}
-                      for s in by_key.get((question, pool), []) if s["points"]]
+        for question in result.study.questions:
+            series = []
+            for s in by_key.get((question, pool), []):
+                if not s.points:
+                    continue
+                tau = kendall.get((question, s.group, pool))
+                legend = s.group if tau is None or tau.tau is None else f"{s.group} (τ {tau.tau:.2f})"
+                series.append(charts.ScatterSeries(legend, group_colours[s.group], s.points))
             if not series:
                 continue
-            for entry in series:
-                tau = kendall.get((question, entry["group"], pool))
-                if tau and tau["tau"] is not None:
-                    entry["group"] = f"{entry['group']} (τ {tau['tau']:.2f})"
             row.append(charts.scatter_chart(title=question, scale=scale, series=series,
                                             x_label="human raters: mean per item",
                                             y_label=f"{labels[pool]}: mean per item"))
         if row:
-            out.append({"pool": labels[pool], "charts": row})
+            out.append(Charts(labels[pool], tuple(row)))
     return out
 
 
-def _alpha_charts(result: dict[str, Any], groups: list[str], pools: list[str],
-                  pool_colours: dict[str, str], labels: dict[str, str]) -> list[dict]:
-    cells = {(c["question"], c["group"], c["pool"]): c for c in result["cells"]}
-    level = result["settings"]["ci_level"]
+def _alpha_charts(result: AnalysisResult, groups: list[str], pools: list[str],
+                  pool_colours: dict[str, str], labels: dict[str, str]) -> list[Charts]:
+    cells = _keyed(result.cells)
+    level = result.settings.ci_level
     out = []
-    for question in result["study"]["questions"]:
+    for question in result.study.questions:
         rows = []
         for group in groups:
             for pool in pools:
                 c = cells.get((question, group, pool))
-                if c is None or not c["n_ratings"]:
+                if c is None or not c.n_ratings:
                     continue
-                rows.append({"label": f"{group} · {labels[pool] if pool != HUMAN else 'human raters'}",
-                             "colour": pool_colours[pool], "alpha": c["alpha"][level], "ci": c["alpha_ci95"],
-                             "note": c["notes"].get(f"alpha.{level}", "")})
+                rows.append(charts.AlphaBar(label=f"{group} · {labels[pool] if pool != HUMAN else 'human raters'}",
+                                            colour=pool_colours[pool], alpha=c.alpha[level], ci=c.alpha_ci95,
+                                            note=c.notes.get(f"alpha.{level}", "")))
         if rows:
-            out.append({"question": question,
-                        "chart": charts.alpha_chart(title=f"{question}: Krippendorff's alpha ({level}), 95% CI",
-                                                    rows=rows)})
+            out.append(Charts(question, (charts.alpha_chart(
+                title=f"{question}: Krippendorff's alpha ({level}), 95% CI", rows=rows),)))
     return out

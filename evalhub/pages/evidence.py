@@ -1,20 +1,21 @@
 """The evidence beside the verdict (issue 19): kappa per pool, the confusion heat map, the ceiling strip.
 
-A pure function of the analysis result (``evidence_context``) and two server-side SVG charts in the house
-style of ``evalhub.pages.charts``: every data-derived string is escaped, numbers are formatted here.
+A pure function of the analysis result (``evidence_context``) and two server-side SVG charts drawn with
+``evalhub.pages.svg``, as ``evalhub.pages.charts``: every data-derived string is escaped, numbers are formatted
+here.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
 
 from django.utils.html import escape
 from django.utils.safestring import SafeString
 
-from evalhub.analysis.text_report import SIGNIFICANCE, stars
-from evalhub.pages.charts import _svg, _text, _ticks, colour
+from evalhub.analysis.result import AnalysisResult, CeilingRater, CeilingRow, ConfusionRow, KappaRow
+from evalhub.pages import svg
 
 MAX_BLOCKS = 30  # question x group x pool blocks drawn; the JSON and CSV have all
 
@@ -29,40 +30,40 @@ def confusion_chart(*, title: str, labels: Sequence[str], counts: Sequence[Seque
     left, top = 84, 50
     width, height = left + k * cell + 16, top + k * cell + 30
     peak = max([c for row in counts for c in row] + [1])
-    body = [_text(width / 2, 14, title, size=12, weight="600"),
-            _text(left + k * cell / 2, 30, "pool's label", size=10, fill="#57606a"),
+    body = [svg.text(width / 2, 14, title, size=12, weight="600"),
+            svg.text(left + k * cell / 2, 30, "pool's label", size=10, fill="#57606a"),
             f'<text transform="translate(12 {top + k * cell / 2:.1f}) rotate(-90)" text-anchor="middle" '
             f'font-size="10" fill="#57606a">human majority</text>']
     for c, label in enumerate(labels):
-        body.append(_text(left + c * cell + cell / 2, top - 5, label[:12], size=9))
+        body.append(svg.text(left + c * cell + cell / 2, top - 5, label[:12], size=9))
     for r, (label, row) in enumerate(zip(labels, counts, strict=True)):
         y = top + r * cell
-        body.append(_text(left - 6, y + cell / 2 + 4, label[:12], anchor="end", size=10))
+        body.append(svg.text(left - 6, y + cell / 2 + 4, label[:12], anchor="end", size=10))
         for c, count in enumerate(row):
             x = left + c * cell
             share = count / peak
             stroke = ' stroke="#1f2328" stroke-width="1.5"' if r == c else ' stroke="#fff"'
             body.append(f'<rect class="confusion-cell" data-count="{count}" x="{x}" y="{y}" width="{cell}" '
-                        f'height="{cell}" fill="{colour(0)}" fill-opacity="{0.06 + 0.9 * share:.3f}"{stroke}>'
+                        f'height="{cell}" fill="{svg.colour(0)}" fill-opacity="{0.06 + 0.9 * share:.3f}"{stroke}>'
                         f'<title>human {escape(label)}, pool {escape(labels[c])}: {count} item(s)</title></rect>')
-            body.append(_text(x + cell / 2, y + cell / 2 + 4, str(count), size=11,
+            body.append(svg.text(x + cell / 2, y + cell / 2 + 4, str(count), size=11,
                               fill="#fff" if share > 0.55 else "#1f2328"))
-    return _svg(width, height, body, title)
+    return svg.figure(width, height, body, title)
 
 
-def ceiling_chart(*, title: str, scoring: str, raters: Sequence[dict[str, Any]], judge_colour: str) -> SafeString:
+def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], judge_colour: str) -> SafeString:
     """Strip plot: per rater, their agreement with the other raters (grey) and the judge's on the same items.
 
     Each score is a dot with its 95 % t interval; a row whose judge dot lies right of the rater's
     is a rater the judge agrees with the others better than.
     """
-    defined = [r for r in raters if r["human"] is not None and r["judge"] is not None]
-    values = [v for r in defined for v in [r["human"], r["judge"], *(r["human_ci95"] or []), *(r["judge_ci95"] or [])]]
+    values = [v for r in raters if r.human is not None and r.judge is not None
+              for v in [r.human, r.judge, *(r.human_ci95 or []), *(r.judge_ci95 or [])]]
     if scoring == "accuracy":
         lo, hi = 0.0, 1.0
     else:
         lo, hi = min(values + [-1.0]), 0.0
-        lo = _ticks(lo, hi, 5)[0] if _ticks(lo, hi, 5)[0] <= lo else lo - 0.1
+        lo = svg.ticks(lo, hi, 5)[0] if svg.ticks(lo, hi, 5)[0] <= lo else lo - 0.1
     row_h, top, left, right, width = 18, 30, 130, 16, 520
     height = top + row_h * max(len(raters), 1) + 44
     plot_w = width - left - right
@@ -70,62 +71,74 @@ def ceiling_chart(*, title: str, scoring: str, raters: Sequence[dict[str, Any]],
     def px(v: float) -> float:
         return left + (v - lo) / ((hi - lo) or 1) * plot_w
 
-    body = [_text(width / 2, 14, title, size=12, weight="600")]
+    body = [svg.text(width / 2, 14, title, size=12, weight="600")]
     bottom = top + row_h * len(raters)
-    for tick in _ticks(lo, hi, 5):
+    for tick in svg.ticks(lo, hi, 5):
         body.append(f'<line x1="{px(tick):.1f}" x2="{px(tick):.1f}" y1="{top - 4}" y2="{bottom}" stroke="#eaeef2"/>')
-        body.append(_text(px(tick), bottom + 13, f"{tick:g}", size=10))
+        body.append(svg.text(px(tick), bottom + 13, f"{tick:g}", size=10))
     for i, r in enumerate(raters):
         y = top + i * row_h + row_h / 2
         if i % 2 == 0:
             body.append(f'<rect x="0" y="{y - row_h / 2:.1f}" width="{width}" height="{row_h}" fill="#f6f8fa"/>')
-        body.append(_text(left - 8, y + 4, str(r["rater"])[:20], anchor="end", size=10))
-        if r["human"] is None or r["judge"] is None:
-            body.append(_text(left + 6, y + 4, f"undefined: {r['reason']}"[:70], anchor="start", size=10,
-                              fill="#8c959f"))
+        body.append(svg.text(left - 8, y + 4, str(r.rater)[:20], anchor="end", size=10))
+        if r.human is None or r.judge is None:
+            body.append(svg.text(left + 6, y + 4, f"undefined: {r.reason}"[:70], anchor="start", size=10,
+                                 fill="#8c959f"))
             continue
-        for key, fill, dy, shape in (("human", "#6e7781", -3, "rater"), ("judge", judge_colour, 3, "judge")):
-            ci = r[f"{key}_ci95"]
+        for value, ci, fill, dy, shape in ((r.human, r.human_ci95, "#6e7781", -3, "rater"),
+                                           (r.judge, r.judge_ci95, judge_colour, 3, "judge")):
             if ci:
                 body.append(f'<line x1="{px(ci[0]):.1f}" x2="{px(ci[1]):.1f}" y1="{y + dy:.1f}" y2="{y + dy:.1f}" '
                             f'stroke="{fill}" stroke-width="2" stroke-opacity="0.5"/>')
             ci_text = f", 95% CI [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
-            body.append(f'<circle class="ceiling-{shape}" cx="{px(r[key]):.1f}" cy="{y + dy:.1f}" r="4" '
-                        f'fill="{fill}"><title>{escape(str(r["rater"]))}: {shape} vs the other raters '
-                        f'{r[key]:.3f}{ci_text} ({r["n_items"]} items)</title></circle>')
+            body.append(f'<circle class="ceiling-{shape}" cx="{px(value):.1f}" cy="{y + dy:.1f}" r="4" '
+                        f'fill="{fill}"><title>{escape(str(r.rater))}: {shape} vs the other raters '
+                        f'{value:.3f}{ci_text} ({r.n_items} items)</title></circle>')
     label = "accuracy against the other raters" if scoring == "accuracy" else "negative RMSE against the other raters"
-    body.append(_text(left + plot_w / 2, bottom + 28, label, size=10, fill="#57606a"))
+    body.append(svg.text(left + plot_w / 2, bottom + 28, label, size=10, fill="#57606a"))
     body.append(f'<circle cx="{left}" cy="{bottom + 38}" r="4" fill="#6e7781"/>')
-    body.append(_text(left + 8, bottom + 41, "the rater", anchor="start", size=10))
+    body.append(svg.text(left + 8, bottom + 41, "the rater", anchor="start", size=10))
     body.append(f'<circle cx="{left + 80}" cy="{bottom + 38}" r="4" fill="{judge_colour}"/>')
-    body.append(_text(left + 88, bottom + 41, "the judge, on the same items", anchor="start", size=10))
-    return _svg(width, height, body, title)
+    body.append(svg.text(left + 88, bottom + 41, "the judge, on the same items", anchor="start", size=10))
+    return svg.figure(width, height, body, title)
 
 
-def evidence_context(result: dict[str, Any], pool_colours: dict[str, str]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class EvidenceBlock:
+    """One question x group x LLM pool: its kappas, confusion matrix and human ceiling, with their charts."""
+
+    question: str
+    group: str
+    pool: str
+    colour: str
+    kappas: list[KappaRow]  # against the human majority and each rater
+    fleiss: KappaRow | None  # among the human raters of the question x group
+    confusion: ConfusionRow
+    confusion_chart: SafeString
+    ceiling: CeilingRow | None
+    ceiling_chart: SafeString | None
+
+
+def evidence_context(result: AnalysisResult, pool_colours: dict[str, str]) -> dict[str, object]:
     """The ``evidence`` blocks of the dashboard: one per question x group x LLM pool (at most MAX_BLOCKS)."""
-    fleiss = {(k["question"], k["group"]): k for k in result.get("kappa", []) if k["against"] == "raters"}
-    kappas: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
-    for k in result.get("kappa", []):
-        if k["against"] != "raters":
-            p = k["p_adjusted"]
-            kappas[(k["question"], k["group"], k["pool"])].append(
-                {**k, "stars": stars(p), "significant": p is not None and p < SIGNIFICANCE})
-    ceilings = {(c["question"], c["group"], c["pool"]): c for c in result.get("ceiling", [])}
+    fleiss = {(k.question, k.group): k for k in result.kappa if k.against == "raters"}
+    kappas: dict[tuple[str, str, str], list[KappaRow]] = defaultdict(list)
+    for k in result.kappa:
+        if k.against != "raters":
+            kappas[(k.question, k.group, k.pool)].append(k)
+    ceilings = {(c.question, c.group, c.pool): c for c in result.ceiling}
     blocks = []
-    for c in result.get("confusion", [])[:MAX_BLOCKS]:
-        key = (c["question"], c["group"], c["pool"])
-        where = f"{c['question']} · {c['group']} · {c['pool']}"
-        ceiling = ceilings.get(key)
-        block_colour = pool_colours.get(c["pool"], colour(1))
-        blocks.append({
-            "question": c["question"], "group": c["group"], "pool": c["pool"],
-            "colour": block_colour,
-            "kappas": kappas.get(key, []), "fleiss": fleiss.get(key[:2]), "confusion": c,
-            "confusion_chart": confusion_chart(title=f"{where}: confusion", labels=c["labels"], counts=c["counts"]),
-            "ceiling": ceiling,
-            "ceiling_chart": ceiling_chart(title=f"{where}: human ceiling", scoring=ceiling["scoring"],
-                                           raters=ceiling["raters"], judge_colour=block_colour)
-            if ceiling and ceiling["raters"] else None,
-        })
-    return {"evidence": blocks, "evidence_cut": len(result.get("confusion", [])) > MAX_BLOCKS}
+    for c in result.confusion[:MAX_BLOCKS]:
+        where = f"{c.question} · {c.group} · {c.pool}"
+        ceiling = ceilings.get((c.question, c.group, c.pool))
+        block_colour = pool_colours.get(c.pool, svg.colour(1))
+        blocks.append(EvidenceBlock(
+            question=c.question, group=c.group, pool=c.pool, colour=block_colour,
+            kappas=kappas.get((c.question, c.group, c.pool), []), fleiss=fleiss.get((c.question, c.group)),
+            confusion=c, confusion_chart=confusion_chart(title=f"{where}: confusion", labels=c.labels, counts=c.counts),
+            ceiling=ceiling,
+            ceiling_chart=ceiling_chart(title=f"{where}: human ceiling", scoring=ceiling.scoring,
+                                        raters=ceiling.raters, judge_colour=block_colour)
+            if ceiling and ceiling.scoring and ceiling.raters else None,
+        ))
+    return {"evidence": blocks, "evidence_cut": len(result.confusion) > MAX_BLOCKS}

@@ -1,8 +1,10 @@
-"""Forms of the study's home page and of "New study": they check what a form can check, for good
-messages next to the field; the services (study_create, the imports) check everything again."""
+"""Forms of the study's home page, of "New study" and of the dashboard's epsilon: they check what a form can
+check, for good messages next to the field; the services (study_create, the imports, study_alt_epsilon_set)
+check everything again."""
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from django import forms
@@ -57,3 +59,15 @@ class StudyNewForm(forms.Form):
         if bool(data.get("template")) == bool(data.get("file")):
             self.add_error("template", "choose a template or upload a JSON file (one of the two)")
         return data
+
+
+class EpsilonForm(forms.Form):
+    """The alternative annotator test's epsilon of a study (the dashboard's verdict)."""
+
+    epsilon = forms.FloatField(label="ε")
+
+    def clean_epsilon(self) -> float:
+        value = self.cleaned_data["epsilon"]
+        if not (math.isfinite(value) and 0.0 < value < 1.0):
+            raise forms.ValidationError(f"ε must be strictly between 0 and 1, got {value}")
+        return float(value)

@@ -2,12 +2,12 @@ from __future__ import annotations
 
 from django.urls import path
 
-from evalhub.pages import dashboard, verdict
+from evalhub.pages import dashboard
 from evalhub.pages import studies as study_pages
 
 urlpatterns = [
     path("<slug:slug>/", dashboard.study_dashboard, name="study_dashboard"),
-    path("<slug:slug>/alt-epsilon/", verdict.study_alt_epsilon, name="study_alt_epsilon"),
+    path("<slug:slug>/alt-epsilon/", dashboard.study_alt_epsilon, name="study_alt_epsilon"),
     path("<slug:slug>/analysis.json", dashboard.study_analysis_json, name="study_analysis_json"),
     path("<slug:slug>/export/ratings.csv", dashboard.study_ratings_csv, name="study_ratings_csv"),
     path("<slug:slug>/export/<str:table>.csv", dashboard.study_table_csv, name="study_table_csv"),

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django import template
 
-from evalhub.analysis.text_report import p_text
+from evalhub.analysis.text_report import p_text, stars
 
 register = template.Library()
 
@@ -16,6 +16,9 @@ def num(value: float | None, digits: int = 2) -> str:
 @register.filter
 def ptext(value: float | None) -> str:
     return p_text(value)
+
+
+register.filter("stars", stars)  # *** below 0.001, ** below 0.01, * below 0.05
 
 
 @register.filter

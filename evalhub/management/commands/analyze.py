@@ -59,7 +59,7 @@ class Command(BaseCommand):
         study = study_or_error(options["study"])
         result = study_analysis(study=study, options=options_from(options))
         if options["format"] == "json":
-            self.stdout.write(json.dumps(result, indent=2, allow_nan=False))
+            self.stdout.write(json.dumps(result.to_json(), indent=2, allow_nan=False))
         elif options["format"] == "csv":
             for line in csv_lines(table_rows(result)):
                 self.stdout.write(line, ending="")

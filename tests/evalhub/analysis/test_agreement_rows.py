@@ -61,50 +61,50 @@ def test_rows_on_a_small_likert_study_match_sklearn_statsmodels_and_scipy(resear
     pool = [_rounded_mean(judge[i]) for i in items]  # 4.5 -> 5, 3.5 -> 4, 1.5 -> 2
     kept = [n for n, m in enumerate(majority) if m is not None]
     ref, pred = [majority[n] for n in kept], [pool[n] for n in kept]
-    kappas = {(k["against"], k["rater"], k["weights"]): k for k in result["kappa"] if k["pool"] == "judge"}
+    kappas = {(k.against, k.rater, k.weights): k for k in result.kappa if k.pool == "judge"}
     for weights in ("unweighted", "linear", "quadratic"):
         expected = cohen_kappa_score(ref, pred, labels=[1, 2, 3, 4, 5], weights=None if weights == "unweighted"
                                      else weights)
         row = kappas[("majority", None, weights)]
-        assert row["kappa"] == pytest.approx(expected, abs=1e-12)
-        assert (row["n_items"], row["n_tied"]) == (7, 1)
-        assert row["ci95"][0] <= row["kappa"] <= row["ci95"][1]
+        assert row.kappa == pytest.approx(expected, abs=1e-12)
+        assert (row.n_items, row.n_tied) == (7, 1)
+        assert row.ci95[0] <= row.kappa <= row.ci95[1]
     per_rater_p = []
     for k in range(3):
         column = [humans[i][k] for i in items]
         row = kappas[("rater", f"r{k}", "unweighted")]
-        assert row["kappa"] == pytest.approx(cohen_kappa_score(column, pool), abs=1e-12)
+        assert row.kappa == pytest.approx(cohen_kappa_score(column, pool), abs=1e-12)
         table = sk_confusion(column, pool, labels=sorted(set(column) | set(pool)))
-        assert row["p"] == pytest.approx(cohens_kappa(table).pvalue_two_sided, rel=1e-9)
-        per_rater_p.append(row["p"])
+        assert row.p == pytest.approx(cohens_kappa(table).pvalue_two_sided, rel=1e-9)
+        per_rater_p.append(row.p)
     adjusted = sps.false_discovery_control(per_rater_p, method="bh")
-    assert [kappas[("rater", f"r{k}", "unweighted")]["p_adjusted"] for k in range(3)] == pytest.approx(adjusted)
+    assert [kappas[("rater", f"r{k}", "unweighted")].p_adjusted for k in range(3)] == pytest.approx(adjusted)
 
-    fleiss = next(k for k in result["kappa"] if k["pool"] == "human")
+    fleiss = next(k for k in result.kappa if k.pool == "human")
     counts = np.array([[humans[i].count(c) for c in range(1, 6)] for i in items])
-    assert fleiss["against"] == "raters" and fleiss["kappa"] == pytest.approx(fleiss_kappa(counts), abs=1e-12)
+    assert fleiss.against == "raters" and fleiss.kappa == pytest.approx(fleiss_kappa(counts), abs=1e-12)
 
-    confusion = next(c for c in result["confusion"] if c["pool"] == "judge")
-    assert confusion["counts"] == sk_confusion(ref, pred, labels=[1, 2, 3, 4, 5]).tolist()
-    assert confusion["labels"] == ["1", "2", "3", "4", "5"] and confusion["n_tied"] == 1
+    confusion = next(c for c in result.confusion if c.pool == "judge")
+    assert list(map(list, confusion.counts)) == sk_confusion(ref, pred, labels=[1, 2, 3, 4, 5]).tolist()
+    assert confusion.labels == ("1", "2", "3", "4", "5") and confusion.n_tied == 1
 
-    ceiling = next(c for c in result["ceiling"] if c["pool"] == "judge")
-    assert ceiling["scoring"] == "neg_rmse"
+    ceiling = next(c for c in result.ceiling if c.pool == "judge")
+    assert ceiling.scoring == "neg_rmse"
     means = {i: sum(v) / len(v) for i, v in judge.items()}  # the ceiling uses the unrounded mean
-    for k, rater in enumerate(ceiling["raters"]):
+    for k, rater in enumerate(ceiling.raters):
         others = {i: [s for j, s in enumerate(humans[i]) if j != k] for i in items}
         own = np.mean([-math.sqrt(np.mean([(humans[i][k] - o) ** 2 for o in others[i]])) for i in items])
         theirs = np.mean([-math.sqrt(np.mean([(means[i] - o) ** 2 for o in others[i]])) for i in items])
-        assert (rater["rater"], rater["human"], rater["judge"]) == (f"r{k}", pytest.approx(own), pytest.approx(theirs))
-    better = sum(r["judge"] > r["human"] for r in ceiling["raters"])
-    assert ceiling["summary"] == f"the judge agrees with your raters better than {better} of 3 of them do"
+        assert (rater.rater, rater.human, rater.judge) == (f"r{k}", pytest.approx(own), pytest.approx(theirs))
+    better = sum(r.judge > r.human for r in ceiling.raters)
+    assert ceiling.summary == f"the judge agrees with your raters better than {better} of 3 of them do"
 
     # The same rows reach the CSV tables and the text report.
     csv = "".join(csv_lines(table_rows(result, "confusion"))).splitlines()
     assert csv[0] == ",".join(TABLE_COLUMNS["confusion"]) and len(csv) == 1 + 25
     assert len("".join(csv_lines(table_rows(result, "ceiling"))).splitlines()) == 1 + 3
     report = text_report(result)
-    assert "== Confusion: q / g / judge" in report and ceiling["summary"] in report
+    assert "== Confusion: q / g / judge" in report and ceiling.summary in report
 
 
 def test_welch_rows_carry_bh_adjusted_p_and_keep_the_raw_p(researcher, tmp_path):
@@ -113,10 +113,10 @@ def test_welch_rows_carry_bh_adjusted_p_and_keep_the_raw_p(researcher, tmp_path)
     rows = [(f"{g}{n}", g, q, "human", f"r{k}", int(rng.integers(1, 6)) if g == "b" else int(rng.integers(3, 6)))
             for g in "ab" for n in range(12) for q in ("q1", "q2") for k in range(3)]
     import_long(study, rows, tmp_path)
-    welch = study_analysis(study=study, options=AnalysisOptions(n_boot=20))["welch"]
-    raw = [w["p"] for w in welch]
+    welch = study_analysis(study=study, options=AnalysisOptions(n_boot=20)).welch
+    raw = [w.test.p for w in welch]
     assert len(raw) == 2 and all(p is not None for p in raw)
-    assert [w["p_adjusted"] for w in welch] == pytest.approx(sps.false_discovery_control(raw, method="bh"))
+    assert [w.p_adjusted for w in welch] == pytest.approx(sps.false_discovery_control(raw, method="bh"))
 
 
 def _import_alt_test(researcher, tmp_path, dataset: str):
@@ -162,9 +162,9 @@ def test_kappa_confusion_and_ceiling_match_the_references_on_real_data(researche
         for instance, label in labels.items():
             item, question = split(instance)
             by_question[question][item][annotator] = code(label)
-    kappas = {(k["question"], k["pool"], k["against"], k["rater"], k["weights"]): k for k in result["kappa"]}
-    confusions = {(c["question"], c["pool"]): c for c in result["confusion"]}
-    ceilings = {(c["question"], c["pool"]): c for c in result["ceiling"]}
+    kappas = {(k.question, k.pool, k.against, k.rater, k.weights): k for k in result.kappa}
+    confusions = {(c.question, c.pool): c for c in result.confusion}
+    ceilings = {(c.question, c.pool): c for c in result.ceiling}
     checked = 0
     for question, items in by_question.items():
         names = sorted(humans)
@@ -173,7 +173,7 @@ def test_kappa_confusion_and_ceiling_match_the_references_on_real_data(researche
         if len(balanced) == len(items):
             table = [[list(items[i].values()).count(c) for c in categories] for i in items]
             fleiss = kappas[(question, "human", "raters", None, "unweighted")]
-            assert fleiss["kappa"] == pytest.approx(fleiss_kappa(np.array(table)), abs=1e-9)
+            assert fleiss.kappa == pytest.approx(fleiss_kappa(np.array(table)), abs=1e-9)
             checked += 1
         for llm, labels in llms.items():
             pool = {split(i)[0]: code(v) for i, v in labels.items() if split(i)[1] == question}
@@ -184,34 +184,34 @@ def test_kappa_confusion_and_ceiling_match_the_references_on_real_data(researche
                 expected = cohen_kappa_score(ref, pred, labels=categories,
                                              weights=None if weights == "unweighted" else weights)
                 row = kappas[(question, llm, "majority", None, weights)]
-                assert row["kappa"] == pytest.approx(expected, abs=1e-9), (question, llm, weights)
-                assert row["n_tied"] == sum(m is None for m, _ in pairs)
-            assert confusions[(question, llm)]["counts"] == sk_confusion(ref, pred, labels=categories).tolist()
+                assert row.kappa == pytest.approx(expected, abs=1e-9), (question, llm, weights)
+                assert row.n_tied == sum(m is None for m, _ in pairs)
+            assert list(map(list, confusions[(question, llm)].counts)) == sk_confusion(ref, pred, labels=categories).tolist()
             for name in names:
                 rated = [i for i in items if name in items[i] and i in pool]
                 row = kappas[(question, llm, "rater", name, "unweighted")]
                 expected = cohen_kappa_score([items[i][name] for i in rated], [pool[i] for i in rated])
-                assert row["kappa"] == pytest.approx(expected, abs=1e-9), (question, llm, name)
+                assert row.kappa == pytest.approx(expected, abs=1e-9), (question, llm, name)
             ceiling = ceilings[(question, llm)]
-            assert ceiling["scoring"] == ("accuracy" if nominal else "neg_rmse")
-            for rater in ceiling["raters"]:
+            assert ceiling.scoring == ("accuracy" if nominal else "neg_rmse")
+            for rater in ceiling.raters:
                 own, theirs = [], []
                 for i, ratings in items.items():
-                    others = [v for n, v in ratings.items() if n != rater["rater"]]
-                    if rater["rater"] not in ratings or not others or i not in pool:
+                    others = [v for n, v in ratings.items() if n != rater.rater]
+                    if rater.rater not in ratings or not others or i not in pool:
                         continue
-                    for label, sink in ((ratings[rater["rater"]], own), (pool[i], theirs)):
+                    for label, sink in ((ratings[rater.rater], own), (pool[i], theirs)):
                         if nominal:
                             sink.append(sum(label == o for o in others) / len(others))
                         else:
                             sink.append(-math.sqrt(sum((label - o) ** 2 for o in others) / len(others)))
-                assert rater["n_items"] == len(own)
+                assert rater.n_items == len(own)
                 if own:
-                    assert rater["human"] == pytest.approx(np.mean(own), abs=1e-9)
-                    assert rater["judge"] == pytest.approx(np.mean(theirs), abs=1e-9)
+                    assert rater.human == pytest.approx(np.mean(own), abs=1e-9)
+                    assert rater.judge == pytest.approx(np.mean(theirs), abs=1e-9)
             checked += 1
     assert checked >= len(llms)
-    assert all(c["summary"] for c in result["ceiling"])
+    assert all(c.summary for c in result.ceiling)
 
 
 def test_pairwise_stats_reference_kappa_z_test_matches_statsmodels():
@@ -236,9 +236,9 @@ def test_a_cell_with_too_many_raters_keeps_the_majority_kappa_and_says_why_the_r
     rows += [(f"i{n}", "g", "q", "judge", "0", 1 + n % 5) for n in range(6)]
     import_long(study, rows, tmp_path)
     result = study_analysis(study=study, options=AnalysisOptions(n_boot=20))
-    assert {k["against"] for k in result["kappa"]} == {"majority", "raters"}
-    (ceiling,) = result["ceiling"]
-    assert ceiling["raters"] == [] and ceiling["summary"] is None
-    assert ceiling["notes"] == ["3 raters: at most 2 are compared one by one: per-rater kappa and the ceiling "
-                                "are left out"]
-    assert len(result["confusion"]) == 1
+    assert {k.against for k in result.kappa} == {"majority", "raters"}
+    (ceiling,) = result.ceiling
+    assert ceiling.raters == () and ceiling.summary is None
+    assert ceiling.notes == ("3 raters: at most 2 are compared one by one: per-rater kappa and the ceiling "
+                             "are left out",)
+    assert len(result.confusion) == 1

@@ -75,49 +75,50 @@ def test_rows_per_question_group_and_pool_then_all_questions_with_the_documented
     study, _ = rated
     result = analyse(study)
 
-    rows = result["alt_test"]
-    keys = [(r["question"], r["group"], r["pool"]) for r in rows]
+    rows = result.alt_test
+    keys = [(r.question, r.group, r.pool) for r in rows]
     study_questions = [q.key for q in study.questions.order_by("order", "id")]
     assert keys == [(q, g, "judge") for q in [*study_questions, "(all)"] for g in study.groups]
     for row in rows:
+        assert row.test.scoring == "neg_rmse" and row.test.epsilon == 0.15 and row.test.q_fdr == 0.05
+    for row in result.to_json()["alt_test"]:
         assert set(row) == ROW_KEYS
-        assert row["scoring"] == "neg_rmse" and row["epsilon"] == 0.15 and row["q_fdr"] == 0.05
         for human in row["humans"]:
             assert set(human) == {"rater", "n", "p", "rejected", "advantage"}
-    assert result["settings"]["alt_test"] == {"epsilon": 0.15, "scoring": "neg_rmse", "q_fdr": 0.05,
-                                              "sample_rule": "mean"}
-    json.dumps(result, allow_nan=False)  # strict JSON
+    assert result.to_json()["settings"]["alt_test"] == {"epsilon": 0.15, "scoring": "neg_rmse", "q_fdr": 0.05,
+                                                        "sample_rule": "mean"}
+    json.dumps(result.to_json(), allow_nan=False)  # strict JSON
 
 
 @pytest.mark.parametrize("question", ["relevance", "(all)"])
 def test_a_rows_numbers_are_the_stats_modules_on_the_same_ratings(rated, question):
     study, rows = rated
     result = analyse(study)
-    row = next(r for r in result["alt_test"] if r["question"] == question and r["group"] == "human")
+    row = next(r for r in result.alt_test if r.question == question and r.group == "human")
 
     want = expected(rows, QUESTIONS if question == "(all)" else (question,), "human", scoring="neg_rmse",
                     epsilon=0.15)
-    assert row["n_instances"] == want.n_instances == (2 if question == "(all)" else 1) * N_ITEMS
-    assert row["winning_rate"] == pytest.approx(want.winning_rate)
-    assert row["advantage_probability"] == pytest.approx(want.advantage_probability)
-    assert row["passed"] == want.passed
-    assert [(h["rater"], h["n"], h["rejected"]) for h in row["humans"]] == [
+    assert row.test.n_instances == want.n_instances == (2 if question == "(all)" else 1) * N_ITEMS
+    assert row.test.winning_rate == pytest.approx(want.winning_rate)
+    assert row.test.advantage_probability == pytest.approx(want.advantage_probability)
+    assert row.test.passed == want.passed
+    assert [(h.rater, h.n, h.rejected) for h in row.test.humans] == [
         (h.rater, h.n, h.rejected) for h in want.humans]
-    assert [h["p"] for h in row["humans"]] == pytest.approx([h.p for h in want.humans])
-    assert [h["advantage"] for h in row["humans"]] == pytest.approx([h.advantage for h in want.humans])
-    assert row["notes"] == list(want.notes)
-    assert {h["rater"] for h in row["humans"]} == {f"teacher-{r}" for r in range(1, 5)}
+    assert [h.p for h in row.test.humans] == pytest.approx([h.p for h in want.humans])
+    assert [h.advantage for h in row.test.humans] == pytest.approx([h.advantage for h in want.humans])
+    assert row.test.notes == want.notes
+    assert {h.rater for h in row.test.humans} == {f"teacher-{r}" for r in range(1, 5)}
     late = 24 if question == "(all)" else 12
-    assert f"late rated {late} usable instances; the test needs 30: skipped" in row["notes"]
+    assert f"late rated {late} usable instances; the test needs 30: skipped" in row.test.notes
 
 
 def test_a_question_without_ratings_says_the_test_cannot_run_and_gives_no_verdict(rated):
     study, _ = rated
-    row = next(r for r in analyse(study)["alt_test"] if r["question"] == "grammaticality")
+    row = next(r for r in analyse(study).alt_test if r.question == "grammaticality")
 
-    assert row["passed"] is None and row["winning_rate"] is None and row["advantage_probability"] is None
-    assert row["n_instances"] == 0 and row["humans"] == []
-    assert any("the test cannot run" in note for note in row["notes"])
+    assert row.test.passed is None and row.test.winning_rate is None and row.test.advantage_probability is None
+    assert row.test.n_instances == 0 and row.test.humans == ()
+    assert any("the test cannot run" in note for note in row.test.notes)
 
 
 def test_fewer_than_three_humans_with_thirty_instances_give_notes_not_a_verdict(story_study, tmp_path):
@@ -127,39 +128,39 @@ def test_fewer_than_three_humans_with_thirty_instances_give_notes_not_a_verdict(
     rows += [(f"human-{i}", "human", "relevance", "gpt-4o", "0", 1 + i % 5) for i in range(40)]
     import_long(story_study, rows, tmp_path)
 
-    (row,) = [r for r in analyse(story_study)["alt_test"] if r["question"] == "relevance"]
-    assert row["passed"] is None and row["winning_rate"] is None
-    assert [h["rater"] for h in row["humans"]] == ["r0", "r1"]  # their per-human rows are still given
-    assert "r9 rated 12 usable instances; the test needs 30: skipped" in row["notes"]
-    assert any(n.startswith("no verdict: the test needs at least 3 humans") for n in row["notes"])
+    (row,) = [r for r in analyse(story_study).alt_test if r.question == "relevance"]
+    assert row.test.passed is None and row.test.winning_rate is None
+    assert [h.rater for h in row.test.humans] == ["r0", "r1"]  # their per-human rows are still given
+    assert "r9 rated 12 usable instances; the test needs 30: skipped" in row.test.notes
+    assert any(n.startswith("no verdict: the test needs at least 3 humans") for n in row.test.notes)
 
 
 def test_a_study_without_llm_pools_has_no_rows(story_study, tmp_path):
     import_long(story_study, [("h-1", "human", "relevance", "human", "r1", 3)], tmp_path)
-    assert analyse(story_study)["alt_test"] == []
+    assert analyse(story_study).alt_test == ()
 
 
 def test_the_studys_epsilon_is_used_and_the_option_overrides_it(rated):
     study, rows = rated
     Study.objects.filter(pk=study.pk).update(alt_epsilon=0.3)
     study.refresh_from_db()
-    assert {r["epsilon"] for r in analyse(study)["alt_test"]} == {0.3}
+    assert {r.test.epsilon for r in analyse(study).alt_test} == {0.3}
 
     result = analyse(study, alt_epsilon=0.05)
-    assert {r["epsilon"] for r in result["alt_test"]} == {0.05}
-    row = next(r for r in result["alt_test"] if r["question"] == "relevance" and r["group"] == "gpt2")
+    assert {r.test.epsilon for r in result.alt_test} == {0.05}
+    row = next(r for r in result.alt_test if r.question == "relevance" and r.group == "gpt2")
     want = expected(rows, ("relevance",), "gpt2", scoring="neg_rmse", epsilon=0.05)
-    assert [h["p"] for h in row["humans"]] == pytest.approx([h.p for h in want.humans])
+    assert [h.p for h in row.test.humans] == pytest.approx([h.p for h in want.humans])
 
 
 def test_the_scoring_is_accuracy_when_overridden_with_the_samples_majority(rated):
     study, rows = rated
-    row = next(r for r in analyse(study, alt_scoring="accuracy")["alt_test"]
-               if r["question"] == "likability" and r["group"] == "human")
+    row = next(r for r in analyse(study, alt_scoring="accuracy").alt_test
+               if r.question == "likability" and r.group == "human")
     want = expected(rows, ("likability",), "human", scoring="accuracy", epsilon=0.15)
-    assert row["scoring"] == "accuracy"
-    assert row["advantage_probability"] == pytest.approx(want.advantage_probability)
-    assert row["winning_rate"] == pytest.approx(want.winning_rate)
+    assert row.test.scoring == "accuracy"
+    assert row.test.advantage_probability == pytest.approx(want.advantage_probability)
+    assert row.test.winning_rate == pytest.approx(want.winning_rate)
 
 
 def test_a_pairwise_study_is_scored_by_accuracy(researcher, tmp_path):
@@ -167,8 +168,8 @@ def test_a_pairwise_study_is_scored_by_accuracy(researcher, tmp_path):
 
     study = study_create_from_template(slug="pairs", template="story-pairwise", owner=researcher)
     result = analyse(study)
-    assert result["settings"]["alt_test"]["scoring"] == "accuracy"
-    assert result["settings"]["alt_test"]["sample_rule"] == "majority"
+    assert result.settings.alt_test.scoring == "accuracy"
+    assert result.settings.alt_test.sample_rule == "majority"
 
 
 def run(*args: str) -> str:
@@ -200,12 +201,12 @@ def test_the_csv_table_has_one_line_per_row_and_human_tested(rated):
     lines = list(csv.DictReader(io.StringIO(run("export", "story", "--what", "tables", "--table", "alt_test",
                                                 "--n-boot", "10"))))
     assert tuple(lines[0]) == TABLE_COLUMNS["alt_test"]
-    assert len(lines) == sum(max(1, len(r["humans"])) for r in result["alt_test"])
-    first = next(r for r in result["alt_test"] if r["humans"])
-    mine = [line for line in lines if (line["question"], line["group"]) == (first["question"], first["group"])]
-    assert [line["rater"] for line in mine] == [h["rater"] for h in first["humans"]]
-    assert [float(line["rater_advantage"]) for line in mine] == pytest.approx([h["advantage"] for h in first["humans"]])
-    assert all(line["notes"] == "; ".join(first["notes"]) for line in mine)
+    assert len(lines) == sum(max(1, len(r.test.humans)) for r in result.alt_test)
+    first = next(r for r in result.alt_test if r.test.humans)
+    mine = [line for line in lines if (line["question"], line["group"]) == (first.question, first.group)]
+    assert [line["rater"] for line in mine] == [h.rater for h in first.test.humans]
+    assert [float(line["rater_advantage"]) for line in mine] == pytest.approx([h.advantage for h in first.test.humans])
+    assert all(line["notes"] == "; ".join(first.test.notes) for line in mine)
     empty = [line for line in lines if line["question"] == "grammaticality"]
     assert empty and all(line["rater"] == "" and line["passed"] == "" and "cannot run" in line["notes"]
                          for line in empty)
@@ -230,14 +231,14 @@ def epsilon_url(study: Study) -> str:
 def test_the_owner_sets_the_epsilon_and_the_dashboard_analyses_with_it(client, rated, researcher):
     study, _ = rated
     client.force_login(researcher)
-    assert client.get(f"/studies/{study.slug}/").context["verdict"]["analysed_epsilon"] == 0.15
+    assert client.get(f"/studies/{study.slug}/").context["verdict"].analysed_epsilon == 0.15
 
     response = client.post(epsilon_url(study), {"epsilon": "0.2"})
     assert response.status_code == 302 and response["Location"] == f"/studies/{study.slug}/#verdict"
     study.refresh_from_db()
     assert study.alt_epsilon == 0.2
     page = client.get(f"/studies/{study.slug}/")
-    assert page.context["verdict"]["analysed_epsilon"] == 0.2  # the cached analysis is not reused
+    assert page.context["verdict"].analysed_epsilon == 0.2  # the cached analysis is not reused
     assert 'id="epsilon-form"' in page.content.decode()
 
 
@@ -297,15 +298,15 @@ def test_the_dashboard_opens_with_one_verdict_card_per_pool_and_the_per_human_ta
     client.force_login(researcher)
     page = client.get(f"/studies/{study.slug}/")
     html = page.content.decode()
-    cards = page.context["verdict"]["cards"]
-    assert [c["pool"] for c in cards] == ["judge"]
+    cards = page.context["verdict"].cards
+    assert [c.pool for c in cards] == ["judge"]
     # Two groups and no (all) group asked for: one headline per group, over all questions.
-    assert [h["row"]["question"] for h in cards[0]["headlines"]] == ["(all)", "(all)"]
+    assert [h.row.question for h in cards[0].headlines] == ["(all)", "(all)"]
     assert html.index('id="verdict"') < html.index('id="table1"')
     assert "<details>" in html and "teacher-1" in html
-    for headline in cards[0]["headlines"]:
-        row = headline["row"]
-        beaten = sum(h["rejected"] for h in row["humans"])
-        assert f"it beat {beaten} of 4 raters" in headline["text"]
-        assert f"ρ = {row['advantage_probability']:.2f}, ε = 0.15" in headline["text"]
-        assert not math.isnan(row["advantage_probability"])
+    for headline in cards[0].headlines:
+        row = headline.row
+        beaten = sum(h.rejected for h in row.test.humans)
+        assert f"it beat {beaten} of 4 raters" in headline.text
+        assert f"ρ = {row.test.advantage_probability:.2f}, ε = 0.15" in headline.text
+        assert not math.isnan(row.test.advantage_probability)

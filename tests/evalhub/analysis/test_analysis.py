@@ -72,81 +72,81 @@ def item_means(matrix: np.ndarray) -> np.ndarray:
 def test_cells_match_the_krippendorff_package_and_hand_computed_descriptives(analysed):
     study, matrices = analysed
     result = study_analysis(study=study, options=AnalysisOptions(n_boot=200))
-    cells = {(c["question"], c["group"], c["pool"]): c for c in result["cells"]}
+    cells = {(c.question, c.group, c.pool): c for c in result.cells}
     assert len(cells) == len(QUESTIONS) * len(GROUPS) * 2  # the pooled "(all)" cells only on request
     for (question, group, pool), matrix in matrices.items():
         cell = cells[(question, group, pool)]
         values = matrix[~np.isnan(matrix)]
-        assert cell["n_ratings"] == values.size
-        assert cell["n_items"] == int((~np.isnan(matrix)).any(axis=1).sum())
-        assert cell["mean"] == pytest.approx(values.mean())
-        assert cell["std"] == pytest.approx(values.std(ddof=1))
+        assert cell.n_ratings == values.size
+        assert cell.n_items == int((~np.isnan(matrix)).any(axis=1).sum())
+        assert cell.mean == pytest.approx(values.mean())
+        assert cell.std == pytest.approx(values.std(ddof=1))
         for level in ("nominal", "ordinal", "interval", "ratio"):
             expected = krippendorff.alpha(matrix.T, level_of_measurement=level, value_domain=HALF_POINTS)
-            assert cell["alpha"][level] == pytest.approx(expected, abs=1e-9), (question, group, pool, level)
-        low, high = cell["alpha_ci95"]
-        assert low <= cell["alpha"]["ordinal"] <= high
+            assert cell.alpha[level] == pytest.approx(expected, abs=1e-9), (question, group, pool, level)
+        low, high = cell.alpha_ci95
+        assert low <= cell.alpha["ordinal"] <= high
         pairable = matrix[(~np.isnan(matrix)).sum(axis=1) >= 2]
         same = [np.nanmax(r) == np.nanmin(r) for r in pairable]
-        assert cell["full_agreement_pct"] == pytest.approx(100 * np.mean(same))
-        assert cell["icc1"] == pytest.approx(expected_icc1(matrix))
+        assert cell.full_agreement_pct == pytest.approx(100 * np.mean(same))
+        assert cell.icc1 == pytest.approx(expected_icc1(matrix))
 
 
 def test_the_pooled_cell_is_asked_for_like_a_group_and_covers_every_group(analysed):
     study, matrices = analysed
     result = study_analysis(study=study, options=AnalysisOptions(n_boot=50, groups=(*GROUPS, ALL_GROUPS)))
-    assert {c["group"] for c in result["cells"]} == {*GROUPS, ALL_GROUPS}
-    cell = next(c for c in result["cells"] if (c["question"], c["group"], c["pool"]) == ("likability", ALL_GROUPS,
+    assert {c.group for c in result.cells} == {*GROUPS, ALL_GROUPS}
+    cell = next(c for c in result.cells if (c.question, c.group, c.pool) == ("likability", ALL_GROUPS,
                                                                                           "human"))
     matrix = pooled(matrices, "likability", "human")
-    assert cell["n_ratings"] == int((~np.isnan(matrix)).sum())
-    assert cell["alpha"]["interval"] == pytest.approx(krippendorff.alpha(matrix.T, level_of_measurement="interval"))
-    assert cell["icc1"] == pytest.approx(expected_icc1(matrix))
+    assert cell.n_ratings == int((~np.isnan(matrix)).sum())
+    assert cell.alpha["interval"] == pytest.approx(krippendorff.alpha(matrix.T, level_of_measurement="interval"))
+    assert cell.icc1 == pytest.approx(expected_icc1(matrix))
 
 
 def test_kendall_compares_per_item_means_of_human_and_llm_pools_with_scipy(analysed):
     study, matrices = analysed
     result = study_analysis(study=study, options=AnalysisOptions(n_boot=50, groups=(*GROUPS, ALL_GROUPS)))
-    assert len(result["kendall"]) == len(QUESTIONS) * 3
-    assert {k["pool"] for k in result["kendall"]} == {"gpt-x"}
-    for row in result["kendall"]:
-        if row["group"] == ALL_GROUPS:
-            human, llm = pooled(matrices, row["question"], "human"), pooled(matrices, row["question"], "gpt-x")
+    assert len(result.kendall) == len(QUESTIONS) * 3
+    assert {k.pool for k in result.kendall} == {"gpt-x"}
+    for row in result.kendall:
+        if row.group == ALL_GROUPS:
+            human, llm = pooled(matrices, row.question, "human"), pooled(matrices, row.question, "gpt-x")
         else:
-            human = matrices[(row["question"], row["group"], "human")]
-            llm = matrices[(row["question"], row["group"], "gpt-x")]
+            human = matrices[(row.question, row.group, "human")]
+            llm = matrices[(row.question, row.group, "gpt-x")]
         x, y = item_means(human), item_means(llm)
         both = ~np.isnan(x) & ~np.isnan(y)
         expected = sps.kendalltau(x[both], y[both])
-        assert row["n"] == both.sum()
-        assert row["tau"] == pytest.approx(expected.statistic)
-        assert row["p"] == pytest.approx(expected.pvalue)
-        assert row["band"] in {"very weak", "weak", "moderate", "strong"}
+        assert row.n == both.sum()
+        assert row.tau == pytest.approx(expected.statistic)
+        assert row.p == pytest.approx(expected.pvalue)
+        assert row.band in {"very weak", "weak", "moderate", "strong"}
 
 
 def test_welch_tests_the_studys_contrast_on_item_means_or_on_all_ratings(analysed):
     study, matrices = analysed
     assert study.contrasts == [["human", "gpt2"]]
     result = study_analysis(study=study, options=AnalysisOptions(n_boot=50))
-    assert len(result["welch"]) == len(QUESTIONS) * 2
-    for row in result["welch"]:
-        a = item_means(matrices[(row["question"], "human", row["pool"])])
-        b = item_means(matrices[(row["question"], "gpt2", row["pool"])])
+    assert len(result.welch) == len(QUESTIONS) * 2
+    for row in result.welch:
+        a = item_means(matrices[(row.question, "human", row.pool)])
+        b = item_means(matrices[(row.question, "gpt2", row.pool)])
         a, b = a[~np.isnan(a)], b[~np.isnan(b)]
         expected = sps.ttest_ind(a, b, equal_var=False)
-        assert (row["group_a"], row["group_b"], row["unit"]) == ("human", "gpt2", "item means")
-        assert row["t"] == pytest.approx(expected.statistic)
-        assert row["p"] == pytest.approx(expected.pvalue)
-        assert row["mean_diff"] == pytest.approx(a.mean() - b.mean())
-        assert (row["mean_a"], row["mean_b"]) == (pytest.approx(a.mean()), pytest.approx(b.mean()))
+        assert (row.group_a, row.group_b, row.test.unit) == ("human", "gpt2", "item means")
+        assert row.test.t == pytest.approx(expected.statistic)
+        assert row.test.p == pytest.approx(expected.pvalue)
+        assert row.test.mean_diff == pytest.approx(a.mean() - b.mean())
+        assert (row.mean_a, row.mean_b) == (pytest.approx(a.mean()), pytest.approx(b.mean()))
     ratings = study_analysis(study=study, options=AnalysisOptions(n_boot=50, welch_unit="ratings"))
-    row = ratings["welch"][0]
-    a = matrices[(row["question"], "human", row["pool"])]
-    b = matrices[(row["question"], "gpt2", row["pool"])]
+    row = ratings.welch[0]
+    a = matrices[(row.question, "human", row.pool)]
+    b = matrices[(row.question, "gpt2", row.pool)]
     expected = sps.ttest_ind(a[~np.isnan(a)], b[~np.isnan(b)], equal_var=False)
-    assert row["unit"] == "ratings"
-    assert (row["n_a"], row["n_b"]) == ((~np.isnan(a)).sum(), (~np.isnan(b)).sum())
-    assert row["p"] == pytest.approx(expected.pvalue)
+    assert row.test.unit == "ratings"
+    assert (row.test.n_a, row.test.n_b) == ((~np.isnan(a)).sum(), (~np.isnan(b)).sum())
+    assert row.test.p == pytest.approx(expected.pvalue)
 
 
 def test_empty_contrasts_mean_every_pair_of_groups(meaning_study, tmp_path):
@@ -156,29 +156,29 @@ def test_empty_contrasts_mean_every_pair_of_groups(meaning_study, tmp_path):
             for g in meaning_study.groups for i in range(4) for r in range(2)]
     import_long(meaning_study, rows, tmp_path)
     result = study_analysis(study=meaning_study, options=AnalysisOptions(n_boot=20))
-    pairs = [(w["group_a"], w["group_b"]) for w in result["welch"]]
+    pairs = [(w.group_a, w.group_b) for w in result.welch]
     assert pairs == list(itertools.combinations(meaning_study.groups, 2))
 
 
 def test_pairwise_kendall_and_rater_means_use_rater_identity(analysed):
     study, matrices = analysed
     result = study_analysis(study=study, options=AnalysisOptions(n_boot=50))
-    row = next(r for r in result["pairwise_kendall"]
-               if (r["question"], r["group"], r["pool"]) == ("cohesiveness", "human", "human"))
+    row = next(r for r in result.pairwise_kendall
+               if (r.question, r.group, r.pool) == ("cohesiveness", "human", "human"))
     matrix = matrices[("cohesiveness", "human", "human")]
     taus = []
     for i, j in itertools.combinations(range(3), 2):
         both = ~np.isnan(matrix[:, i]) & ~np.isnan(matrix[:, j])
         taus.append(sps.kendalltau(matrix[both, i], matrix[both, j]).statistic)
-    assert row["mean_tau"] == pytest.approx(np.mean(taus))
-    assert row["n_pairs"] == 3
-    means = {r["rater"]: r for r in result["rater_means"]
-             if (r["question"], r["group"], r["pool"]) == ("cohesiveness", "human", "human")}
+    assert row.mean_tau == pytest.approx(np.mean(taus))
+    assert row.n_pairs == 3
+    means = {r.rater: r for r in result.rater_means
+             if (r.question, r.group, r.pool) == ("cohesiveness", "human", "human")}
     assert sorted(means) == ["teacher-1", "teacher-2", "teacher-3"]
     for k in range(3):
-        assert means[f"teacher-{k + 1}"]["mean"] == pytest.approx(np.nanmean(matrix[:, k]))
-        assert means[f"teacher-{k + 1}"]["n"] == (~np.isnan(matrix[:, k])).sum()
-    llm_raters = {r["rater"] for r in result["rater_means"] if r["pool"] == "gpt-x"}
+        assert means[f"teacher-{k + 1}"].mean == pytest.approx(np.nanmean(matrix[:, k]))
+        assert means[f"teacher-{k + 1}"].n == (~np.isnan(matrix[:, k])).sum()
+    llm_raters = {r.rater for r in result.rater_means if r.pool == "gpt-x"}
     assert llm_raters == {"sample-0", "sample-1", "sample-2"}
 
 
@@ -190,13 +190,13 @@ def test_only_ok_llm_ratings_count_and_the_others_are_counted_per_run(story_stud
                 statuses[(i + s) % 6]) for i in range(6) for s in range(2)]
     run = live_run(story_study, "judge-a", ratings)
     result = study_analysis(study=story_study, options=AnalysisOptions(n_boot=20))
-    pool = next(p for p in result["pools"] if p["name"] == "judge-a")
+    pool = next(p for p in result.pools if p.name == "judge-a")
     expected = {s: sum(1 for r in ratings if r[4] == s) for s in {"ok", "refused", "unparseable", "error"}}
-    assert pool["status_counts"] == expected
-    assert pool["run_id"] == run.pk
-    cell = next(c for c in result["cells"] if (c["pool"], c["group"], c["question"]) == ("judge-a", "human",
+    assert pool.status_counts == expected
+    assert pool.run_id == run.pk
+    cell = next(c for c in result.cells if (c.pool, c.group, c.question) == ("judge-a", "human",
                                                                                           "relevance"))
-    assert cell["n_ratings"] == expected["ok"] == LLMRating.objects.filter(run=run, status="ok").count()
+    assert cell.n_ratings == expected["ok"] == LLMRating.objects.filter(run=run, status="ok").count()
 
 
 def test_a_judge_with_several_runs_gets_one_pool_per_run_suffixed_with_the_run_id(story_study, tmp_path):
@@ -205,7 +205,7 @@ def test_a_judge_with_several_runs_gets_one_pool_per_run_suffixed_with_the_run_i
     second = live_run(story_study, "judge-b", [("h1", "relevance", 0, 2.0, "ok")])
     other = live_run(story_study, "judge-c", [("h2", "relevance", 0, 2.0, "ok")])
     result = study_analysis(study=story_study, options=AnalysisOptions(n_boot=20))
-    assert [p["name"] for p in result["pools"]] == ["human", f"judge-b#{first.pk}", f"judge-b#{second.pk}",
+    assert [p.name for p in result.pools] == ["human", f"judge-b#{first.pk}", f"judge-b#{second.pk}",
                                                    "judge-c"]
     assert other.pk
 
@@ -217,24 +217,24 @@ def test_undefined_statistics_are_null_with_a_note_and_the_json_is_strict(story_
     rows += [(f"h{i}", "human", "relevance", "llm", "0", 2) for i in range(4)]
     import_long(story_study, rows, tmp_path)
     result = study_analysis(study=story_study, options=AnalysisOptions(n_boot=20))
-    text = json.dumps(result, allow_nan=False)
-    assert json.loads(text) == result
-    cell = next(c for c in result["cells"] if (c["question"], c["group"], c["pool"]) == ("relevance", "gpt2",
+    text = json.dumps(result.to_json(), allow_nan=False)
+    assert json.loads(text) == result.to_json()
+    cell = next(c for c in result.cells if (c.question, c.group, c.pool) == ("relevance", "gpt2",
                                                                                          "human"))
-    assert cell["alpha"] == {"nominal": None, "ordinal": None, "interval": None, "ratio": None}
-    assert cell["alpha_ci95"] is None and cell["icc1"] is None and cell["full_agreement_pct"] is None
-    assert "no item has 2 or more ratings" in cell["notes"]["alpha.ordinal"]
-    assert set(cell["notes"]) >= {"alpha.nominal", "alpha_ci95", "icc1", "icc1k", "full_agreement_pct"}
-    kendall = next(k for k in result["kendall"] if k["group"] == "human" and k["question"] == "relevance")
-    assert kendall["tau"] is None and "constant" in kendall["notes"]["tau"]
-    empty = next(c for c in result["cells"] if (c["question"], c["group"], c["pool"]) == ("grammaticality", "gpt2",
+    assert cell.alpha == {"nominal": None, "ordinal": None, "interval": None, "ratio": None}
+    assert cell.alpha_ci95 is None and cell.icc1 is None and cell.full_agreement_pct is None
+    assert "no item has 2 or more ratings" in cell.notes["alpha.ordinal"]
+    assert set(cell.notes) >= {"alpha.nominal", "alpha_ci95", "icc1", "icc1k", "full_agreement_pct"}
+    kendall = next(k for k in result.kendall if k.group == "human" and k.question == "relevance")
+    assert kendall.tau is None and "constant" in kendall.notes["tau"]
+    empty = next(c for c in result.cells if (c.question, c.group, c.pool) == ("grammaticality", "gpt2",
                                                                                           "human"))
-    assert empty["n_ratings"] == 0 and empty["mean"] is None and empty["notes"]["mean"] == "no ratings"
+    assert empty.n_ratings == 0 and empty.mean is None and empty.notes["mean"] == "no ratings"
 
 
 def test_the_json_shape_is_the_documented_one(analysed):
     study, _ = analysed
-    result = study_analysis(study=study, options=AnalysisOptions(n_boot=20))
+    result = study_analysis(study=study, options=AnalysisOptions(n_boot=20)).to_json()
     assert {"study", "pools", "cells", "kendall", "welch", "pairwise_kendall"} <= set(result)
     assert set(result["cells"][0]) >= {"question", "group", "pool", "n_items", "n_ratings", "mean", "std", "alpha",
                                        "alpha_ci95", "full_agreement_pct", "icc1", "icc1k", "notes"}
@@ -251,11 +251,11 @@ def test_filters_restrict_questions_groups_and_runs(analysed):
     run = study.judge_runs.get()
     options = AnalysisOptions(questions=("relevance",), groups=("human",), runs=(), n_boot=20)
     result = study_analysis(study=study, options=options)
-    assert {c["question"] for c in result["cells"]} == {"relevance"}
-    assert {c["group"] for c in result["cells"]} == {"human"}
-    assert [p["name"] for p in result["pools"]] == ["human"]
+    assert {c.question for c in result.cells} == {"relevance"}
+    assert {c.group for c in result.cells} == {"human"}
+    assert [p.name for p in result.pools] == ["human"]
     result = study_analysis(study=study, options=AnalysisOptions(runs=(run.pk,), n_boot=20))
-    assert [p["name"] for p in result["pools"]] == ["human", "gpt-x"]
+    assert [p.name for p in result.pools] == ["human", "gpt-x"]
 
 
 def test_the_number_of_queries_does_not_grow_with_the_data(analysed, django_assert_max_num_queries):
@@ -275,6 +275,6 @@ def test_gold_items_are_left_out_of_the_statistics(story_study):
     for rater in raters:
         HumanRating.objects.create(rater=rater, item=normal, question=question, score=4)
         HumanRating.objects.create(rater=rater, item=gold, question=question, score=1)
-    cells = [c for c in study_analysis(study=story_study)["cells"]
-             if c["question"] == "cohesiveness" and c["pool"] == "human"]
-    assert [(c["group"], c["n_items"], c["n_ratings"], c["mean"]) for c in cells] == [("human", 1, 2, 4.0)]
+    cells = [c for c in study_analysis(study=story_study).cells
+             if c.question == "cohesiveness" and c.pool == "human"]
+    assert [(c.group, c.n_items, c.n_ratings, c.mean) for c in cells] == [("human", 1, 2, 4.0)]

@@ -66,15 +66,15 @@ def test_a_judge_answering_label_words_is_read_as_the_labels_and_analysed_as_nom
     assert set(LLMRating.objects.filter(run=run).values_list("status", flat=True)) == {"ok"}
 
     result = study_analysis(study=rated, options=AnalysisOptions(n_boot=20))
-    assert result["settings"]["measurement"] == "nominal" and result["settings"]["value_domain"] == [1.0, 2.0, 3.0]
-    human = next(c for c in result["cells"] if c["pool"] == "human")
+    assert result.settings.measurement == "nominal" and result.settings.value_domain == (1.0, 2.0, 3.0)
+    human = next(c for c in result.cells if c.pool == "human")
     matrix = [CHOICES["r0"], CHOICES["r1"], CHOICES["r2"]]
-    assert human["alpha"]["nominal"] == pytest.approx(krippendorff_alpha(matrix, level="nominal").value)
+    assert human.alpha["nominal"] == pytest.approx(krippendorff_alpha(matrix, level="nominal").value)
     # The judge's label equals the human majority on every item (r1's majority is Negative, 2-1).
-    assert [(m["pool"], m["n_items"], m["n_agree"], m["agreement_pct"]) for m in result["majority"]] == [
+    assert [(m.pool, m.n_items, m.n_agree, m.agreement_pct) for m in result.majority] == [
         ("local", 3, 3, 100.0)]
-    assert result["kendall"] == [] and result["welch"] == [] and result["pairwise_kendall"] == []
-    assert result["not_computed"]["kendall"].startswith("categorical study: labels are nominal")
+    assert result.kendall == result.welch == result.pairwise_kendall == ()
+    assert result.not_computed["kendall"].startswith("categorical study: labels are nominal")
 
 
 def test_the_offline_fake_judge_answers_with_the_labels_and_every_answer_parses(rated, researcher):

@@ -22,7 +22,7 @@ SYMMETRIC = np.array([[-2.0, 2.0], [2.0, -2.0], [-1.0, 1.0], [1.0, -1.0], [0.0, 
 
 
 def _cell(result, question, group, pool):
-    return next(c for c in result["cells"] if (c["question"], c["group"], c["pool"]) == (question, group, pool))
+    return next(c for c in result.cells if (c.question, c.group, c.pool) == (question, group, pool))
 
 
 # ---------------------------------------------------------------------------
@@ -90,23 +90,23 @@ def test_the_analysis_notes_icc_on_part_of_the_items_and_the_bootstrap_replicate
     result = study_analysis(study=story_study, options=AnalysisOptions(n_boot=200, questions=("relevance",)))
 
     partial = _cell(result, "relevance", "gpt2", "human")
-    assert (partial["n_items"], partial["icc_n_items"]) == (4, 3)
-    assert partial["icc1"] is not None
-    assert partial["notes"]["icc"] == "ICC uses the 3 of 4 items rated by all 3 raters (complete items only)"
+    assert (partial.n_items, partial.icc_n_items) == (4, 3)
+    assert partial.icc1 is not None
+    assert partial.notes["icc"] == "ICC uses the 3 of 4 items rated by all 3 raters (complete items only)"
     dropped = _cell(result, "relevance", "human", "human")
-    assert dropped["alpha_ci_n_boot"] == 200 and 0 < dropped["alpha_ci_n_valid"] < 200
-    assert dropped["alpha_ci95"] is not None
-    assert dropped["notes"]["alpha_ci95"] == (
-        f"from {dropped['alpha_ci_n_valid']} of 200 bootstrap replicates: {200 - dropped['alpha_ci_n_valid']} "
+    assert dropped.alpha_ci_n_boot == 200 and 0 < dropped.alpha_ci_n_valid < 200
+    assert dropped.alpha_ci95 is not None
+    assert dropped.notes["alpha_ci95"] == (
+        f"from {dropped.alpha_ci_n_valid} of 200 bootstrap replicates: {200 - dropped.alpha_ci_n_valid} "
         "had no variation (alpha undefined) and were dropped")
-    for cell in result["cells"]:  # the note is there exactly when a defined interval dropped replicates
-        dropped_some = cell["alpha_ci95"] is not None and cell["alpha_ci_n_valid"] < cell["alpha_ci_n_boot"]
-        assert ("alpha_ci95" in cell["notes"] and cell["alpha_ci95"] is not None) == dropped_some
+    for cell in result.cells:  # the note is there exactly when a defined interval dropped replicates
+        dropped_some = cell.alpha_ci95 is not None and cell.alpha_ci_n_valid < cell.alpha_ci_n_boot
+        assert ("alpha_ci95" in cell.notes and cell.alpha_ci95 is not None) == dropped_some
 
     rows_csv = list(csv.DictReader(io.StringIO("".join(csv_lines(table_rows(result, "cells"))))))
     by_group = {r["group"]: r for r in rows_csv}
     assert (by_group["gpt2"]["icc_n_items"], by_group["human"]["alpha_ci_n_valid"]) == (
-        "3", str(dropped["alpha_ci_n_valid"]))
+        "3", str(dropped.alpha_ci_n_valid))
     assert "icc: ICC uses the 3 of 4 items" in by_group["gpt2"]["notes"]
     report = text_report(result)
     assert "relevance/gpt2/Human raters icc: ICC uses the 3 of 4 items rated by all 3 raters" in report
@@ -123,13 +123,13 @@ def test_the_analysis_nulls_ratio_alpha_on_a_scale_that_includes_zero(story_stud
     import_long(story_study, rows, tmp_path)
     options = AnalysisOptions(n_boot=20)
     before = _cell(study_analysis(study=story_study, options=options), "relevance", "gpt2", "human")
-    assert before["alpha"]["ratio"] is not None  # a scale of 1..5: ratio alpha is reported
+    assert before.alpha["ratio"] is not None  # a scale of 1..5: ratio alpha is reported
 
     type(story_study).objects.filter(pk=story_study.pk).update(scale_min=0)
     story_study.refresh_from_db()
     cell = _cell(study_analysis(study=story_study, options=options), "relevance", "gpt2", "human")
 
-    assert cell["alpha"]["ratio"] is None
-    assert cell["notes"]["alpha.ratio"] == (
+    assert cell.alpha["ratio"] is None
+    assert cell.notes["alpha.ratio"] == (
         "ratio alpha needs positive values and this scale includes 0: use interval alpha")
-    assert cell["alpha"]["interval"] == before["alpha"]["interval"]  # the other levels are untouched
+    assert cell.alpha["interval"] == before.alpha["interval"]  # the other levels are untouched

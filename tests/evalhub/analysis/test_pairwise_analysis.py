@@ -12,6 +12,7 @@ from annotations.models import HumanRating, Item, Rater
 from annotations.studies import study_create_from_template
 from evalhub import stats
 from evalhub.analysis import AnalysisOptions, study_analysis
+from evalhub.analysis.result import MajorityRow
 from evalhub.analysis.text_report import text_report
 from evalhub.imports.exports import TABLE_COLUMNS, csv_lines, table_rows
 from llmjudge.models import Judge
@@ -65,18 +66,18 @@ def rated_pairs(researcher):
 def test_a_pairwise_study_is_analysed_as_nominal_data(rated_pairs):
     result = study_analysis(study=rated_pairs, options=AnalysisOptions(n_boot=50))
 
-    assert result["settings"]["measurement"] == "nominal" and result["settings"]["ci_level"] == "nominal"
-    assert result["settings"]["value_domain"] == [1.0, 2.0]
-    human = next(c for c in result["cells"] if c["pool"] == "human")
+    assert result.settings.measurement == "nominal" and result.settings.ci_level == "nominal"
+    assert result.settings.value_domain == (1.0, 2.0)
+    human = next(c for c in result.cells if c.pool == "human")
     matrix = [[1, 1, 2], [1, 1, 1], [2, 2, 1], [1, 2, NAN]]
-    assert human["alpha"]["nominal"] == pytest.approx(stats.krippendorff_alpha(matrix, level="nominal").value)
-    assert human["alpha_ci95"] is not None
-    assert result["majority"] == [{
-        "question": "overall", "group": "pairs", "pool": "judge", "agreement_pct": pytest.approx(200 / 3),
-        "n_items": 3, "n_agree": 2, "human_no_majority": 1, "pool_no_majority": 0, "notes": {}}]
-    assert result["kendall"] == [] and result["welch"] == [] and result["pairwise_kendall"] == []
-    assert set(result["not_computed"]) == {"kendall", "welch", "pairwise_kendall"}
-    assert "nominal" in result["not_computed"]["kendall"]
+    assert human.alpha["nominal"] == pytest.approx(stats.krippendorff_alpha(matrix, level="nominal").value)
+    assert human.alpha_ci95 is not None
+    assert result.majority == (MajorityRow(
+        question="overall", group="pairs", pool="judge", agreement_pct=pytest.approx(200 / 3),
+        n_items=3, n_agree=2, human_no_majority=1, pool_no_majority=0, notes={}),)
+    assert result.kendall == result.welch == result.pairwise_kendall == ()
+    assert set(result.not_computed) == {"kendall", "welch", "pairwise_kendall"}
+    assert "nominal" in result.not_computed["kendall"]
 
 
 @pytest.mark.django_db
@@ -109,5 +110,5 @@ def test_the_dashboard_shows_the_majority_table_and_says_why_kendall_and_welch_a
 @pytest.mark.django_db
 def test_a_likert_study_keeps_its_ordinal_tables_and_has_no_majority_table(client, story_study):
     result = study_analysis(study=story_study, options=AnalysisOptions(n_boot=20))
-    assert result["settings"]["measurement"] == "ordinal" and result["majority"] == []
-    assert "not_computed" not in result
+    assert result.settings.measurement == "ordinal" and result.majority == ()
+    assert result.not_computed is None and "not_computed" not in result.to_json()

@@ -5,14 +5,17 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import replace
 
 import pytest
 
 from annotations.models import Item
 from evalhub.analysis import AnalysisOptions, pool_labels, study_analysis
+from evalhub.analysis.result import WelchRow
 from evalhub.analysis.text_report import text_report, welch_sentence
 from evalhub.imports.exports import csv_lines, table_rows
 from evalhub.pages.dashboard import FilterForm
+from evalhub.stats import WelchResult
 from llmjudge.models import Judge, JudgeRun
 from llmjudge.runs import lifecycle as judging
 
@@ -44,26 +47,26 @@ def grid_study(story_study, researcher):
 
 
 def _llm_pools(result):
-    return [p for p in result["pools"] if p["kind"] == "llm"]
+    return [p for p in result.pools if p.kind == "llm"]
 
 
 def test_a_grid_of_two_temperatures_and_two_variants_reads_as_four_labelled_pools(grid_study):
     result = study_analysis(study=grid_study, options=AnalysisOptions(n_boot=20))
 
     pools = _llm_pools(result)
-    assert len(pools) == 4 and len({p["name"] for p in pools}) == 4  # the key still keeps runs apart
-    assert {p["name"] for p in pools} == {f"gpt-4#{p['run_id']}" for p in pools}
+    assert len(pools) == 4 and len({p.name for p in pools}) == 4  # the key still keeps runs apart
+    assert {p.name for p in pools} == {f"gpt-4#{p.run_id}" for p in pools}
     for p in pools:
-        assert p["label"] == GRID_LABELS[(p["temperature"], p["variant"])]
-        assert (p["model"], p["top_p"], p["judge_kind"]) == ("fake-model", 0.9, "plain")
-    assert {p["label"] for p in pools} == set(GRID_LABELS.values())
-    human = next(p for p in result["pools"] if p["kind"] == "human")
-    assert human["label"] == "Human raters" and human["temperature"] is None
+        assert p.label == GRID_LABELS[(p.temperature, p.variant)]
+        assert (p.model, p.top_p, p.judge_kind) == ("fake-model", 0.9, "plain")
+    assert {p.label for p in pools} == set(GRID_LABELS.values())
+    human = next(p for p in result.pools if p.kind == "human")
+    assert human.label == "Human raters" and human.temperature is None
 
 
 def test_the_labels_appear_in_the_text_report_the_csv_the_json_and_the_dashboard(grid_study, client, researcher):
     result = study_analysis(study=grid_study, options=AnalysisOptions(n_boot=20))
-    by_key = {p["name"]: p["label"] for p in _llm_pools(result)}
+    by_key = {p.name: p.label for p in _llm_pools(result)}
 
     report = text_report(result)
     for label in GRID_LABELS.values():
@@ -83,7 +86,7 @@ def test_the_labels_appear_in_the_text_report_the_csv_the_json_and_the_dashboard
 
     client.force_login(researcher)
     body = json.loads(client.get(f"/studies/{grid_study.slug}/analysis.json").content)
-    assert {p["label"]: (p["temperature"], p["variant"]) for p in _llm_pools(body)} == {
+    assert {p["label"]: (p["temperature"], p["variant"]) for p in body["pools"] if p["kind"] == "llm"} == {
         label: key for key, label in GRID_LABELS.items()}
     run_filter = FilterForm({}, study=grid_study).fields["run"].choices
     assert {label for _, label in run_filter} == set(GRID_LABELS.values())
@@ -115,9 +118,15 @@ def test_labels_name_only_what_differs_and_never_read_alike(story_study, researc
 
 
 def test_every_welch_sentence_gives_cohens_d():
-    row = {"pool": "gpt-4#3", "group_a": "human", "group_b": "gpt2", "question": "coherence", "mean_a": 3.0,
-           "mean_b": 2.9, "mean_diff": 0.1, "p": 0.4, "cohens_d": -0.25, "unit": "item means", "notes": {}}
+    test = WelchResult(t=0.9, df=10.0, p=0.4, mean_diff=0.1, cohens_d=-0.25, n_a=6, n_b=6, unit="item means")
+    row = WelchRow(pool="gpt-4#3", group_a="human", group_b="gpt2", question="coherence", mean_a=3.0, mean_b=2.9,
+                   test=test, notes={}, p_adjusted=None)
     assert welch_sentence(row, {"gpt-4#3": "gpt-4 · T=0.7"}) == (
         "gpt-4 · T=0.7 shows no significant preference between human and gpt2 on coherence "
         "(3.00 vs 2.90, p = 0.400, d = 0.25).")
-    assert welch_sentence({**row, "p": 0.001, "cohens_d": 1.5}).endswith("(3.00 vs 2.90, p = 0.001, d = 1.50).")
+    significant = replace(row, test=replace(test, p=0.001, cohens_d=1.5))
+    assert welch_sentence(significant).endswith("(3.00 vs 2.90, p = 0.001, d = 1.50).")
+    # The adjusted p, when there is one, is the one quoted and judged.
+    assert welch_sentence(replace(row, test=replace(test, p=0.001), p_adjusted=0.2)).endswith(
+        "no significant preference between human and gpt2 on coherence (3.00 vs 2.90, BH-adjusted p = 0.200, "
+        "d = 0.25).")

@@ -39,7 +39,7 @@ NEWSROOM_ALPHA = {
 
 
 def cell(result: dict, question: str, group: str, pool: str) -> dict:
-    return next(c for c in result["cells"] if (c["question"], c["group"], c["pool"]) == (question, group, pool))
+    return next(c for c in result.cells if (c.question, c.group, c.pool) == (question, group, pool))
 
 
 def test_hanna_import_reproduces_the_published_icc_per_criterion(researcher):
@@ -51,11 +51,11 @@ def test_hanna_import_reproduces_the_published_icc_per_criterion(researcher):
     result = study_analysis(study=study, options=AnalysisOptions(n_boot=10, groups=("Human", ALL_GROUPS)))
     for criterion, (icc1, icc1k) in HANNA_ICC.items():
         pooled = cell(result, criterion, ALL_GROUPS, "human")
-        assert pooled["n_items"] == 1056 and pooled["n_raters"] == 3
-        assert pooled["icc1"] == pytest.approx(icc1, abs=5e-7)
-        assert pooled["icc1k"] == pytest.approx(icc1k, abs=5e-7)
+        assert pooled.n_items == 1056 and pooled.n_raters == 3
+        assert pooled.icc1 == pytest.approx(icc1, abs=5e-7)
+        assert pooled.icc1k == pytest.approx(icc1k, abs=5e-7)
     # SOURCES.md: per-system means of the 3 raters, Human row: 4.17 4.43 3.22 3.15 3.88 3.73.
-    means = [cell(result, c, "Human", "human")["mean"] for c in HANNA_ICC]
+    means = [cell(result, c, "Human", "human").mean for c in HANNA_ICC]
     assert [round(m, 2) for m in means] == [4.17, 4.43, 3.22, 3.15, 3.88, 3.73]
 
 
@@ -82,12 +82,12 @@ def test_hanna_llm_pools_hold_the_published_means_and_count_out_of_scale_values_
     study = hanna_import(path=path, slug="mini-hanna", prompts=(1,))
     assert study.judge_runs.count() == 5
     result = study_analysis(study=study, options=AnalysisOptions(n_boot=10))
-    pool = next(p for p in result["pools"] if p["name"] == "Mistral-7B p1")
-    assert pool["status_counts"] == {"ok": 2 * 3 * 6 - 2, "unparseable": 2}
+    pool = next(p for p in result.pools if p.name == "Mistral-7B p1")
+    assert pool.status_counts == {"ok": 2 * 3 * 6 - 2, "unparseable": 2}
     assert LLMRating.objects.filter(run__study=study, status="unparseable").first().raw.startswith("published mean")
-    assert cell(result, "relevance", "Human", "Mistral-7B p1")["mean"] == pytest.approx((2 + 2 / 3 + 5) / 2)
-    assert cell(result, "coherence", "GPT-2", "Beluga-13B p1")["mean"] == pytest.approx(2.0)
-    assert cell(result, "coherence", "GPT-2", "Beluga-13B p1")["notes"]["alpha.ordinal"] == (
+    assert cell(result, "relevance", "Human", "Mistral-7B p1").mean == pytest.approx((2 + 2 / 3 + 5) / 2)
+    assert cell(result, "coherence", "GPT-2", "Beluga-13B p1").mean == pytest.approx(2.0)
+    assert cell(result, "coherence", "GPT-2", "Beluga-13B p1").notes["alpha.ordinal"] == (
         "only one rater: agreement needs at least two (no item has 2 or more ratings)")
 
 
@@ -99,7 +99,7 @@ def test_judgebench_import_reproduces_the_published_newsroom_alpha(researcher):
     assert list(study.questions.values_list("key", flat=True)) == list(NEWSROOM_ALPHA)
     result = study_analysis(study=study, options=AnalysisOptions(n_boot=10))
     for metric, published in NEWSROOM_ALPHA.items():
-        assert cell(result, metric, "newsroom", "human")["alpha"]["ordinal"] == pytest.approx(published, abs=1e-12)
+        assert cell(result, metric, "newsroom", "human").alpha["ordinal"] == pytest.approx(published, abs=1e-12)
 
 
 def test_judgebench_refuses_a_file_with_only_categorical_labels(tmp_path):

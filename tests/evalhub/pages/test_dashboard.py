@@ -72,9 +72,8 @@ def test_the_dashboard_shows_the_tables_words_and_charts(client, rated, research
     # Data-derived names are escaped in tables and inside the SVG charts.
     assert "judge <b>x</b>" not in html and "judge &lt;b&gt;x&lt;/b&gt;" in html
     result = study_analysis(study=rated, options=AnalysisOptions())
-    cell = next(c for c in result["cells"] if (c["question"], c["group"], c["pool"]) == ("relevance", "human",
-                                                                                         "human"))
-    assert f"{cell['mean']:.2f} ({cell['std']:.2f})" in html
+    cell = next(c for c in result.cells if (c.question, c.group, c.pool) == ("relevance", "human", "human"))
+    assert f"{cell.mean:.2f} ({cell.std:.2f})" in html
 
 
 def test_filters_narrow_the_page_and_bad_filters_are_a_400(client, rated, researcher):
@@ -91,7 +90,7 @@ def test_the_json_endpoint_mirrors_the_analysis_with_chart_data(client, rated, r
     data = json.loads(client.get(url(rated, "analysis.json"), {"run": run.pk, "question": "relevance"}).content)
     expected = study_analysis(study=rated, options=AnalysisOptions(runs=(run.pk,), questions=("relevance",),
                                                                    charts=True))
-    assert data == json.loads(json.dumps(expected))
+    assert data == json.loads(json.dumps(expected.to_json()))
     assert {"distributions", "scatter"} <= set(data)
     scatter = data["scatter"][0]
     assert sum(n for _, _, n in scatter["points"]) == scatter["n_items"]
@@ -136,7 +135,7 @@ def test_the_cached_analysis_is_reused_until_a_rating_changes(client, rated, res
     rating.save()
     changed = json.loads(client.get(url(rated, "analysis.json")).content)
     assert changed != first
-    assert changed == json.loads(json.dumps(study_analysis(study=rated, options=AnalysisOptions(charts=True))))
+    assert changed == json.loads(json.dumps(study_analysis(study=rated, options=AnalysisOptions(charts=True)).to_json()))
 
 
 def test_a_study_without_items_or_ratings_renders_with_dashes_and_notes(client, story_study, researcher):

@@ -74,24 +74,24 @@ def test_the_analysis_reports_the_flip_rate_and_the_verdict_card_notes_the_first
         pairs, researcher, client):
     run = _run(pairs, researcher)
     result = study_analysis(study=pairs, options=AnalysisOptions(n_boot=20))
-    [row] = result["position_bias"]
+    [row] = result.position_bias
     # Even pairs flip (the judge answers A both times), clear pairs do not: 9 of 12.
-    assert (row["n_pairs"], row["n_flips"]) == (N_CLEAR + N_EVEN, N_EVEN)
-    assert row["flip_rate"] == pytest.approx(N_EVEN / (N_CLEAR + N_EVEN))
-    assert row["flip_ci95_low"] < 0.75 < row["flip_ci95_high"]
+    assert (row.n_pairs, row.n_flips) == (N_CLEAR + N_EVEN, N_EVEN)
+    assert row.flip_rate == pytest.approx(N_EVEN / (N_CLEAR + N_EVEN))
+    assert row.flip_ci95_low < 0.75 < row.flip_ci95_high
     # First position: a clear pair once of its two answers, an even pair both times: (3 + 18) / 24.
-    assert (row["n_first"], row["n_decisive"]) == (N_CLEAR + 2 * N_EVEN, 2 * (N_CLEAR + N_EVEN))
-    assert row["first_position_ci95_low"] > 0.5 and row["prefers_first"] and not row["prefers_second"]
-    assert "position bias: the judge chose the response shown first" in row["notes"][0]
+    assert (row.n_first, row.n_decisive) == (N_CLEAR + 2 * N_EVEN, 2 * (N_CLEAR + N_EVEN))
+    assert row.first_position_ci95_low > 0.5 and row.prefers_first and not row.prefers_second
+    assert "position bias: the judge chose the response shown first" in row.notes[0]
     # Swapped samples count nowhere else: the pool holds its 2 ordinary samples of the 12 items.
-    [cell] = [c for c in result["cells"] if c["pool"] != "human"]
-    assert cell["n_ratings"] == 2 * (N_CLEAR + N_EVEN) and cell["n_raters"] == 2
-    [pool] = [p for p in result["pools"] if p["kind"] == "llm"]
-    assert pool["status_counts"] == {"ok": 2 * (N_CLEAR + N_EVEN)}
+    [cell] = [c for c in result.cells if c.pool != "human"]
+    assert cell.n_ratings == 2 * (N_CLEAR + N_EVEN) and cell.n_raters == 2
+    [pool] = [p for p in result.pools if p.kind == "llm"]
+    assert pool.status_counts == {"ok": 2 * (N_CLEAR + N_EVEN)}
 
     client.force_login(researcher)
     html = client.get(f"/studies/{pairs.slug}/").content.decode()
-    assert f'<p class="position-note" data-pool="{row["pool"]}"' in html
+    assert f'<p class="position-note" data-pool="{row.pool}"' in html
     assert "the judge chose the response shown first beyond chance" in html
     assert run.pk
 
@@ -99,7 +99,7 @@ def test_the_analysis_reports_the_flip_rate_and_the_verdict_card_notes_the_first
 def test_a_run_without_swapping_has_no_position_rows_and_no_note(pairs, researcher, client):
     _run(pairs, researcher, share=0.0)
     assert not LLMRating.objects.filter(swapped=True).exists()
-    assert study_analysis(study=pairs, options=AnalysisOptions(n_boot=20))["position_bias"] == []
+    assert study_analysis(study=pairs, options=AnalysisOptions(n_boot=20)).position_bias == ()
     client.force_login(researcher)
     html = client.get(f"/studies/{pairs.slug}/").content.decode()
     assert 'class="verdict-card' in html and '<p class="position-note"' not in html

@@ -1,0 +1,66 @@
+"""Drawing inline SVG for the dashboard's charts (``charts``, ``evidence``): the document, text, axis ticks, a legend.
+
+Every function returns markup as a string; ``figure`` wraps the parts into one <svg> marked safe. Text that
+comes from data goes through ``escape`` here, so a chart never writes it raw.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+PALETTE = ("#0969da", "#cf222e", "#1a7f37", "#8250df", "#bc4c00", "#bf3989", "#0a7f8a", "#6e7781", "#9a6700",
+           "#4c2889")
+FONT = 'font-family="system-ui, -apple-system, Segoe UI, sans-serif"'
+
+
+def colour(index: int) -> str:
+    """The index-th colour of the palette, round again after its last."""
+    return PALETTE[index % len(PALETTE)]
+
+
+def figure(width: int, height: int, body: list[str], title: str) -> SafeString:
+    """One <svg> of the given parts, titled (for screen readers and on hover)."""
+    return mark_safe(  # noqa: S308 - every data-derived string below is escaped
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
+        f'height="{height}" role="img" aria-label="{escape(title)}" {FONT} font-size="11">'
+        f"<title>{escape(title)}</title>{''.join(body)}</svg>"
+    )
+
+
+def text(x: float, y: float, content: str, anchor: str = "middle", size: int = 11, fill: str = "#1f2328",
+         weight: str = "normal") -> str:
+    return (f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}" fill="{fill}" '
+            f'font-weight="{weight}">{escape(content)}</text>')
+
+
+def legend(names: Sequence[str], x: float, y: float, colours: Sequence[str], width: float) -> list[str]:
+    """A swatch and a name per entry, from (x, y) rightwards, wrapping within ``width``."""
+    parts, cx, cy = [], x, y
+    for name, fill in zip(names, colours, strict=True):
+        w = 16 + 6.5 * len(name)
+        if cx + w > x + width and cx > x:
+            cx, cy = x, cy + 15
+        parts.append(f'<rect x="{cx:.1f}" y="{cy - 8:.1f}" width="10" height="10" rx="2" fill="{fill}"/>')
+        parts.append(text(cx + 14, cy + 1, name, anchor="start", size=10))
+        cx += w + 10
+    return parts
+
+
+def ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """About ``count`` round axis values from ``low`` to ``high`` (steps of 1, 2, 2.5 or 5 times a power of ten)."""
+    span = high - low
+    if span <= 0:
+        return [low]
+    raw = span / count
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    first = math.ceil(low / step - 1e-9) * step
+    values, value = [], first
+    while value <= high + 1e-9:
+        values.append(round(value, 10))
+        value += step
+    return values
