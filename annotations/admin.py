@@ -2,10 +2,12 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 
 from annotations.admin_access import StudyScopedAdmin
+from annotations.guards.signed_in import signed_in_user
 from annotations.models import (
     Assignment,
     AttentionCheck,
@@ -42,7 +44,7 @@ class StudyAdmin(StudyScopedAdmin):
     actions = ["create_invitations"]
 
     @admin.action(description="Create 10 invitation links (listed on the study's raters page)")
-    def create_invitations(self, request: HttpRequest, queryset) -> None:  # noqa: ANN001
+    def create_invitations(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
         for study in queryset:
             try:
                 invitations_create(study=study, count=10)
@@ -54,7 +56,7 @@ class StudyAdmin(StudyScopedAdmin):
 
     def save_model(self, request: HttpRequest, obj: Study, form: forms.Form, change: bool) -> None:
         if not change and (obj.owner is None or not request.user.is_superuser):
-            obj.owner = request.user
+            obj.owner = signed_in_user(request.user)
         super().save_model(request, obj, form, change)
 
 
@@ -81,7 +83,7 @@ class RaterAdmin(StudyScopedAdmin):
     actions = ["revoke_links"]
 
     @admin.action(description="Revoke the selected raters' links")
-    def revoke_links(self, request: HttpRequest, queryset) -> None:  # noqa: ANN001
+    def revoke_links(self, request: HttpRequest, queryset: QuerySet[Rater]) -> None:
         for rater in queryset:
             rater_revoke(rater=rater)
         messages.success(request, f"Revoked {queryset.count()} link(s).")

@@ -8,15 +8,20 @@ user may change, whatever else the list shows (a VIEW_ALL_STUDIES holder reads; 
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.contrib import admin
 from django.contrib.admin.utils import get_fields_from_path
-from django.db.models import Model, QuerySet
-from django.http import HttpRequest
+from django.db.models import ForeignKey, Model, QuerySet
+from django.forms import ModelChoiceField
+from django.http import HttpRequest, HttpResponse
 
 from annotations.models import Assignment, Item, Question, Rater, Study
 from annotations.selectors import studies_for_researcher, study_changeable
+
+if TYPE_CHECKING:
+    from django.contrib.admin.options import _ListFilterT
+    from django.utils.datastructures import _ListOrTuple
 
 # How a foreign key's target reaches its study, for the menus; apps add their own models (llmjudge's runs).
 FK_STUDY_PATHS: dict[type[Model], str] = {
@@ -24,7 +29,10 @@ FK_STUDY_PATHS: dict[type[Model], str] = {
 }
 
 
-def _within(queryset: QuerySet, path: str, studies: QuerySet[Study]) -> QuerySet:
+ModelT = TypeVar("ModelT", bound=Model)
+
+
+def _within(queryset: QuerySet[ModelT], path: str, studies: QuerySet[Study]) -> QuerySet[ModelT]:
     return queryset.filter(pk__in=studies.values("pk")) if not path else queryset.filter(**{f"{path}__in": studies})
 
 
@@ -39,7 +47,7 @@ def study_of(obj: Model, path: str) -> Study | None:
 class StudyScopedAdmin(admin.ModelAdmin):
     study_path = "study"  # "" for the Study admin itself
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet:
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Model]:
         return _within(super().get_queryset(request), self.study_path, studies_for_researcher(user=request.user))
 
     def _may_change(self, request: HttpRequest, obj: Model | None) -> bool:
@@ -51,7 +59,9 @@ class StudyScopedAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return super().has_delete_permission(request, obj) and self._may_change(request, obj)
 
-    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+    def formfield_for_foreignkey(
+        self, db_field: ForeignKey[Any, Any], request: HttpRequest, **kwargs: Any
+    ) -> ModelChoiceField[Model] | None:
         path = FK_STUDY_PATHS.get(db_field.related_model)
         if path is not None:
             kwargs["queryset"] = _within(
@@ -60,22 +70,26 @@ class StudyScopedAdmin(admin.ModelAdmin):
             )
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
-    def get_list_filter(self, request: HttpRequest) -> Any:
+    def get_list_filter(self, request: HttpRequest) -> list[_ListFilterT]:
         # A relation's filter lists every row of the related table (every study's slug, every judge's
         # name) unless it is limited to the values the list itself holds.
-        filters = []
+        filters: list[_ListFilterT] = []
         for entry in super().get_list_filter(request):
             if isinstance(entry, str) and get_fields_from_path(self.model, entry)[-1].is_relation:
                 entry = (entry, admin.RelatedOnlyFieldListFilter)
             filters.append(entry)
         return filters
 
-    def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> Any:
+    def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> _ListOrTuple[str]:
         # Only a superuser gives a row to someone else.
         fields = list(super().get_readonly_fields(request, obj))
         owned = any(f.name == "owner" for f in self.model._meta.fields)
         return fields + ["owner"] if owned and not request.user.is_superuser else fields
 
-    def response_action(self, request: HttpRequest, queryset: QuerySet) -> Any:
+    # django-stubs 6.1 gives response_action Django 6's action_location parameter even on Python 3.11, where
+    # only Django 5.x runs (its other action methods are split by version); Django 5.2 has no such parameter.
+    def response_action(  # type: ignore[override]
+        self, request: HttpRequest, queryset: QuerySet[Model]
+    ) -> HttpResponse | None:
         changeable = studies_for_researcher(user=request.user, for_change=True)
         return super().response_action(request, _within(queryset, self.study_path, changeable))

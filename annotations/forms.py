@@ -5,7 +5,7 @@ constraints decide.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from django import forms
 from django.conf import settings
@@ -16,6 +16,17 @@ from annotations.models import MetaAnswer, Question, Study
 
 # An answer time above a day is a tab left open, not a measurement.
 _MAX_ELAPSED_MS = 24 * 3600 * 1000
+
+FieldT = TypeVar("FieldT", bound=forms.Field)
+
+
+def form_field(form: forms.BaseForm, name: str, kind: type[FieldT]) -> FieldT:
+    """The form's own copy of a declared field, as the class it was declared with: what a form's __init__ sets
+    choices or a queryset on. ``form.fields`` holds plain Fields as far as a type checker knows."""
+    field = form.fields[name]
+    if not isinstance(field, kind):
+        raise TypeError(f"field {name!r} is a {type(field).__name__}, not a {kind.__name__}")
+    return field
 
 
 class _BrowserTime(forms.IntegerField):
@@ -155,6 +166,10 @@ class UploadForm(forms.Form):
             raise forms.ValidationError(
                 f"the file is {upload.size} bytes, above the limit of {settings.IMPORT_MAX_BYTES} bytes")
         return upload
+
+    def import_options(self) -> dict[str, bool]:
+        """The import service's keyword flags: every field but the file (the demographics' ``replace``)."""
+        return {name: value for name, value in self.cleaned_data.items() if name != "file"}
 
 
 class DemographicsUploadForm(UploadForm):

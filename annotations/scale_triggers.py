@@ -7,7 +7,15 @@ raise an IntegrityError, as a CHECK constraint would. NULL scores (unparsed LLM 
 """
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+    from django.db.migrations.state import StateApps
+
+# What migrations.RunPython runs: the historical apps and the schema editor of the migrating database.
+RunPythonCode = Callable[["StateApps", "BaseDatabaseSchemaEditor"], None]
 
 # (table, SQL expression giving the rating's study id from the NEW row)
 _STUDY_OF = {
@@ -62,8 +70,10 @@ def _drop(vendor: str, table: str) -> list[str]:
     return [f"DROP TRIGGER IF EXISTS {table}_in_study ON {table}", f"DROP FUNCTION IF EXISTS {table}_in_study()"]
 
 
-def install(table: str):  # noqa: ANN201 - returns a RunPython pair
-    def forward(apps: Any, schema_editor: Any) -> None:
+def install(table: str) -> tuple[RunPythonCode, RunPythonCode]:
+    """The RunPython pair (forward, backward) that creates and drops ``table``'s trigger."""
+
+    def forward(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
         vendor = schema_editor.connection.vendor
         if vendor == "sqlite":
             statements = _sqlite(table)
@@ -74,7 +84,7 @@ def install(table: str):  # noqa: ANN201 - returns a RunPython pair
         for sql in statements:
             schema_editor.execute(sql, params=None)
 
-    def backward(apps: Any, schema_editor: Any) -> None:
+    def backward(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
         for sql in _drop(schema_editor.connection.vendor, table):
             schema_editor.execute(sql, params=None)
 
@@ -91,7 +101,7 @@ def install(table: str):  # noqa: ANN201 - returns a RunPython pair
 _SUSPENDED: list[str] = []
 
 
-def suspend_sqlite_triggers(apps: Any, schema_editor: Any) -> None:
+def suspend_sqlite_triggers(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     if schema_editor.connection.vendor != "sqlite":
         return
     with schema_editor.connection.cursor() as cursor:
@@ -102,7 +112,7 @@ def suspend_sqlite_triggers(apps: Any, schema_editor: Any) -> None:
         schema_editor.execute(f'DROP TRIGGER "{name}"', params=None)
 
 
-def restore_sqlite_triggers(apps: Any, schema_editor: Any) -> None:
+def restore_sqlite_triggers(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     if schema_editor.connection.vendor != "sqlite":
         return
     for sql in _SUSPENDED:

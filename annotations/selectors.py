@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -59,15 +59,15 @@ def assignment_progress(*, assignment: Assignment) -> Progress:
 VIEW_ALL_STUDIES = "annotations.view_all_studies"
 
 
-def _sees_every_study(user: AbstractBaseUser | AnonymousUser) -> bool:
+def _sees_every_study(user: User | AnonymousUser) -> bool:
     return bool(user.is_superuser) or user.has_perm(VIEW_ALL_STUDIES)
 
 
-def _changes_every_study(user: AbstractBaseUser | AnonymousUser) -> bool:
+def _changes_every_study(user: User | AnonymousUser) -> bool:
     return bool(user.is_superuser)
 
 
-def studies_for_researcher(*, user: AbstractBaseUser | AnonymousUser, for_change: bool = False) -> QuerySet[Study]:
+def studies_for_researcher(*, user: User | AnonymousUser, for_change: bool = False) -> QuerySet[Study]:
     """The studies a user may see (``for_change``: may change): see the role model above. Anonymous users
     see none."""
     if not user.is_authenticated:
@@ -76,13 +76,13 @@ def studies_for_researcher(*, user: AbstractBaseUser | AnonymousUser, for_change
     return Study.objects.all() if every else Study.objects.filter(owner=user)
 
 
-def study_for_researcher(*, user: AbstractBaseUser | AnonymousUser, slug: str, for_change: bool = False) -> Study:
+def study_for_researcher(*, user: User | AnonymousUser, slug: str, for_change: bool = False) -> Study:
     """The study if the user may see it (``for_change``: change it); Http404 otherwise, the same as a slug
     that does not exist, so another researcher's slugs cannot be probed."""
     return get_object_or_404(studies_for_researcher(user=user, for_change=for_change), slug=slug)
 
 
-def study_changeable(*, user: AbstractBaseUser | AnonymousUser, study: Study | None) -> bool:
+def study_changeable(*, user: User | AnonymousUser, study: Study | None) -> bool:
     """Whether the user may change this study (and its questions, items, raters, ratings and runs)."""
     if study is None or not user.is_authenticated:
         return False

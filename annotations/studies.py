@@ -7,9 +7,9 @@ import math
 import re
 import string
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotations.models import PAIRWISE_LABELS, Question, Study
@@ -76,7 +76,7 @@ def _walk_strings(value: object) -> list[str]:
     return found
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -141,17 +141,18 @@ def _validate_types(spec: dict[str, Any]) -> None:
         for n, question in enumerate(questions, start=1):
             if not isinstance(question, dict):
                 raise StudySpecError(f"question {n} must be an object with a key and a text")
-            key = question.get("key")
-            if not key:
+            question_key = question.get("key")
+            if not question_key:
                 continue  # "needs a key and a text", below
-            if not isinstance(key, str) or not _SLUG.fullmatch(key) or len(key) > KEY_MAX_CHARS:
+            if (not isinstance(question_key, str) or not _SLUG.fullmatch(question_key)
+                    or len(question_key) > KEY_MAX_CHARS):
                 raise StudySpecError(f"question {n}: key must be a slug (letters, digits, - and _) of at most "
                                      f"{KEY_MAX_CHARS} characters")
             for field in ("text", "context", "reveals"):
                 if field in question and not isinstance(question[field], str):
-                    raise StudySpecError(f"question {key!r}: {field} must be a string")
+                    raise StudySpecError(f"question {question_key!r}: {field} must be a string")
             if "rubric" in question and not isinstance(question["rubric"], dict):
-                raise StudySpecError(f"question {key!r}: rubric must be an object")
+                raise StudySpecError(f"question {question_key!r}: rubric must be an object")
 
 
 class StudySpecError(ValueError):
@@ -296,7 +297,7 @@ def _validate_kind(spec: dict[str, Any], fields: list[str]) -> None:
 
 @transaction.atomic
 def study_create(
-    *, slug: str, spec: dict[str, Any], owner: AbstractBaseUser | None = None, template: str = ""
+    *, slug: str, spec: dict[str, Any], owner: User | None = None, template: str = ""
 ) -> Study:
     """Create a study and its questions from a specification shaped like one protocol-file entry."""
     _validate(spec)
@@ -354,7 +355,7 @@ def study_create(
     return study
 
 
-def study_create_from_template(*, slug: str, template: str, owner: AbstractBaseUser | None = None) -> Study:
+def study_create_from_template(*, slug: str, template: str, owner: User | None = None) -> Study:
     templates = protocol_templates()
     if template not in templates:
         raise StudySpecError(f"unknown template {template!r}; choose from {', '.join(sorted(templates))}")

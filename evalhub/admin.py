@@ -11,12 +11,14 @@ registration happen before ours, whatever the order of INSTALLED_APPS.
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import URLPattern, path, reverse
 
 from annotations.admin import StudyAdmin
 from annotations.forms import UPLOAD_FORMS, import_summary
+from annotations.guards.signed_in import signed_in_user
 from annotations.importing.services import ImportFileError
 from annotations.models import Study
 from evalhub.imports.exports import csv_lines, rating_rows
@@ -27,7 +29,7 @@ class StudyWithUploadsAdmin(StudyAdmin):
     actions = [*StudyAdmin.actions, "export_ratings_csv"]
 
     @admin.action(description="Export ratings as CSV (long form, streamed)")
-    def export_ratings_csv(self, request: HttpRequest, queryset) -> StreamingHttpResponse:  # noqa: ANN001
+    def export_ratings_csv(self, request: HttpRequest, queryset: QuerySet[Study]) -> StreamingHttpResponse:
         response = StreamingHttpResponse(csv_lines(rating_rows(queryset.order_by("slug"))), content_type="text/csv")
         response["Content-Disposition"] = 'attachment; filename="ratings.csv"'
         return response
@@ -42,18 +44,18 @@ class StudyWithUploadsAdmin(StudyAdmin):
 
     def import_view(self, request: HttpRequest, pk: int, what: str) -> HttpResponse:
         study = get_object_or_404(self.get_queryset(request), pk=pk)
+        assert isinstance(study, Study)  # this admin's model; the scoped queryset is typed for any model
         if not self.has_change_permission(request, study):
             return HttpResponse(status=403)
         form = UPLOAD_FORMS[what](request.POST or None, request.FILES or None)
         status = 200
         if request.method == "POST" and form.is_valid():
             upload = form.cleaned_data["file"]
-            options = {k: v for k, v in form.cleaned_data.items() if k != "file"}
             try:
                 # The admin imports in the request and has no progress bar: a large file is refused and sent
                 # to the study page, which imports it in the background.
-                result = upload_import(study=study, kind=what, upload=upload, options=options, user=request.user,
-                                       background=False)
+                result = upload_import(study=study, kind=what, upload=upload, options=form.import_options(),
+                                       user=signed_in_user(request.user), background=False)
             except ImportFileError as exc:
                 messages.error(request, f"{upload.name}: {exc}. Nothing was imported.")
                 status = 413 if isinstance(exc, UploadTooLarge) else 200

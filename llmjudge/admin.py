@@ -4,11 +4,14 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.db.models import Q, QuerySet
+from django.db.models import ForeignKey, Model, Q, QuerySet
+from django.forms import ModelChoiceField
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from annotations.admin_access import FK_STUDY_PATHS, StudyScopedAdmin
+from annotations.forms import form_field
+from annotations.guards.signed_in import signed_in_user
 from annotations.models import Study
 from annotations.selectors import studies_for_researcher
 from llmjudge.forms import runnable_judges
@@ -54,13 +57,14 @@ class JudgeAdmin(admin.ModelAdmin):
     def save_model(self, request: HttpRequest, obj: Judge, form: forms.Form, change: bool) -> None:
         # Every judge has an owner: the admin's user unless a superuser chose one.
         if not change and (obj.owner is None or not request.user.is_superuser):
-            obj.owner = request.user
+            obj.owner = signed_in_user(request.user)
         super().save_model(request, obj, form, change)
 
     @admin.action(description="Run the selected judges on a study")
     def run_on_study(self, request: HttpRequest, queryset: QuerySet[Judge]) -> HttpResponse | None:
         form = RunOnStudyForm(request.POST if "apply" in request.POST else None)
-        form.fields["study"].queryset = studies_for_researcher(user=request.user, for_change=True)
+        form_field(form, "study", forms.ModelChoiceField).queryset = studies_for_researcher(user=request.user,
+                                                                                            for_change=True)
         if "apply" in request.POST and form.is_valid():
             for judge in queryset & runnable_judges(request.user):
                 try:
@@ -79,7 +83,9 @@ class JudgeAdmin(admin.ModelAdmin):
 
 @admin.register(JudgeRun)
 class JudgeRunAdmin(StudyScopedAdmin):
-    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+    def formfield_for_foreignkey(
+        self, db_field: ForeignKey[Any, Any], request: HttpRequest, **kwargs: Any
+    ) -> ModelChoiceField[Model] | None:
         if db_field.name == "judge":
             kwargs["queryset"] = runnable_judges(request.user)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
@@ -124,7 +130,7 @@ class LLMRatingAdmin(StudyScopedAdmin):
     list_select_related = ("run__judge", "item", "question")
     readonly_fields = [f.name for f in LLMRating._meta.fields]
 
-    def has_add_permission(self, request) -> bool:  # noqa: ANN001
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
 
@@ -139,5 +145,5 @@ class JudgeCallAdmin(StudyScopedAdmin):
     list_select_related = ("run__judge",)
     readonly_fields = [f.name for f in JudgeCall._meta.fields]
 
-    def has_add_permission(self, request) -> bool:  # noqa: ANN001
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False

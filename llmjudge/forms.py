@@ -1,16 +1,23 @@
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from django import forms
 from django.db.models import Q, QuerySet
 
+from annotations.forms import form_field
 from llmjudge.backends.registry import BACKENDS
 from llmjudge.kinds import kind_names
 from llmjudge.kinds.persona.prompts import METHODS as PERSONA_METHODS
 from llmjudge.models import Judge
 from llmjudge.runs.lifecycle import PAPER_TEMPERATURES, PAPER_VARIANTS
+from llmjudge.services import JudgeSpec
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
 
 
-def runnable_judges(user) -> QuerySet[Judge]:  # noqa: ANN001
+def runnable_judges(user: User | AnonymousUser) -> QuerySet[Judge]:
     """Judges a user may run, with a callable backend: their own and shared ones; a superuser, all.
 
     Staff get no more than a researcher: a judge carries its owner's key variable and address, so
@@ -40,7 +47,7 @@ class RunStartForm(forms.Form):
         "persona": ("training_examples", "held_out", "split_seed", "method"),
     }
 
-    def kind_options(self) -> dict:
+    def kind_options(self) -> dict[str, int | str]:
         """The options given for the chosen judge's kind; fields of other kinds are ignored."""
         kind = self.cleaned_data["judge"].kind
         return {
@@ -49,18 +56,19 @@ class RunStartForm(forms.Form):
             if self.cleaned_data.get(name) not in (None, "")
         }
 
-    def overrides(self) -> dict:
+    def overrides(self) -> dict[str, float]:
         """The run's own settings: the swap share when one is given."""
         share = self.cleaned_data.get("swap_share")
         return {"swap_share": share} if share else {}
 
-    def __init__(self, *args, user, **kwargs) -> None:  # noqa: ANN001, ANN002, ANN003
+    def __init__(self, *args: Any, user: User | AnonymousUser, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         judges = runnable_judges(user)
-        self.fields["judge"].queryset = judges
+        judge = form_field(self, "judge", forms.ModelChoiceField)
+        judge.queryset = judges
         only = list(judges[:2])
         if len(only) == 1:  # one judge: nothing to choose, so it is chosen
-            self.fields["judge"].initial = only[0].pk
+            judge.initial = only[0].pk
 
 
 class ExperimentForm(forms.Form):
@@ -75,9 +83,9 @@ class ExperimentForm(forms.Form):
         choices=[(v, v) for v in PAPER_VARIANTS], initial=list(PAPER_VARIANTS), widget=forms.CheckboxSelectMultiple
     )
 
-    def __init__(self, *args, user, **kwargs) -> None:  # noqa: ANN001, ANN002, ANN003
+    def __init__(self, *args: Any, user: User | AnonymousUser, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["judges"].queryset = runnable_judges(user)
+        form_field(self, "judges", forms.ModelMultipleChoiceField).queryset = runnable_judges(user)
 
 
 class AblationForm(forms.Form):
@@ -91,16 +99,17 @@ class AblationForm(forms.Form):
     held_out = forms.IntegerField(required=False, min_value=1, label="Held-out items per rater")
     split_seed = forms.IntegerField(required=False, min_value=0, label="Split seed")
 
-    def split_options(self) -> dict:
+    def split_options(self) -> dict[str, int]:
         return {
             name: self.cleaned_data[name]
             for name in ("training_examples", "held_out", "split_seed")
             if self.cleaned_data.get(name) is not None
         }
 
-    def __init__(self, *args, user, **kwargs) -> None:  # noqa: ANN001, ANN002, ANN003
+    def __init__(self, *args: Any, user: User | AnonymousUser, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["judge"].queryset = runnable_judges(user).filter(kind=Judge.Kind.PERSONA)
+        persona_judges = runnable_judges(user).filter(kind=Judge.Kind.PERSONA)
+        form_field(self, "judge", forms.ModelChoiceField).queryset = persona_judges
 
 
 def _field_of(message: str) -> str | None:
@@ -126,14 +135,22 @@ class JudgeCreateForm(forms.Form):
                                   help_text="The NAME of the environment variable holding the key (e.g. "
                                             "OPENAI_API_KEY), never the key itself")
 
-    def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["kind"].choices = [(k, k) for k in kind_names()]
-        self.fields["backend"].choices = [(b, b) for b in BACKENDS]
+        form_field(self, "kind", forms.ChoiceField).choices = [(k, k) for k in kind_names()]
+        form_field(self, "backend", forms.ChoiceField).choices = [(b, b) for b in BACKENDS]
 
-    def spec(self) -> dict:
-        """The judge_create arguments; blank optional fields are left to the service's defaults."""
-        return {name: value for name, value in self.cleaned_data.items() if value not in ("", None)}
+    def spec(self) -> JudgeSpec:
+        """The judge_create settings; blank optional fields are left to the service's defaults."""
+        data = self.cleaned_data
+        spec = JudgeSpec(kind=data["kind"], backend=data["backend"])
+        if data["model"]:
+            spec["model"] = data["model"]
+        if data["base_url"]:
+            spec["base_url"] = data["base_url"]
+        if data["api_key_env"]:
+            spec["api_key_env"] = data["api_key_env"]
+        return spec
 
     def add_spec_error(self, message: str) -> None:
         self.add_error(_field_of(message), message)

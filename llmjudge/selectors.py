@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Count, QuerySet, Sum
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -103,13 +103,13 @@ def runs_for_study(*, study: Study) -> QuerySet[JudgeRun]:
     return study.judge_runs.select_related("judge", "experiment").order_by("-created_at")
 
 
-def runs_for_researcher(*, user: AbstractBaseUser | AnonymousUser, for_change: bool = False) -> QuerySet[JudgeRun]:
+def runs_for_researcher(*, user: User | AnonymousUser, for_change: bool = False) -> QuerySet[JudgeRun]:
     """The judge runs a researcher may see (``for_change``: act on): those of the studies they may see
     (change), by the one study-access rule (annotations.selectors.studies_for_researcher)."""
     return JudgeRun.objects.filter(study__in=studies_for_researcher(user=user, for_change=for_change))
 
 
-def run_for_researcher(*, user: AbstractBaseUser | AnonymousUser, run_id: int, for_change: bool = False) -> JudgeRun:
+def run_for_researcher(*, user: User | AnonymousUser, run_id: int, for_change: bool = False) -> JudgeRun:
     """The run if the user may see (change) its study; Http404 otherwise, as for a run that does not exist."""
     runs = runs_for_researcher(user=user, for_change=for_change).select_related("study", "judge", "experiment")
     return get_object_or_404(runs, pk=run_id)

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -21,7 +21,29 @@ class JudgeSpecError(ValueError):
     """A judge setting is unusable; the message names it and says what is allowed."""
 
 
-def _check(spec: dict[str, Any]) -> None:
+class JudgeSpec(TypedDict, total=False):
+    """A judge's settings (the Judge model's fields): each one left out takes the model's default."""
+
+    kind: str
+    backend: str
+    base_url: str
+    model: str
+    api_key_env: str
+    temperature: float
+    top_p: float
+    max_tokens: int
+    samples: int
+    seed: int | None
+    variant: str
+    instruction_prefix: str
+    question_suffix: str
+    mode: str
+    concurrency: int
+    rpm: int | None
+    options: dict[str, Any]  # the kind's options, stored as JSON (llmjudge.kinds checks them)
+
+
+def _check(spec: JudgeSpec) -> None:
     backend = spec.get("backend", "fake")
     if backend not in BACKENDS:
         raise JudgeSpecError(f"--backend {backend!r}: choose one of {', '.join(BACKENDS)}")
@@ -33,11 +55,13 @@ def _check(spec: dict[str, Any]) -> None:
         raise JudgeSpecError(f"--temperature {spec['temperature']}: must be between 0 and 2")
     if not 0 < float(spec.get("top_p", 0.9)) <= 1:
         raise JudgeSpecError(f"--top-p {spec['top_p']}: must be in (0, 1]")
-    for name, flag in (("samples", "--samples"), ("concurrency", "--concurrency"), ("max_tokens", "--max-tokens")):
-        if name in spec and int(spec[name]) < 1:
-            raise JudgeSpecError(f"{flag} {spec[name]}: must be at least 1")
-    if spec.get("rpm") is not None and int(spec["rpm"]) < 1:
-        raise JudgeSpecError(f"--rpm {spec['rpm']}: must be at least 1 (leave it out for no limit)")
+    for value, flag in ((spec.get("samples"), "--samples"), (spec.get("concurrency"), "--concurrency"),
+                        (spec.get("max_tokens"), "--max-tokens")):
+        if value is not None and int(value) < 1:
+            raise JudgeSpecError(f"{flag} {value}: must be at least 1")
+    rpm = spec.get("rpm")
+    if rpm is not None and int(rpm) < 1:
+        raise JudgeSpecError(f"--rpm {rpm}: must be at least 1 (leave it out for no limit)")
     if spec.get("variant", "original") not in Judge.Variant.values:
         raise JudgeSpecError(f"--variant {spec['variant']!r}: choose one of {', '.join(Judge.Variant.values)}")
     if spec.get("mode", "completion") not in Judge.Mode.values:
@@ -63,7 +87,7 @@ def _check(spec: dict[str, Any]) -> None:
 
 
 @transaction.atomic
-def judge_create(*, name: str, owner: AbstractBaseUser | None, shared: bool = False, **spec: Any) -> Judge:
+def judge_create(*, name: str, owner: User | None, shared: bool = False, **spec: Unpack[JudgeSpec]) -> Judge:
     """Create a judge; refuses an existing name rather than silently changing a judge with runs.
 
     Every judge has an owner (who alone runs it, unless ``shared``): None is refused.

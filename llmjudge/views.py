@@ -10,6 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from annotations.guards.signed_in import signed_in_user
 from annotations.models import Study
 from annotations.rendering import rater_page
 from annotations.selectors import studies_for_researcher, study_for_researcher
@@ -88,7 +89,7 @@ def judge_new(request: HttpRequest, slug: str) -> HttpResponse:
     form = JudgeCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            judge = judge_create(owner=request.user, **form.spec())
+            judge = judge_create(name=form.cleaned_data["name"], owner=signed_in_user(request.user), **form.spec())
         except JudgeSpecError as exc:
             form.add_spec_error(str(exc))
         else:
@@ -126,7 +127,7 @@ def experiment_start(request: HttpRequest, slug: str) -> HttpResponse:
             judges=form.cleaned_data["judges"],
             temperatures=form.cleaned_data["temperatures"],
             variants=form.cleaned_data["variants"],
-            owner=request.user,
+            owner=signed_in_user(request.user),
         ),
     )
 
@@ -143,7 +144,7 @@ def ablation_start(request: HttpRequest, slug: str) -> HttpResponse:
             judge=form.cleaned_data["judge"],
             methods=form.cleaned_data["methods"],
             kind_options=form.split_options(),
-            owner=request.user,
+            owner=signed_in_user(request.user),
         ),
     )
 

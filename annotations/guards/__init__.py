@@ -1,1 +1,2 @@
-"""What guards requests and secrets: the client's address, window counters, the open-link limit, env secrets."""
+"""What guards requests and secrets: the client's address, window counters, the open-link limit, env secrets, the
+signed-in user."""

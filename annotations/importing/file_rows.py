@@ -16,8 +16,12 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from django.conf import settings
+
+if TYPE_CHECKING:
+    from _csv import Reader  # the type of csv.reader(); _csv.reader at runtime
 
 DELIMITERS = (",", ";", "\t")  # on a tie in the header line, the first wins
 # Python's csv refuses fields above 131,072 characters; a story may be a whole chapter. The importer
@@ -210,7 +214,7 @@ def _json_type(value: object) -> str:
     return "a string" if isinstance(value, str) else "null" if value is None else "a number or boolean"
 
 
-def _records(reader: Iterator[list[str]]) -> Iterator[tuple[int, int, list[str]]]:
+def _records(reader: Reader) -> Iterator[tuple[int, int, list[str]]]:
     """(first line, last line, values) of each CSV record; a csv error names the record's first line."""
     while True:
         start = reader.line_num + 1

@@ -141,9 +141,9 @@ def check_columns(row: dict[str, str], line: int, required: list[str], optional:
         raise ImportFileError(f"unknown column(s) {_names(extra)}; expected {', '.join(required)}", line)
 
 
-def check_length(value: str, what: str, limit: int, line: int) -> None:
-    # The model's max_length; SQLite would store a longer value, PostgreSQL refuses it.
-    if len(value) > limit:
+def check_length(value: str, what: str, limit: int | None, line: int) -> None:
+    # The model's max_length (None: a field without one); SQLite would store a longer value, PostgreSQL refuses it.
+    if limit is not None and len(value) > limit:
         raise ImportFileError(f"{what} longer than {limit} characters", line)
 
 
@@ -294,10 +294,10 @@ def human_ratings_batch_write(
     ratings the earlier batches of the same import wrote. The caller holds the transaction.
     """
     missing = sorted({rater for _, _, rater, _, _ in rows} - set(raters))
-    for rater in Rater.objects.bulk_create(
+    for created in Rater.objects.bulk_create(
         [Rater(study=study, external_id=e, source=Rater.Source.IMPORTED) for e in missing], batch_size=BATCH
     ):
-        raters[rater.external_id] = rater
+        raters[created.external_id] = created
     existing = set(HumanRating.objects.filter(
         rater__study=study, rater__external_id__in={r for _, _, r, _, _ in rows},
         item_id__in={item_ids[i] for i, _, _, _, _ in rows},

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.management.base import CommandError
 
 from annotations.models import Study
@@ -15,7 +15,7 @@ def study_or_error(slug: str) -> Study:
     return study
 
 
-def owner_or_error(username: str | None) -> AbstractBaseUser | None:
+def owner_or_error(username: str | None) -> User | None:
     """The user named by ``--owner``, or None when the option is not given."""
     if not username:
         return None

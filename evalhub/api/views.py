@@ -26,6 +26,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotations.guards.signed_in import signed_in_user
 from annotations.importing.services import ImportFileError, ImportResult, items_import, uploaded_file
 from annotations.lifecycle import LifecycleError, study_close, study_open
 from annotations.models import Study
@@ -214,11 +215,12 @@ class StudyListView(ThrottledAPIView):
                 return Response({"detail": form.errors["spec"][0]}, status=status.HTTP_400_BAD_REQUEST)
             return Response(form.errors, status=status.HTTP_400_BAD_REQUEST)
         data = form.validated_data
+        owner = signed_in_user(request.user)
         try:
             if "template" in data:
-                study = study_create_from_template(slug=data["slug"], template=data["template"], owner=request.user)
+                study = study_create_from_template(slug=data["slug"], template=data["template"], owner=owner)
             else:
-                study = study_create(slug=data["slug"], spec=data["spec"], owner=request.user)
+                study = study_create(slug=data["slug"], spec=data["spec"], owner=owner)
         except StudySlugTaken as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         except StudySpecError as exc:
@@ -258,8 +260,8 @@ class StudyItemsView(ThrottledAPIView):
             else:
                 # A request imports only what it can finish in the web worker's time: a larger file is refused
                 # (413) and named to the study page, whose background import shows its progress.
-                result = upload_import(study=study, kind="items", upload=upload, options={}, user=request.user,
-                                       background=False)
+                result = upload_import(study=study, kind="items", upload=upload, options={},
+                                       user=signed_in_user(request.user), background=False)
         except UploadTooLarge as exc:
             return Response({"detail": f"{exc}; nothing was imported"}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         except ImportFileError as exc:

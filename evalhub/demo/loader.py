@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotations.importing.services import items_import
@@ -82,7 +82,7 @@ def demo_load(*, username: str = "demo", password: str = "demo") -> list[Study]:
     return studies
 
 
-def demo_judge_load(*, owner: AbstractBaseUser | None) -> Judge:
+def demo_judge_load(*, owner: User | None) -> Judge:
     """The demo's offline judge: the fake backend, slowed down a little so the progress bar visibly moves."""
     judge, _ = Judge.objects.get_or_create(
         name=DEMO_JUDGE,

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotations.importing.services import BATCH, HUMAN_POOL, ImportFileError, ImportResult, human_ratings_write, shown
@@ -216,7 +216,7 @@ def _instance(instance: str, questions: dict[str, Any]) -> tuple[str, str] | Non
 
 def annotations_import(
     *, slug: str, humans: Path, llm: Path | None = None, create: bool = False, questions: list[str] | None = None,
-    owner: AbstractBaseUser | None = None,
+    owner: User | None = None,
 ) -> tuple[Study, ImportResult]:
     """Import annotator-keyed human labels and, optionally, LLM labels (one imported pool per LLM)."""
     files = [_read(humans, "annotator")] + ([_read(llm, "LLM")] if llm is not None else [])
@@ -301,8 +301,9 @@ def _checked_rows(files: list[AnnotationFile], target: _Target, *, slug: str, cr
                 raise ImportFileError(f"{where}: the id names none of the study's questions "
                                       f"({', '.join(target.questions)}); expected <item>__<question>")
             item, question = mapped
-            if len(item) > Item._meta.get_field("external_id").max_length:
-                raise ImportFileError(f"{where}: item id longer than {Item._meta.get_field('external_id').max_length}")
+            item_max = Item._meta.get_field("external_id").max_length
+            if item_max is not None and len(item) > item_max:
+                raise ImportFileError(f"{where}: item id longer than {item_max}")
             if item not in target.items:
                 if not create:
                     raise ImportFileError(f"{where}: unknown item {shown(item)} in study {slug!r} (import the "
@@ -324,6 +325,6 @@ def _checked_rows(files: list[AnnotationFile], target: _Target, *, slug: str, cr
     return rows
 
 
-def _check_length(file: AnnotationFile, who: str, limit: int) -> None:
-    if len(who) > limit:
+def _check_length(file: AnnotationFile, who: str, limit: int | None) -> None:
+    if limit is not None and len(who) > limit:
         raise ImportFileError(f"{file.path}: {file.owner} {shown(who)}: the name is longer than {limit} characters")

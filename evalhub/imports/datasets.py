@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotations.importing.services import BATCH, RATING_COLUMNS, ImportFileError, ImportResult
@@ -45,7 +45,7 @@ class DatasetError(ValueError):
     """The dataset file is not in the expected format; the message says what is wrong."""
 
 
-def _write_long_csv(rows: Iterable[Sequence[Any]], directory: str) -> Path:
+def _write_long_csv(rows: Iterable[Sequence[object]], directory: str) -> Path:
     path = Path(directory) / "ratings.csv"
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
@@ -54,14 +54,14 @@ def _write_long_csv(rows: Iterable[Sequence[Any]], directory: str) -> Path:
     return path
 
 
-def _create_study(slug: str, spec: dict[str, Any], owner: AbstractBaseUser | None) -> Study:
+def _create_study(slug: str, spec: dict[str, Any], owner: User | None) -> Study:
     try:
         return study_create(slug=slug, spec=spec, owner=owner)
     except StudySpecError as exc:
         raise DatasetError(str(exc)) from None
 
 
-def _import_rows(study: Study, rows: list[Sequence[Any]]) -> ImportResult:
+def _import_rows(study: Study, rows: Sequence[Sequence[object]]) -> ImportResult:
     with tempfile.TemporaryDirectory() as tmp:
         try:
             return ratings_import(study=study, path=_write_long_csv(rows, tmp))
@@ -99,7 +99,7 @@ def _hanna_table(path: Path) -> list[dict[str, Any]]:
 
 
 def hanna_import(
-    *, path: Path, slug: str = "hanna", prompts: Sequence[int] = (1,), owner: AbstractBaseUser | None = None
+    *, path: Path, slug: str = "hanna", prompts: Sequence[int] = (1,), owner: User | None = None
 ) -> Study:
     """Create study `slug` from HANNA's hanna_metric_scores_llm.csv.
 
@@ -127,7 +127,7 @@ def hanna_import(
         "ordering": "fixed",
         "questions": [{"key": key, "text": text} for key, text in HANNA_CRITERIA.values()],
     }
-    rows: list[tuple[Any, ...]] = []
+    rows: list[tuple[object, ...]] = []
     # HANNA's pipeline averaged failed parses as 0, so some LLM means fall below the scale: they are stored
     # as unparseable ratings of the pool (counted, never scored). Means inside the scale are kept as published.
     outside: dict[str, list[tuple[str, str, float]]] = {}
@@ -176,7 +176,7 @@ def _metric_key(metric: str) -> str:
     return key or "metric"
 
 
-def judgebench_import(*, path: Path, slug: str | None = None, owner: AbstractBaseUser | None = None) -> Study:
+def judgebench_import(*, path: Path, slug: str | None = None, owner: User | None = None) -> Study:
     """Create a study from one JUDGE-BENCH data file (graded metrics only).
 
     Items: one per instance, id = the instance id, group = the dataset name. Questions: one per graded
@@ -216,7 +216,7 @@ def judgebench_import(*, path: Path, slug: str | None = None, owner: AbstractBas
         "ordering": "fixed",
         "questions": [{"key": keys[a["metric"]], "text": str(a.get("prompt") or a["metric"])} for a in graded],
     }
-    rows: list[tuple[Any, ...]] = []
+    rows: list[tuple[object, ...]] = []
     for n, instance in enumerate(data["instances"], start=1):
         annotations = instance.get("annotations")
         if isinstance(annotations, str):  # some files store a Python literal

@@ -101,25 +101,33 @@ def rating_rows(studies: Iterable[Study]) -> Iterator[tuple[object, ...]]:
     """Header, then one row per rating of each study: human ratings first, then each judge run's."""
     yield RATING_COLUMNS
     for study in studies:
-        human = (
-            HumanRating.objects.filter(item__study=study)
-            .order_by("id")
-            .values_list("item__external_id", "item__group", "question__key", "rater__external_id", "rater_id",
-                         "score", "comment", "created_at")
-        )
-        for item, group, question, rater, rater_id, score, comment, created in human.iterator(chunk_size=CHUNK):
-            yield (study.slug, item, group, question, HUMAN, rater or f"rater-{rater_id}", score, "ok", comment,
-                   created.isoformat())
-        names = pool_names(study)
-        llm = (
-            LLMRating.objects.filter(run__study=study)
-            .order_by("id")
-            .values_list("item__external_id", "item__group", "question__key", "run_id", "sample", "score", "status",
-                         "rationale", "created_at")
-        )
-        for item, group, question, run_id, sample, score, status, rationale, created in llm.iterator(chunk_size=CHUNK):
-            yield (study.slug, item, group, question, names[run_id], f"sample-{sample}",
-                   "" if score is None else score, status, rationale, created.isoformat())
+        yield from _human_rating_rows(study)
+        yield from _llm_rating_rows(study)
+
+
+def _human_rating_rows(study: Study) -> Iterator[tuple[object, ...]]:
+    human = (
+        HumanRating.objects.filter(item__study=study)
+        .order_by("id")
+        .values_list("item__external_id", "item__group", "question__key", "rater__external_id", "rater_id",
+                     "score", "comment", "created_at")
+    )
+    for item, group, question, rater, rater_id, score, comment, created in human.iterator(chunk_size=CHUNK):
+        yield (study.slug, item, group, question, HUMAN, rater or f"rater-{rater_id}", score, "ok", comment,
+               created.isoformat())
+
+
+def _llm_rating_rows(study: Study) -> Iterator[tuple[object, ...]]:
+    names = pool_names(study)
+    llm = (
+        LLMRating.objects.filter(run__study=study)
+        .order_by("id")
+        .values_list("item__external_id", "item__group", "question__key", "run_id", "sample", "score", "status",
+                     "rationale", "created_at")
+    )
+    for item, group, question, run_id, sample, score, status, rationale, created in llm.iterator(chunk_size=CHUNK):
+        yield (study.slug, item, group, question, names[run_id], f"sample-{sample}",
+               "" if score is None else score, status, rationale, created.isoformat())
 
 
 Row = (CellRow | KendallRow | WelchRow | PairwiseKendallRow | RaterMeanRow | MajorityRow | KappaRow | ConfusionRow

@@ -24,7 +24,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from celery import shared_task
 from django.conf import settings
@@ -37,6 +37,9 @@ from annotations.importing.services import ImportFileError, ImportResult, demogr
 from annotations.models import ImportJob, Study
 from evalhub.imports.ratings import ratings_import
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 logger = logging.getLogger(__name__)
 
 SERVICES: dict[str, Callable[..., ImportResult]] = {
@@ -47,8 +50,8 @@ SERVICES: dict[str, Callable[..., ImportResult]] = {
 PROGRESS_EVERY_SECONDS = 0.5  # a row update per half second at most, whatever the file's size
 
 
-def import_job_start(*, study: Study, kind: str, upload: UploadedFile, options: dict[str, Any],
-                     user: Any) -> ImportJob:
+def import_job_start(*, study: Study, kind: str, upload: UploadedFile, options: dict[str, bool],
+                     user: User) -> ImportJob:
     """Keep the upload in IMPORT_UPLOAD_DIR and queue its import; the task starts after this commits."""
     folder = Path(settings.IMPORT_UPLOAD_DIR)
     folder.mkdir(parents=True, exist_ok=True)

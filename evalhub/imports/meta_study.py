@@ -4,7 +4,7 @@ It reads LLM ratings and writes a study, items and all, so it lives in evalhub, 
 """
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotations.models import Item, Study
@@ -13,7 +13,7 @@ from llmjudge.models import LLMRating
 
 @transaction.atomic
 def meta_study_create(
-    *, slug: str, run_id: int, question_key: str, owner: AbstractBaseUser | None = None, limit: int | None = None
+    *, slug: str, run_id: int, question_key: str, owner: User | None = None, limit: int | None = None
 ) -> Study:
     """A meta-evaluation study (paper appendix C.3.2) from one judge run's answers to one question.
 
@@ -21,14 +21,12 @@ def meta_study_create(
     fields), the question, the score and the explanation. The run, judge and model stay hidden; the
     LLMRating id is kept in the item's fields under a name raters are never shown.
     """
-    ratings = (
+    found = (
         LLMRating.objects.filter(run_id=run_id, question__key=question_key, status=LLMRating.Status.OK)
         .select_related("item", "question", "run__study")
         .order_by("item__position", "item_id", "sample")
     )
-    if limit is not None:
-        ratings = ratings[:limit]
-    ratings = list(ratings)
+    ratings = list(found if limit is None else found[:limit])
     if not ratings:
         raise ValueError(f"run {run_id} has no parsed answers to question {question_key!r}")
     source = ratings[0].run.study
@@ -66,7 +64,7 @@ def meta_study_create(
             fields={
                 **{name: r.item.fields.get(name, "") for name in source.item_fields},
                 "question": r.question.text,
-                "rating": source.label_for(int(r.score)) if r.score == int(r.score) else f"{r.score:g}",
+                "rating": _shown_score(source, r.score),
                 "explanation": (r.rationale or r.raw).strip(),
                 "source_llm_rating": r.pk,
             },
@@ -74,3 +72,9 @@ def meta_study_create(
         for n, r in enumerate(ratings)
     )
     return study
+
+
+def _shown_score(source: Study, score: float | None) -> str:
+    """The score as raters of the source study saw it: its label when whole, else the number."""
+    assert score is not None  # only parsed ratings are read: status ok has a score (llm_rating_score_exactly_when_ok)
+    return source.label_for(int(score)) if score == int(score) else f"{score:g}"

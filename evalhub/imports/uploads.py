@@ -8,7 +8,7 @@ upload and the admin's uploads all call ``upload_import``, so the threshold is c
 """
 from __future__ import annotations
 
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Literal, overload
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
@@ -16,6 +16,9 @@ from django.core.files.uploadedfile import UploadedFile
 from annotations.importing.services import ImportFileError, ImportResult, uploaded_file
 from annotations.models import ImportJob, Study
 from evalhub.imports.jobs import SERVICES, import_job_start
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 class UploadTooLarge(ImportFileError):
@@ -30,16 +33,16 @@ class UploadTooLarge(ImportFileError):
 
 
 @overload
-def upload_import(*, study: Study, kind: str, upload: UploadedFile, options: dict[str, Any], user: Any,
+def upload_import(*, study: Study, kind: str, upload: UploadedFile, options: dict[str, bool], user: User,
                   background: Literal[False]) -> ImportResult: ...
 
 
 @overload
-def upload_import(*, study: Study, kind: str, upload: UploadedFile, options: dict[str, Any], user: Any,
+def upload_import(*, study: Study, kind: str, upload: UploadedFile, options: dict[str, bool], user: User,
                   background: Literal[True]) -> ImportResult | ImportJob: ...
 
 
-def upload_import(*, study: Study, kind: str, upload: UploadedFile, options: dict[str, Any], user: Any,
+def upload_import(*, study: Study, kind: str, upload: UploadedFile, options: dict[str, bool], user: User,
                   background: bool) -> ImportResult | ImportJob:
     """Import ``upload`` as ``kind`` (items, ratings, demographics) into ``study`` now, or, above
     IMPORT_TASK_THRESHOLD_BYTES, hand it to a job when ``background`` and raise UploadTooLarge otherwise.

@@ -20,6 +20,7 @@ from django.urls import reverse
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_POST
 
+from annotations.forms import form_field
 from annotations.models import Study
 from annotations.selectors import study_changeable, study_for_researcher
 from annotations.studies import study_alt_epsilon_set
@@ -66,10 +67,12 @@ class FilterForm(forms.Form):
 
     def __init__(self, data: Mapping[str, object], *, study: Study) -> None:
         super().__init__(data)
-        self.fields["run"].choices = [(run_id, label) for run_id, (label, _) in pool_labels(study).items()]
-        self.fields["question"].choices = [(k, k) for k in study.questions.values_list("key", flat=True)]
+        runs = [(run_id, label) for run_id, (label, _) in pool_labels(study).items()]
+        form_field(self, "run", forms.ChoiceField).choices = runs
+        questions = study.questions.values_list("key", flat=True)
+        form_field(self, "question", forms.ChoiceField).choices = [(k, k) for k in questions]
         groups = list(study.groups) or list(study.items.order_by("group").values_list("group", flat=True).distinct())
-        self.fields["group"].choices = [(g, g) for g in [*groups, ALL_GROUPS]]
+        form_field(self, "group", forms.ChoiceField).choices = [(g, g) for g in [*groups, ALL_GROUPS]]
 
     def options(self, *, charts_wanted: bool) -> AnalysisOptions:
         data = self.cleaned_data

@@ -9,6 +9,7 @@ from typing import Any
 
 from django import forms
 
+from annotations.forms import form_field
 from annotations.models import Study
 from annotations.studies import protocol_templates
 
@@ -30,7 +31,7 @@ class StudyNewForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["template"].choices = template_choices()
+        form_field(self, "template", forms.ChoiceField).choices = template_choices()
 
     def clean_slug(self) -> str:
         slug = self.cleaned_data["slug"]

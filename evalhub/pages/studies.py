@@ -18,6 +18,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotations.forms import UPLOAD_FORMS, InviteForm, UploadForm, import_summary
+from annotations.guards.signed_in import signed_in_user
 from annotations.importing.services import ImportFileError
 from annotations.lifecycle import LifecycleError, study_close, study_open
 from annotations.models import ImportJob, Study
@@ -83,10 +84,9 @@ def study_upload(request: HttpRequest, slug: str, what: str) -> HttpResponse:
     if not form.is_valid():
         return _home(request, study, {what: form}, status=400)
     upload = form.cleaned_data["file"]
-    options = {name: value for name, value in form.cleaned_data.items() if name != "file"}
     try:
-        done = upload_import(study=study, kind=what, upload=upload, options=options, user=request.user,
-                             background=True)
+        done = upload_import(study=study, kind=what, upload=upload, options=form.import_options(),
+                             user=signed_in_user(request.user), background=True)
     except ImportFileError as exc:
         form.add_error("file", f"{upload.name}: {exc}. Nothing was imported.")
         return _home(request, study, {what: form}, status=400)
@@ -133,11 +133,12 @@ def study_new(request: HttpRequest) -> HttpResponse:
     form = StudyNewForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
+        owner = signed_in_user(request.user)
         try:
             if data["template"]:
-                study = study_create_from_template(slug=data["slug"], template=data["template"], owner=request.user)
+                study = study_create_from_template(slug=data["slug"], template=data["template"], owner=owner)
             else:
-                study = study_create(slug=data["slug"], spec=data["file"], owner=request.user)
+                study = study_create(slug=data["slug"], spec=data["file"], owner=owner)
         except StudySpecError as exc:
             form.add_error("template" if data["template"] else "file", str(exc))
         else:

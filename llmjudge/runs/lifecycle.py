@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -160,7 +160,7 @@ def experiment_launch(
     judges: Iterable[Judge],
     temperatures: Iterable[float] = PAPER_TEMPERATURES,
     variants: Iterable[str] = PAPER_VARIANTS,
-    owner: AbstractBaseUser | None = None,
+    owner: User | None = None,
     name: str = "",
 ) -> Experiment:
     """One run per judge x temperature x variant (the paper's table 3), grouped as an experiment."""
@@ -199,7 +199,7 @@ def persona_ablation_launch(
     judge: Judge,
     methods: Iterable[str] | None = None,
     kind_options: dict[str, Any] | None = None,
-    owner: AbstractBaseUser | None = None,
+    owner: User | None = None,
     name: str = "",
     enqueue: bool = True,
 ) -> Experiment:

@@ -4,7 +4,7 @@ import json
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from llmjudge.models import Judge
@@ -78,7 +78,7 @@ class Command(BaseCommand):
         )
 
     @staticmethod
-    def _owner(username: str) -> AbstractBaseUser:
+    def _owner(username: str) -> User:
         """The named user, or the first superuser (deployment presets): a judge never lacks an owner."""
         users = get_user_model().objects
         if username:
