@@ -102,8 +102,8 @@ def rate(request: HttpRequest, token: str) -> HttpResponse:
     except _Unavailable as exc:
         return _unavailable(request, exc)
     except _NotStarted as exc:
-        form = StartForm(initial={"page": "start"})
-        return render(request, "annotations/start.html", {"study": exc.rater.study, "form": form})
+        start_form = StartForm(initial={"page": "start"})
+        return render(request, "annotations/start.html", {"study": exc.rater.study, "form": start_form})
     study = assignment.rater.study
     # The questions are read by the step, the form and the page: once.
     prefetch_related_objects([study], Prefetch("questions", queryset=Question.objects.order_by("order", "id")))
@@ -114,8 +114,8 @@ def rate(request: HttpRequest, token: str) -> HttpResponse:
         # locks the assignment and applies the answers only if that key is still the current page.
         posted = services.posted_step(study=study, key=data.get("page", ""))
         if posted is not None:
-            form = _form_for(assignment, posted, data)
-            if form.is_valid():
+            form = _form_for(assignment, posted, data)  # a posted step is an item or a check: it has a form
+            if form is not None and form.is_valid():
                 return _submit(request, assignment, posted, form, here)
             # Invalid answers: shown again below with their errors, if the page is still the current one.
     step = services.assignment_next_step(assignment=assignment)
@@ -138,7 +138,7 @@ def _submit(request: HttpRequest, assignment: Assignment, step: Step, form: form
     return redirect(here)
 
 
-def _questions_of(assignment: Assignment, step: Step) -> list:
+def _questions_of(assignment: Assignment, step: Step) -> list[Question]:
     return services.question_parts(list(assignment.rater.study.questions.all()))[step.part]
 
 
@@ -177,7 +177,7 @@ def _apply(request: HttpRequest, assignment: Assignment, step: Step, form: forms
                                       "for. Please read every page carefully.")
     elif step.kind == "consent":
         services.consent_give(rater=assignment.rater)
-    elif step.kind == "demographics":
+    elif step.kind == "demographics" and isinstance(form, DemographicsForm):
         services.demographics_save(rater=assignment.rater, answers=form.answers())
 
 
@@ -191,6 +191,8 @@ def _context(assignment: Assignment, step: Step, form: forms.Form | None) -> dic
         "assignment": assignment,
     }
     if step.kind == "item":
+        # An item page always has its claim (assignment_next_step) and its form (_form_for).
+        assert step.claim is not None and form is not None
         questions = list(study.questions.all())
         # Built from the same rendering as the judge's prompt; fields a later question reveals are left out.
         page = rater_page(study=study, item=step.claim.item, questions=questions)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import numpy as np
 from django.db import connection
@@ -29,6 +29,9 @@ from evalhub.stats.alt_test import Scoring
 from evalhub.stats.inputs import id_codes
 from llmjudge.kinds import is_per_rater
 from llmjudge.models import JudgeRun, LLMRating
+
+if TYPE_CHECKING:
+    from django.db.backends.utils import _SQLType  # what a database cursor takes as a query parameter
 
 HUMAN = "human"
 ALL_GROUPS = "(all)"  # the pooled cell over every group, on request; parentheses keep it apart from group names
@@ -150,7 +153,7 @@ def pool_labels(study: Study) -> dict[int, tuple[str, LabelParams]]:
             for run_id, label in labels.items()}
 
 
-def human_rows_sql(question_ids: list[int]) -> tuple[str, tuple[object, ...]]:
+def human_rows_sql(question_ids: list[int]) -> tuple[str, tuple[_SQLType, ...]]:
     """SQL of (item_id, question_id, rater_id, score) for the human ratings of these questions.
 
     A question belongs to one study (and a trigger keeps every rating's item in its question's
@@ -161,7 +164,7 @@ def human_rows_sql(question_ids: list[int]) -> tuple[str, tuple[object, ...]]:
     return qs.values_list("item_id", "question_id", "rater_id", "score").query.sql_with_params()
 
 
-def llm_rows_sql(run_ids: list[int], question_ids: list[int]) -> tuple[str, tuple[object, ...]]:
+def llm_rows_sql(run_ids: list[int], question_ids: list[int]) -> tuple[str, tuple[_SQLType, ...]]:
     """SQL of (run_id, item_id, question_id, sample, score) for the ok ratings of these runs and questions.
 
     Position-bias samples (``swapped``, llmjudge/runs/swapping.py) are left out: they are extra samples of
@@ -172,7 +175,7 @@ def llm_rows_sql(run_ids: list[int], question_ids: list[int]) -> tuple[str, tupl
     return qs.order_by().values_list("run_id", "item_id", "question_id", "sample", "score").query.sql_with_params()
 
 
-def fetch_matrix(sql: str, params: tuple[object, ...], n_columns: int) -> np.ndarray:
+def fetch_matrix(sql: str, params: tuple[_SQLType, ...], n_columns: int) -> np.ndarray:
     """Run a query of numeric columns and return its rows as one float array (n, n_columns).
 
     Django's per-row model/values machinery is skipped: at a million rows it would cost more than the
@@ -274,10 +277,10 @@ def study_data(*, study: Study, options: AnalysisOptions) -> StudyData:
 
     names = pool_names(study)
     labels = pool_labels(study)
-    runs = JudgeRun.objects.filter(study=study).select_related("judge").order_by("id")
+    chosen = JudgeRun.objects.filter(study=study).select_related("judge").order_by("id")
     if options.runs is not None:
-        runs = runs.filter(id__in=options.runs)
-    runs = list(runs)
+        chosen = chosen.filter(id__in=options.runs)
+    runs = list(chosen)
     if runs:
         run_ids = [r.pk for r in runs]
         rows = fetch_matrix(*llm_rows_sql(run_ids, question_ids), 5) if question_ids else np.empty((0, 5))

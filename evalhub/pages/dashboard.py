@@ -15,6 +15,7 @@ from typing import Generic, Protocol, TypeVar
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.safestring import SafeString
@@ -114,7 +115,8 @@ def study_alt_epsilon(request: HttpRequest, slug: str) -> HttpResponse:
     form = EpsilonForm(request.POST)
     if not form.is_valid():
         # A bad value changes nothing and says why in one line (the form's select offers only good ones).
-        return HttpResponse(" ".join(form.errors["epsilon"]), status=400, content_type="text/plain; charset=utf-8")
+        message = " ".join(str(error) for error in form.errors["epsilon"])
+        return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
     study_alt_epsilon_set(study=study, epsilon=form.cleaned_data["epsilon"])
     return redirect(reverse("study_dashboard", args=[study.slug]) + "#verdict")
 
@@ -130,13 +132,13 @@ def study_analysis_json(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-def study_ratings_csv(request: HttpRequest, slug: str) -> HttpResponse:
+def study_ratings_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = study_for_researcher(user=request.user, slug=slug)
     return _csv_response(csv_lines(rating_rows([study])), f"{study.slug}-ratings.csv")
 
 
 @login_required
-def study_table_csv(request: HttpRequest, slug: str, table: str) -> HttpResponse:
+def study_table_csv(request: HttpRequest, slug: str, table: str) -> HttpResponseBase:
     study = study_for_researcher(user=request.user, slug=slug)
     if table != "all" and table not in TABLE_COLUMNS:
         raise Http404("no such table")

@@ -54,7 +54,8 @@ class StudyNewForm(forms.Form):
         return spec
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data  # what Form.clean returns; its stub allows None for forms that return nothing
         if "file" in self.errors:
             return data
         if bool(data.get("template")) == bool(data.get("file")):

@@ -22,13 +22,14 @@ from functools import wraps
 from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.core.cache import cache
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
 from annotations.guards.client_address import client_address
 from annotations.guards.window_counter import window_count
 
-View = Callable[..., HttpResponse]
+View = Callable[..., HttpResponseBase]  # a class-based view's as_view() is typed to return the base class
 
 
 def _keys(request: HttpRequest) -> tuple[str, str]:
@@ -48,7 +49,7 @@ def rate_limited_login(view: View) -> View:
     """Wrap a login view: a POST that re-shows the form (200) is a failure, a redirect is a success."""
 
     @wraps(view)
-    def wrapped(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+    def wrapped(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponseBase:
         if request.method != "POST":
             return view(request, *args, **kwargs)
         key, address = _keys(request)
@@ -56,9 +57,9 @@ def rate_limited_login(view: View) -> View:
         if (counts.get(key, 0) >= settings.LOGIN_RATE_LIMIT
                 or counts.get(address, 0) >= settings.LOGIN_RATE_LIMIT_PER_ADDRESS):
             minutes = max(1, settings.LOGIN_RATE_LIMIT_WINDOW_SECONDS // 60)
-            response = render(request, "registration/login_limited.html", {"minutes": minutes}, status=429)
-            response["Retry-After"] = str(settings.LOGIN_RATE_LIMIT_WINDOW_SECONDS)
-            return response
+            limited = render(request, "registration/login_limited.html", {"minutes": minutes}, status=429)
+            limited["Retry-After"] = str(settings.LOGIN_RATE_LIMIT_WINDOW_SECONDS)
+            return limited
         response = view(request, *args, **kwargs)
         if response.status_code == 302 and request.user.is_authenticated:
             cache.delete(key)

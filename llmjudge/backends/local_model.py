@@ -39,7 +39,9 @@ class LocalModel:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         dtype = torch.float16 if self.device == "cuda" else torch.float32
         self.model = AutoModelForCausalLM.from_pretrained(name_or_path, dtype=dtype, local_files_only=local)
-        self.model = self.model.to(self.device)
+        # transformers wraps PreTrainedModel.to in functools.wraps(torch.nn.Module.to), which the type checker
+        # reads as the unbound function: it wants the model as the first argument.
+        self.model = self.model.to(self.device)  # type: ignore[arg-type]
         self.model.eval()
 
     @classmethod
@@ -53,7 +55,9 @@ class LocalModel:
     def format_conversation(self, messages: list[dict[str, str]]) -> str:
         """The model's own chat template when it has one; otherwise the turns, one after the other."""
         if getattr(self.tokenizer, "chat_template", None):
-            return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            assert isinstance(text, str)  # tokenize=False: the template's text, not token ids
+            return text
         return "\n".join(m["content"] for m in messages)
 
     def generate(
@@ -75,7 +79,9 @@ class LocalModel:
         else:
             options.update(do_sample=False)
         with torch.inference_mode():
-            output = self.model.generate(**batch, **options)
+            # GenerationMixin.generate declares its self as GenerativePreTrainedModel, which the class
+            # AutoModelForCausalLM.from_pretrained is typed to return (PreTrainedModel + GenerationMixin) is not.
+            output = self.model.generate(**batch, **options)  # type: ignore[misc]
         new_tokens = output[:, batch["input_ids"].shape[1]:]
         latency = int((time.monotonic() - started) * 1000)
         prompt_lengths = batch["attention_mask"].sum(dim=1).tolist()
@@ -83,6 +89,7 @@ class LocalModel:
         for row, prompt_tokens in zip(new_tokens, prompt_lengths, strict=True):
             completion = int((row != self.tokenizer.pad_token_id).sum())
             text = self.tokenizer.decode(row, skip_special_tokens=True)
+            assert isinstance(text, str)  # one sequence decodes to one string
             results.append(Generation(text=text, prompt_tokens=int(prompt_tokens), completion_tokens=completion,
                                       latency_ms=latency))
         return results

@@ -59,6 +59,19 @@ class RatingState:
     history: list[dict[str, Any]]
 
 
+class RunView(Protocol):
+    """What builders read of a run: a JudgeRun, or the preview's run not yet started (no pk: no stored calls)."""
+
+    @property
+    def pk(self) -> int | None: ...
+
+    @property
+    def study(self) -> Study: ...
+
+    @property
+    def params(self) -> dict[str, Any]: ...  # JudgeRun.params, JSON
+
+
 class PromptBuilder(Protocol):
     def conversations(
         self,
@@ -69,7 +82,7 @@ class PromptBuilder(Protocol):
         questions: list[Question],
         sample: int,
         ratings: dict[int, RatingState],
-        run: Any = None,
+        run: RunView | None = None,
         target_rater_id: int | None = None,
     ) -> list[Conversation]:
         """``ratings`` maps question id to the state of this item/sample's rating rows in the chunk

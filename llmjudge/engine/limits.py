@@ -191,7 +191,7 @@ class RedisLimiter:
             if want <= 0:
                 return 0
             fresh = [uuid.uuid4().hex for _ in range(want)]
-            args = [self.concurrency, self.lease_seconds, *fresh]
+            args: list[int | float | str] = [self.concurrency, self.lease_seconds, *fresh]
             granted = int(await self._acquire(keys=[self.leases_key], args=args))
             expires = time.time() + self.lease_seconds
             self._held += granted

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from annotations.models import Study
     from llmjudge.kinds.common.plan import Pending, Progress, Row
     from llmjudge.kinds.common.spec import JudgeKind
+    from llmjudge.models import JudgeRun
     from llmjudge.runs.config import JudgeConfig
 
 __all__ = [
@@ -71,12 +72,13 @@ def is_per_rater(name: str) -> bool:
     return name in registry() and registry()[name].per_rater
 
 
-def options_for(kind: str, raw: Mapping[str, Any] | None) -> Any:
-    """Validated options of a judge kind; None for the plain judge (it has none)."""
+def options_for(kind: str, raw: Mapping[str, Any] | None) -> object:
+    """Validated options of a judge kind (its frozen dataclass); None for the plain judge (it has none).
+    Only the kind's own functions read them, each typed with its kind's class."""
     return kind_for(kind).options(dict(raw or {}))
 
 
-def kind_options(kind: str, options: Mapping[str, Any] | None) -> Any:
+def kind_options(kind: str, options: Mapping[str, Any] | None) -> object:
     """A judge's options as its kind reads them: the backends' own keys left out, the rest validated."""
     return options_for(kind, without_backend_keys(options))
 
@@ -105,7 +107,7 @@ def planned_steps(*, config: JudgeConfig, rows: list[Row]) -> list[tuple[str, st
     return kind.planned_steps(options=options, rows=rows)
 
 
-def prepare_steps(*, run: Any, config: JudgeConfig, pending: list[Pending], on_progress: Progress = None) -> str:
+def prepare_steps(*, run: JudgeRun, config: JudgeConfig, pending: list[Pending], on_progress: Progress = None) -> str:
     """Ask the steps the pending (item, question, target rater) rows need first; returns a fatal error.
 
     Stops asking as soon as the run is paused or cancelled (the caller then asks no rating).

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotations.models import Item, Question, Rater, Study
-from llmjudge.engine.conversation import RatingState
+from llmjudge.engine.conversation import RatingState, RunView
 from llmjudge.kinds import kind_for, planned_rows
 from llmjudge.kinds.common.option_values import without_backend_keys
 from llmjudge.kinds.persona.options import persona_options
@@ -46,11 +46,11 @@ def judge_preview(*, study: Study, judge: Judge | None, item: Item, questions: l
     config = JudgeConfig.from_judge(judge) if judge else None
     if config is None or config.kind == "plain":
         config = config or JudgeConfig(judge_id=0, name="", kind="plain", backend="fake", model="")
-        prompts = judge_prompts(study=study, config=config, item=item, questions=questions)
+        texts = judge_prompts(study=study, config=config, item=item, questions=questions)
         chat = config.mode == "chat"
-        return Preview(list(zip(questions, chat_turn_texts(prompts) if chat else prompts, strict=True)), chat=chat)
+        return Preview(list(zip(questions, chat_turn_texts(texts) if chat else texts, strict=True)), chat=chat)
     kind = kind_for(config.kind)
-    run: Any = JudgeRun.objects.filter(study=study, judge=judge).order_by("-pk").first()
+    run: RunView | None = JudgeRun.objects.filter(study=study, judge=judge).order_by("-pk").first()
     if run is not None:
         config = JudgeConfig.from_params(run.params)
     else:
@@ -85,5 +85,5 @@ def judge_preview(*, study: Study, judge: Judge | None, item: Item, questions: l
 def _example_rater(study: Study, split: dict[str, dict[str, list[int]]], item: Item) -> Rater | None:
     ids = sorted(int(r) for r in split)
     held_out = [r for r in ids if item.pk in split[str(r)]["held_out"]]
-    chosen = (held_out or ids or [None])[0]
-    return study.raters.filter(pk=chosen).first() if chosen is not None else None
+    candidates = held_out or ids
+    return study.raters.filter(pk=candidates[0]).first() if candidates else None

@@ -8,16 +8,39 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import connection, transaction
+from django.db.models import Field
 from django.utils import timezone
 
 from llmjudge.engine.runner import TurnResult
 from llmjudge.models import JudgeRun, LLMRating
 from llmjudge.runs.config import JudgeConfig
 
+if TYPE_CHECKING:
+    from django.db.backends.utils import _SQLType  # what a database cursor takes as a query parameter
+
 _VARYING = ("item_id", "question_id", "sample", "target_rater_id", "params")
+
+
+def _concrete(name: str) -> Field[Any, Any]:
+    field = LLMRating._meta.get_field(name)
+    assert isinstance(field, Field)  # one of LLMRating's own columns, never a reverse relation
+    return field
+
+
+def _column(field: Field[Any, Any]) -> str:
+    """The field's quoted column name (the stubs allow None, for fields without a column such as many-to-many)."""
+    assert field.column is not None
+    return connection.ops.quote_name(field.column)
+
+
+def _array_type(field: Field[Any, Any]) -> str:
+    """The database type of an array of the field's values, for ``unnest``."""
+    db_type = field.db_type(connection)
+    assert db_type is not None  # every written field has a column type
+    return f"{db_type}[]"
 
 
 def insert_pending(
@@ -46,21 +69,22 @@ def insert_pending(
         )
         return
     prototype = LLMRating(run=run, template_version=version, model=config.model)
-    quote = connection.ops.quote_name
     fields = [f for f in LLMRating._meta.concrete_fields if not f.primary_key]
-    varying = {name: LLMRating._meta.get_field(name.removesuffix("_id")) for name in _VARYING}
-    columns, selected, constants = [], [], []
+    varying = {name: _concrete(name.removesuffix("_id")) for name in _VARYING}
+    columns: list[str] = []
+    selected: list[str] = []
+    constants: list[_SQLType] = []
     for field in fields:
-        columns.append(quote(field.column))
+        columns.append(_column(field))
         if field.attname in varying:
-            selected.append(f"v.{quote(field.column)}")
+            selected.append(f"v.{_column(field)}")
         else:
             selected.append("%s")
             constants.append(field.get_db_prep_save(field.pre_save(prototype, add=True), connection))
-    arrays = ", ".join(f"%s::{varying[name].db_type(connection)}[]" for name in _VARYING)
-    names = ", ".join(quote(varying[name].column) for name in _VARYING)
+    arrays = ", ".join(f"%s::{_array_type(varying[name])}" for name in _VARYING)
+    names = ", ".join(_column(varying[name]) for name in _VARYING)
     sql = (
-        f"INSERT INTO {quote(LLMRating._meta.db_table)} ({', '.join(columns)}) "
+        f"INSERT INTO {connection.ops.quote_name(LLMRating._meta.db_table)} ({', '.join(columns)}) "
         f"SELECT {', '.join(selected)} FROM unnest({arrays}) AS v({names}) ON CONFLICT DO NOTHING"
     )
     dumped = {sample: json.dumps(value) for sample, value in params.items()}
@@ -102,23 +126,23 @@ def write_results(results: list[TurnResult]) -> int:
         return 0
     table = LLMRating._meta
     quote = connection.ops.quote_name
-    fields = [table.get_field(name) for name in _WRITTEN_FIELDS]
-    updated_at = table.get_field("updated_at")
+    fields = [_concrete(name) for name in _WRITTEN_FIELDS]
+    updated_at = _concrete("updated_at")
     now = updated_at.get_db_prep_save(timezone.now(), connection)
     pending = LLMRating.Status.PENDING.value
-    status_column = quote(table.get_field("status").column)
-    id_column = quote(table.pk.column)
+    status_column = _column(_concrete("status"))
+    id_column = _column(_concrete("id"))
     with transaction.atomic(), connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             # One array per column: the statement's text is the same for every batch, so the
             # driver's parsed-query cache holds (a VALUES list changes with the batch size, and
             # splitting its hundreds of placeholders again per batch cost more than the rows).
-            arrays = ", ".join(["%s::bigint[]", *(f"%s::{f.db_type(connection)}[]" for f in fields)])
-            names = ", ".join(["id", *(quote(f.column) for f in fields)])
+            arrays = ", ".join(["%s::bigint[]", *(f"%s::{_array_type(f)}" for f in fields)])
+            names = ", ".join(["id", *(_column(f) for f in fields)])
             sql = (
                 f"UPDATE {quote(table.db_table)} AS r SET "
-                + ", ".join(f"{quote(f.column)} = v.{quote(f.column)}" for f in fields)
-                + f", {quote(updated_at.column)} = %s"
+                + ", ".join(f"{_column(f)} = v.{_column(f)}" for f in fields)
+                + f", {_column(updated_at)} = %s"
                 + f" FROM unnest({arrays}) AS v({names})"
                 + f" WHERE r.{id_column} = v.id AND r.{status_column} = %s"
             )
@@ -127,8 +151,8 @@ def write_results(results: list[TurnResult]) -> int:
             return max(cursor.rowcount, 0)
         sql = "UPDATE {table} SET {columns}, {updated} = %s WHERE {id} = %s AND {status} = %s".format(
             table=quote(table.db_table),
-            columns=", ".join(f"{quote(f.column)} = %s" for f in fields),
-            updated=quote(updated_at.column),
+            columns=", ".join(f"{_column(f)} = %s" for f in fields),
+            updated=_column(updated_at),
             id=id_column,
             status=status_column,
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.utils import timezone
 
@@ -16,15 +16,21 @@ from llmjudge.parsing import ParsedScore
 from llmjudge.runs.config import JudgeConfig
 from llmjudge.runs.execution import execute_conversations
 
+if TYPE_CHECKING:
+    from llmjudge.engine.runner import TurnResult
+
 Progress = Callable[[], None] | None
+# An answer -> what JudgeCall.parsed stores (JSON), with the call's "status" when it is not "ok".
+CallParser = Callable[[str], dict[str, Any]]
+Ask = tuple[JudgeCall, str, CallParser]  # the pending call, its prompt, its parser
 
 
-def run_is_running(run: Any) -> bool:
+def run_is_running(run: JudgeRun) -> bool:
     return JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).exists()
 
 
 def execute_calls(
-    run: Any, config: JudgeConfig, asks: Sequence[tuple[Any, str, Callable[[str], dict]]], on_progress: Progress = None
+    run: JudgeRun, config: JudgeConfig, asks: Sequence[Ask], on_progress: Progress = None
 ) -> str:
     """Ask each (JudgeCall, prompt, parser) through the engine; store answers on rows still pending.
 
@@ -37,7 +43,7 @@ def execute_calls(
         return ""
     by_id = {call.pk: (call, prompt, parser) for call, prompt, parser in asks}
 
-    def status_only(parser: Callable[[str], dict]) -> Callable[[str], ParsedScore]:
+    def status_only(parser: CallParser) -> Callable[[str], ParsedScore]:
         def parse(text: str) -> ParsedScore:
             parsed = parser(text)
             return ParsedScore(None, parsed.get("status", "ok"), "")
@@ -64,7 +70,7 @@ def execute_calls(
         for call, prompt, parser in asks
     ]
 
-    def store(results: list[Any]) -> int:
+    def store(results: list[TurnResult]) -> int:
         now = timezone.now()
         written = 0
         for r in results:
@@ -90,7 +96,7 @@ def execute_calls(
     return outcome.fatal
 
 
-def steps_create(*, run: Any, steps: Iterable[tuple[str, str]]) -> None:
+def steps_create(*, run: JudgeRun, steps: Iterable[tuple[str, str]]) -> None:
     """Pending JudgeCall rows for ``steps``; existing ones are kept (unique per run, step and key)."""
     version = run.params.get("kind_version", "1")
     JudgeCall.objects.bulk_create(
@@ -99,12 +105,12 @@ def steps_create(*, run: Any, steps: Iterable[tuple[str, str]]) -> None:
     )
 
 
-def calls_for(run: Any, step: str, keys: Iterable[str]) -> dict[str, Any]:
+def calls_for(run: JudgeRun, step: str, keys: Iterable[str]) -> dict[str, JudgeCall]:
     """The run's JudgeCall rows of ``step`` for ``keys``, created pending when missing."""
     keys = list(dict.fromkeys(keys))
     steps_create(run=run, steps=((step, key) for key in keys))
     return {c.key: c for c in JudgeCall.objects.filter(run=run, step=step, key__in=keys)}
 
 
-def reset_errors(calls: list[Any]) -> None:
+def reset_errors(calls: list[JudgeCall]) -> None:
     JudgeCall.objects.filter(pk__in=[c.pk for c in calls], status=JudgeCall.Status.ERROR).update(status="pending")

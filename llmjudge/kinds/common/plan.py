@@ -3,10 +3,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, is_dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from annotations.models import Study
 from llmjudge.runs.config import JudgeConfig
+
+if TYPE_CHECKING:
+    from llmjudge.models import JudgeRun
 
 Row = tuple[int, int, int, int | None]  # (item, question, sample, target rater)
 Pending = tuple[int, int, int]  # (item, question, target rater) of a rating still to ask
@@ -14,7 +17,7 @@ Progress = Callable[[], None] | None
 
 
 def every_item_rows(
-    *, study: Study, config: JudgeConfig, options: Any, items: list[int], questions: list[int]
+    *, study: Study, config: JudgeConfig, options: object, items: list[int], questions: list[int]
 ) -> tuple[list[Row], dict[str, Any]]:
     """One row per item, sample and question (the protocol's order), and the options as run params."""
     rows: list[Row] = [(i, q, s, None) for i in items for s in range(config.samples) for q in questions]
@@ -22,13 +25,15 @@ def every_item_rows(
     return rows, {"kind_options": kind_options}
 
 
-def no_steps(*, options: Any, rows: list[Row]) -> list[tuple[str, str]]:
+def no_steps(*, options: object, rows: list[Row]) -> list[tuple[str, str]]:
     return []
 
 
-def nothing_to_prepare(*, run: Any, config: JudgeConfig, pending: list[Pending], on_progress: Progress = None) -> str:
+def nothing_to_prepare(
+    *, run: JudgeRun, config: JudgeConfig, pending: list[Pending], on_progress: Progress = None
+) -> str:
     return ""
 
 
-def no_study_check(*, study: Study, config: JudgeConfig, options: Any) -> None:
+def no_study_check(*, study: Study, config: JudgeConfig, options: object) -> None:
     return None

@@ -17,7 +17,7 @@ class JudgeKind:
 
     name: str
     # Validated options (a frozen dataclass, or None for a kind without options); ValueError names the option.
-    options: Callable[[Mapping[str, Any]], Any]
+    options: Callable[[Mapping[str, Any]], object]
     builder: PromptBuilder
     # False for a kind without options: the judge command refuses options for it, a run ignores any the
     # admin left in Judge.options (e.g. after changing a judge's kind), as before the registry.

@@ -3,12 +3,15 @@ stored in ``JudgeRun.params["split"]``, and the rows a run predicts from it."""
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from annotations.models import Rater, Study
 from llmjudge.kinds.common.errors import KindError
 from llmjudge.kinds.common.items import human_ratings
 from llmjudge.kinds.personalized.prompts import split_profile
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 Row = tuple[int, int, int, int | None]  # (item, question, sample, target rater)
 
@@ -51,5 +54,5 @@ def held_out_rows(
     ]
 
 
-def split_params(options: Any, split: dict[str, dict[str, list[int]]]) -> dict[str, Any]:
+def split_params(options: DataclassInstance, split: dict[str, dict[str, list[int]]]) -> dict[str, Any]:
     return {"kind_options": asdict(options), "split": split}

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from annotations.models import Item, Question, Study
-from llmjudge.engine.conversation import Conversation, RatingState
+from llmjudge.engine.conversation import Conversation, RatingState, RunView
 from llmjudge.kinds.common.items import item_text, rater_demographics
 from llmjudge.kinds.common.option_values import without_backend_keys
 from llmjudge.kinds.common.turns import pending_turns
@@ -34,9 +34,11 @@ class PersonaBuilder:
         questions: list[Question],
         sample: int,
         ratings: dict[int, RatingState],
-        run: Any = None,
+        run: RunView | None = None,
         target_rater_id: int | None = None,
     ) -> list[Conversation]:
+        # A per-rater kind's turns are built for one rater of a planned run (a started one, or the preview's).
+        assert run is not None and target_rater_id is not None
         options = persona_options(without_backend_keys(config.options))
         spec = persona.method(options.method)
         scale = (study.scale_min, study.scale_max)
@@ -46,7 +48,7 @@ class PersonaBuilder:
         def make(question: Question) -> tuple[str, Callable]:
             kw: dict[str, Any] = {"item_text": text, "question": question.text, "scale": scale, "noun": options.noun}
             if spec.characters:
-                character = persona_characters(run, target_rater_id, question.pk)[sample]  # type: ignore[arg-type]
+                character = persona_characters(run, target_rater_id, question.pk)[sample]
                 prompt = persona.roleplay_prompt(
                     character=character,
                     with_name=spec.with_name,
@@ -62,5 +64,5 @@ class PersonaBuilder:
 
         if spec.characters:
             # Rows whose rater lacks characters were set to error by the preparation.
-            ratings = {q: r for q, r in ratings.items() if len(persona_characters(run, target_rater_id, q)) > sample}  # type: ignore[arg-type]
+            ratings = {q: r for q, r in ratings.items() if len(persona_characters(run, target_rater_id, q)) > sample}
         return pending_turns(ratings, questions, make, scale, sample, config.sample_seed(sample))

@@ -9,26 +9,27 @@ from typing import Any
 from django.utils import timezone
 
 from annotations.models import Item, Question, Rater, Study
-from llmjudge.kinds.common.calls import Progress, calls_for, execute_calls, reset_errors, run_is_running
+from llmjudge.engine.conversation import RunView
+from llmjudge.kinds.common.calls import Ask, Progress, calls_for, execute_calls, reset_errors, run_is_running
 from llmjudge.kinds.common.items import human_ratings, item_text, rater_demographics
 from llmjudge.kinds.common.option_values import without_backend_keys
 from llmjudge.kinds.persona import prompts as persona
 from llmjudge.kinds.persona.options import PersonaOptions, persona_options
-from llmjudge.models import JudgeCall, LLMRating
+from llmjudge.models import JudgeCall, JudgeRun, LLMRating
 from llmjudge.runs.config import JudgeConfig
 
 
-def _parse_characters(text: str) -> dict:
+def _parse_characters(text: str) -> dict[str, Any]:
     chars = persona.parse_characters(text)
     return {"status": "ok" if chars else "unparseable", "characters": [asdict(c) for c in chars]}
 
 
-def _parse_verification(text: str) -> dict:
+def _parse_verification(text: str) -> dict[str, Any]:
     verdict = persona.parse_verification(text)
     return {"status": "ok" if verdict is not None else "unparseable", "valid": verdict}
 
 
-def persona_characters(run: Any, rater_id: int, question_id: int) -> list[persona.Character]:
+def persona_characters(run: RunView, rater_id: int, question_id: int) -> list[persona.Character]:
     """The verified characters of one rater and question, from the stored calls (first ones first)."""
     options = persona_options(without_backend_keys(run.params.get("options")))
     rows = JudgeCall.objects.filter(run_id=run.pk, key__startswith=f"{rater_id}:{question_id}:")
@@ -80,7 +81,7 @@ def proposal_prompt(
 
 
 def persona_prepare(
-    *, run: Any, config: JudgeConfig, pending: list[tuple[int, int, int]], on_progress: Progress = None
+    *, run: JudgeRun, config: JudgeConfig, pending: list[tuple[int, int, int]], on_progress: Progress = None
 ) -> str:
     """Propose and verify characters for every (rater, question) the pending rows need."""
     options = persona_options(without_backend_keys(config.options))
@@ -106,7 +107,7 @@ def persona_prepare(
         if not lacking:
             return ""
         proposals = calls_for(run, "propose", (f"{r}:{q}:{attempt}" for r, q in lacking))
-        asks = []
+        asks: list[Ask] = []
         for r, q in lacking:
             call = proposals[f"{r}:{q}:{attempt}"]
             if call.status not in ("pending", "error"):
@@ -137,7 +138,7 @@ def persona_prepare(
 
 
 def _verify_proposals(
-    run: Any, config: JudgeConfig, options: PersonaOptions, keys: Iterable[str], on_progress: Progress = None
+    run: JudgeRun, config: JudgeConfig, options: PersonaOptions, keys: Iterable[str], on_progress: Progress = None
 ) -> str:
     """Ask the missing verifications of the stored proposals among ``keys``; returns a fatal error."""
     proposals = JudgeCall.objects.filter(run=run, step="propose", key__in=list(keys))

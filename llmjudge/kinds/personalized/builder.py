@@ -4,10 +4,9 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from collections.abc import Callable
-from typing import Any
 
 from annotations.models import HumanRating, Item, Question, Study
-from llmjudge.engine.conversation import Conversation, RatingState
+from llmjudge.engine.conversation import Conversation, RatingState, RunView
 from llmjudge.kinds.common.items import item_text
 from llmjudge.kinds.common.option_values import without_backend_keys
 from llmjudge.kinds.common.turns import pending_turns
@@ -34,9 +33,11 @@ class PersonalizedBuilder:
         questions: list[Question],
         sample: int,
         ratings: dict[int, RatingState],
-        run: Any = None,
+        run: RunView | None = None,
         target_rater_id: int | None = None,
     ) -> list[Conversation]:
+        # A per-rater kind's turns are built for one rater of a planned run (a started one, or the preview's).
+        assert run is not None and target_rater_id is not None
         options = personalized_options(without_backend_keys(config.options))
         scale = (study.scale_min, study.scale_max)
         profile_ids = run.params["split"][str(target_rater_id)]["profile"]

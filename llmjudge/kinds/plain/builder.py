@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from annotations.models import Item, Question, Study
-from llmjudge.engine.conversation import Conversation, RatingState, Turn
+from llmjudge.engine.conversation import Conversation, RatingState, RunView, Turn
 from llmjudge.parsing import ParsedScore
 from llmjudge.parsing.labels import parse_label
 from llmjudge.prompting.study_prompt import chat_turn_texts, judge_prompts, study_choices, study_parser
@@ -42,7 +41,7 @@ class PlainBuilder:
         questions: list[Question],
         sample: int,
         ratings: dict[int, RatingState],
-        run: Any = None,
+        run: RunView | None = None,
         target_rater_id: int | None = None,
     ) -> list[Conversation]:
         # A position-bias sample: the pair shown swapped, its choice mapped back (llmjudge/runs/swapping.py).

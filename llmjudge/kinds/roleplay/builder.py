@@ -5,7 +5,7 @@ from collections.abc import Callable
 from typing import Any
 
 from annotations.models import Item, Question, Study
-from llmjudge.engine.conversation import Conversation, RatingState
+from llmjudge.engine.conversation import Conversation, RatingState, RunView
 from llmjudge.kinds.common.items import item_text, pair_texts, shared_text
 from llmjudge.kinds.common.option_values import without_backend_keys
 from llmjudge.kinds.common.turns import pending_turns
@@ -71,9 +71,10 @@ class RoleplayBuilder:
         questions: list[Question],
         sample: int,
         ratings: dict[int, RatingState],
-        run: Any = None,
+        run: RunView | None = None,
         target_rater_id: int | None = None,
     ) -> list[Conversation]:
+        assert run is not None  # a panel's roles are the run's (a started run, or the preview's planned one)
         options = roleplay_options(without_backend_keys(config.options))
         mode = panel_mode(study, config, options)
         scale = (study.scale_min, study.scale_max)

@@ -7,7 +7,8 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
-from llmjudge.kinds.common.calls import Progress, calls_for, execute_calls, reset_errors
+from llmjudge.engine.conversation import RunView
+from llmjudge.kinds.common.calls import Ask, Progress, calls_for, execute_calls, reset_errors
 from llmjudge.kinds.common.items import item_text
 from llmjudge.kinds.common.option_values import without_backend_keys
 from llmjudge.kinds.roleplay.clustering import dedupe_roles
@@ -15,7 +16,7 @@ from llmjudge.kinds.roleplay.embedding import minilm_embedder
 from llmjudge.kinds.roleplay.options import RoleplayOptions, roleplay_options, static_role_options
 from llmjudge.kinds.roleplay.prompts import dynamic_roles_prompt
 from llmjudge.kinds.roleplay.roles import Role, parse_roles, static_roles
-from llmjudge.models import JudgeCall
+from llmjudge.models import JudgeCall, JudgeRun
 from llmjudge.runs.config import JudgeConfig
 
 
@@ -24,7 +25,7 @@ def _embedder() -> Callable:
     return minilm_embedder()
 
 
-def panel_roles(run: Any, item_id: int) -> list[Role]:
+def panel_roles(run: RunView, item_id: int) -> list[Role]:
     options = roleplay_options(without_backend_keys(run.params.get("options")))
     static = panel_roles_static(options)
     if not options.dynamic_roles:
@@ -38,7 +39,7 @@ def panel_roles(run: Any, item_id: int) -> list[Role]:
 
 
 def roleplay_prepare(
-    *, run: Any, config: JudgeConfig, pending: list[tuple[int, int, int]], on_progress: Progress = None
+    *, run: JudgeRun, config: JudgeConfig, pending: list[tuple[int, int, int]], on_progress: Progress = None
 ) -> str:
     options = roleplay_options(without_backend_keys(config.options))
     if not options.dynamic_roles:
@@ -48,7 +49,7 @@ def roleplay_prepare(
     calls = calls_for(run, "roles", (str(item) for item, _, _ in pending))
     items = {i.pk: i for i in study.items.filter(pk__in=[int(k) for k in calls])}
 
-    def parser(text: str) -> dict:
+    def parser(text: str) -> dict[str, Any]:
         found = parse_roles(text)
         if not found:
             return {"status": "unparseable", "roles": [], "kept": [asdict(r) for r in static]}
@@ -65,7 +66,7 @@ def roleplay_prepare(
         )
         return {"status": "ok", "roles": [asdict(r) for r in found], "kept": [asdict(r) for r in kept]}
 
-    asks = []
+    asks: list[Ask] = []
     for key, call in calls.items():
         if call.status in ("pending", "error"):
             item = items[int(key)]

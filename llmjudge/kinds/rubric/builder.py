@@ -3,10 +3,9 @@ relative grading of the item's two candidates."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from annotations.models import Item, Question, Study
-from llmjudge.engine.conversation import Conversation, RatingState
+from llmjudge.engine.conversation import Conversation, RatingState, RunView
 from llmjudge.kinds.common.errors import KindError
 from llmjudge.kinds.common.items import pair_texts
 from llmjudge.kinds.common.option_values import without_backend_keys
@@ -64,7 +63,7 @@ class RubricBuilder:
         questions: list[Question],
         sample: int,
         ratings: dict[int, RatingState],
-        run: Any = None,
+        run: RunView | None = None,
         target_rater_id: int | None = None,
     ) -> list[Conversation]:
         options = rubric_options(without_backend_keys(config.options))

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 import time
 from typing import Any
 
@@ -97,7 +98,7 @@ class Command(BaseCommand):
             self.stdout.write("no worker consumes the `llm` queue: working in this process")
         for run in runs:
             if inline:
-                judging.judge_run_execute_inline(run=run, on_progress=lambda run=run: self._progress(run, started))
+                judging.judge_run_execute_inline(run=run, on_progress=functools.partial(self._progress, run, started))
             else:
                 while True:
                     run.refresh_from_db()
