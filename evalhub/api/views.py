@@ -62,6 +62,7 @@ class ThrottledAPIView(APIView):
     def check_throttles(self, request: Request) -> None:
         # DRF calls this again after the permissions: count each request once.
         if not getattr(request, "_evalhub_throttled", False):
+            # A mark on this request only, which DRF's Request does not declare (read back just above).
             request._evalhub_throttled = True  # type: ignore[attr-defined]
             super().check_throttles(request)
 

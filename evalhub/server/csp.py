@@ -25,9 +25,11 @@ class ContentSecurityPolicyMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        request.csp_nonce = secrets.token_urlsafe(18)  # type: ignore[attr-defined]
+        nonce = secrets.token_urlsafe(18)
+        # An attribute of this request only, which HttpRequest does not declare; csp_nonce() below reads it back.
+        request.csp_nonce = nonce  # type: ignore[attr-defined]
         response = self.get_response(request)
-        response.setdefault("Content-Security-Policy", POLICY.format(nonce=request.csp_nonce))  # type: ignore[attr-defined]
+        response.setdefault("Content-Security-Policy", POLICY.format(nonce=nonce))
         return response
 
 

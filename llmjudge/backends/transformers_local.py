@@ -12,7 +12,6 @@ import queue
 import threading
 import time
 from concurrent.futures import Future
-from typing import Any
 
 from django.conf import settings
 
@@ -89,7 +88,7 @@ def _by_sampling(
     batch: list[tuple[BackendRequest, Future[BackendAnswer]]],
 ) -> list[list[tuple[BackendRequest, Future[BackendAnswer]]]]:
     """Split a batch so that each `generate` call has one set of sampling parameters."""
-    groups: dict[tuple[Any, ...], list[tuple[BackendRequest, Future[BackendAnswer]]]] = {}
+    groups: dict[tuple[float, float, int, int | None], list[tuple[BackendRequest, Future[BackendAnswer]]]] = {}
     for entry in batch:
         r = entry[0]
         groups.setdefault((r.temperature, r.top_p, r.max_tokens, r.seed), []).append(entry)

@@ -10,8 +10,8 @@ import logging
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotations.models import Item, Question
@@ -81,7 +81,7 @@ class ChunkSummary:
 
 
 
-def _pending_of(run: JudgeRun, rating_ids: list[int] | None) -> Any:
+def _pending_of(run: JudgeRun, rating_ids: list[int] | None) -> QuerySet[LLMRating]:
     """The run's pending ratings among ``rating_ids`` (None: all of them, no long id list to send)."""
     # No ordering: the model's default one joins four tables to sort rows nobody needs sorted.
     rows = run.ratings.filter(status=LLMRating.Status.PENDING).order_by()
@@ -137,7 +137,9 @@ def _run_chunk(run_id: int, rating_ids: list[int] | None, on_progress: Callable[
         # Deleted, paused, cancelled or failed: drop the stale work (a resume re-enqueues it).
         return ChunkSummary(asked=0, written=0, calls=0)
     config = JudgeConfig.from_params(run.params)
-    pending = list(_pending_of(run, rating_ids).values_list("item_id", "question_id", "sample", "target_rater_id"))
+    # target_rater_id is None for a kind that predicts no rater (the plugin types the nullable key as int).
+    pending: list[tuple[int, int, int, int | None]] = list(
+        _pending_of(run, rating_ids).values_list("item_id", "question_id", "sample", "target_rater_id"))
     # Multi-step kinds ask their preliminary calls (characters, roles) first, outside any transaction.
     steps = [(item, question, target) for item, question, _, target in pending]
     fatal = prepare_steps(run=run, config=config, pending=steps, on_progress=on_progress) if pending else ""

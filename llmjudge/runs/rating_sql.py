@@ -101,7 +101,7 @@ _WRITTEN_FIELDS = (
 )
 
 
-def _row_values(r: TurnResult) -> list[Any]:
+def _row_values(r: TurnResult) -> list[_SQLType]:
     """One result's values in ``_WRITTEN_FIELDS`` order, as the database takes them (JSON as text)."""
     return [
         r.status, r.score, r.rationale, r.raw, r.prompt, hashlib.sha256(r.prompt.encode("utf-8")).hexdigest(),

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotations.models import Question, Study
@@ -104,7 +105,7 @@ def study_reparse(*, study: Study, run: JudgeRun | None = None, dry_run: bool = 
 
 
 def _reparse_run(
-    ratings: Any, parse: Callable[[Question], Callable[[str], ParsedScore]], report: ReparseReport
+    ratings: QuerySet[LLMRating], parse: Callable[[Question], Callable[[str], ParsedScore]], report: ReparseReport
 ) -> None:
     # bulk_update skips auto_now: updated_at is set here, so the analysis cache's fingerprint sees the change.
     now = timezone.now()

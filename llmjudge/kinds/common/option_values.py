@@ -20,7 +20,7 @@ def without_backend_keys(raw: Mapping[str, Any] | None) -> dict[str, Any]:
     return {k: v for k, v in (raw or {}).items() if k not in BACKEND_OPTION_KEYS}
 
 
-def default(cls: type, key: str) -> Any:
+def default(cls: type, key: str) -> object:
     """The default of option ``key``, as the options dataclass ``cls`` states it."""
     for f in fields(cls):
         if f.name == key:

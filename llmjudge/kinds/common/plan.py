@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from llmjudge.models import JudgeRun
 
 Row = tuple[int, int, int, int | None]  # (item, question, sample, target rater)
-Pending = tuple[int, int, int]  # (item, question, target rater) of a rating still to ask
+Pending = tuple[int, int, int | None]  # (item, question, target rater or None) of a rating still to ask
 Progress = Callable[[], None] | None
 
 

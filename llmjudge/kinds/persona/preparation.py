@@ -13,6 +13,7 @@ from llmjudge.engine.conversation import RunView
 from llmjudge.kinds.common.calls import Ask, Progress, calls_for, execute_calls, reset_errors, run_is_running
 from llmjudge.kinds.common.items import human_ratings, item_text, rater_demographics
 from llmjudge.kinds.common.option_values import without_backend_keys
+from llmjudge.kinds.common.plan import Pending
 from llmjudge.kinds.persona import prompts as persona
 from llmjudge.kinds.persona.options import PersonaOptions, persona_options
 from llmjudge.models import JudgeCall, JudgeRun, LLMRating
@@ -81,7 +82,7 @@ def proposal_prompt(
 
 
 def persona_prepare(
-    *, run: JudgeRun, config: JudgeConfig, pending: list[tuple[int, int, int]], on_progress: Progress = None
+    *, run: JudgeRun, config: JudgeConfig, pending: list[Pending], on_progress: Progress = None
 ) -> str:
     """Propose and verify characters for every (rater, question) the pending rows need."""
     options = persona_options(without_backend_keys(config.options))
@@ -94,7 +95,8 @@ def persona_prepare(
     items = {i.pk: i for i in study.items.all()}
     raters = {r.pk: r for r in study.raters.all()}
     split = run.params.get("split", {})
-    needs = sorted({(rater, question) for _, question, rater in pending})
+    # Every persona row predicts a rater (a per-rater kind): a row without one needs no characters.
+    needs = sorted({(rater, question) for _, question, rater in pending if rater is not None})
     # Verify what earlier rounds proposed first: which characters are chosen (and so which one is
     # sample i) must not change because a verification was lost and a later round filled in.
     stored = [f"{r}:{q}:{a}" for r, q in needs for a in range(options.proposal_attempts)]

@@ -5,11 +5,10 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 
-Embedder = Callable[[Sequence[str]], Any]
+Embedder = Callable[[Sequence[str]], np.ndarray]  # texts -> one unit-length row per text
 
 
 class EmbeddingUnavailable(RuntimeError):

@@ -11,6 +11,7 @@ from llmjudge.engine.conversation import RunView
 from llmjudge.kinds.common.calls import Ask, Progress, calls_for, execute_calls, reset_errors
 from llmjudge.kinds.common.items import item_text
 from llmjudge.kinds.common.option_values import without_backend_keys
+from llmjudge.kinds.common.plan import Pending
 from llmjudge.kinds.roleplay.clustering import dedupe_roles
 from llmjudge.kinds.roleplay.embedding import minilm_embedder
 from llmjudge.kinds.roleplay.options import RoleplayOptions, roleplay_options, static_role_options
@@ -39,7 +40,7 @@ def panel_roles(run: RunView, item_id: int) -> list[Role]:
 
 
 def roleplay_prepare(
-    *, run: JudgeRun, config: JudgeConfig, pending: list[tuple[int, int, int]], on_progress: Progress = None
+    *, run: JudgeRun, config: JudgeConfig, pending: list[Pending], on_progress: Progress = None
 ) -> str:
     options = roleplay_options(without_backend_keys(config.options))
     if not options.dynamic_roles:

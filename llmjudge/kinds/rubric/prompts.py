@@ -140,13 +140,14 @@ class ItemMapping:
     @classmethod
     def from_options(cls, options: Mapping[str, object]) -> ItemMapping:
         """From ``Judge.options`` keys ``instruction``, ``response``, ``reference_field``."""
-        values = {}
+        values: dict[str, str] = {}
         for key in ("instruction", "response", "reference_field"):
             if key in options:
-                if not isinstance(options[key], str):
+                value = options[key]
+                if not isinstance(value, str):
                     raise ValueError(f"rubric judge option {key!r} must be a text")
-                values[key] = options[key]
-        return cls(**values)  # type: ignore[arg-type]
+                values[key] = value
+        return cls(**values)
 
     def apply(self, fields: Mapping[str, str]) -> tuple[str, str, str | None]:
         """(instruction, response, reference answer or None) for one item."""
