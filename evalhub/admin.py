@@ -15,7 +15,6 @@ from django.urls import URLPattern, path
 
 from annotations.admin import StudyAdmin
 from annotations.models import Study
-from evalhub.imports.exports import csv_lines, rating_rows
 from evalhub.imports.ratings import ratings_import
 
 
@@ -24,6 +23,10 @@ class StudyWithRatingsAdmin(StudyAdmin):
 
     @admin.action(description="Export ratings as CSV (long form, streamed)")
     def export_ratings_csv(self, request: HttpRequest, queryset) -> StreamingHttpResponse:  # noqa: ANN001
+        # On use: exports imports the analysis (numpy and the statistics), and django.setup() imports this
+        # module in every process (STYLE 15).
+        from evalhub.imports.exports import csv_lines, rating_rows
+
         response = StreamingHttpResponse(csv_lines(rating_rows(queryset.order_by("slug"))), content_type="text/csv")
         response["Content-Disposition"] = 'attachment; filename="ratings.csv"'
         return response

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special
 
 from evalhub.stats.inputs import _as_vector, _finite_or_none
 from evalhub.stats.results import WelchResult
@@ -43,6 +42,8 @@ def welch(a: npt.ArrayLike, b: npt.ArrayLike, *, unit: str = "item means") -> We
     # The t distribution's CDF directly: the value of scipy.stats.ttest_ind(equal_var=False)
     # (tested) without its per-call argument handling, which dominates on a dashboard's
     # hundreds of small tests.
+    from scipy import special  # on use: importing scipy.special takes 0.15 s (STYLE 15)
+
     p = 2.0 * float(special.stdtr(df, -abs(t)))
     pooled_sd = math.sqrt(((n_a - 1) * var_a + (n_b - 1) * var_b) / (n_a + n_b - 2))
     return WelchResult(
