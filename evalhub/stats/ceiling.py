@@ -118,9 +118,10 @@ def mean_ci(scores: np.ndarray, confidence: float, bounds: tuple[float, float] =
         return MeanCI(None, None, confidence, "one item: an interval needs at least two")
     mean = float(scores.mean())
     se = float(scores.std(ddof=1)) / np.sqrt(n)
-    from scipy import stats as sps  # on use: importing scipy.stats takes 0.7 s (STYLE 15)
+    # The t quantile as scipy.stats.t.ppf computes it (stdtrit), without importing scipy.stats (0.7 s; STYLE 15).
+    from scipy import special  # on use: importing scipy.special takes 0.15 s
 
-    half = float(sps.t.ppf((1 + confidence) / 2, n - 1)) * se
+    half = float(special.stdtrit(n - 1, (1 + confidence) / 2)) * se
     return MeanCI(max(mean - half, bounds[0]), min(mean + half, bounds[1]), confidence)
 
 
