@@ -72,3 +72,20 @@ def test_the_management_commands_modules_import_no_statistics_library_or_sdk():
     modules = modules_after(COMMANDS)
     assert {"evalhub.management.commands.analyze", "llmjudge.management.commands.run_judge"} <= modules
     assert sorted(modules.intersection(HEAVY_FOR_COMMANDS)) == []
+
+CHECKS = """
+import django
+django.setup()
+from django.core.checks import Tags
+from django.core.management import load_command_class
+for name in ("analyze", "export", "plan_alt_test"):
+    command = load_command_class("evalhub", name)
+    assert Tags.models in command.requires_system_checks and Tags.urls not in command.requires_system_checks
+    command.check(tags=command.requires_system_checks)  # what `manage.py analyze` runs before handle()
+"""
+
+
+def test_the_analysis_commands_run_every_system_check_but_the_urls_which_import_every_view():
+    modules = modules_after(CHECKS)
+    assert "django.core.checks.model_checks" in modules
+    assert sorted(modules.intersection({"evalhub.urls", "evalhub.api.views", "drf_spectacular.views"})) == []
