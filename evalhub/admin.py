@@ -21,7 +21,6 @@ from annotations.forms import UPLOAD_FORMS, import_summary
 from annotations.guards.signed_in import signed_in_user
 from annotations.importing.services import ImportFileError
 from annotations.models import Study
-from evalhub.imports.exports import csv_lines, rating_rows
 from evalhub.imports.uploads import UploadTooLarge, upload_import
 
 
@@ -30,6 +29,10 @@ class StudyWithUploadsAdmin(StudyAdmin):
 
     @admin.action(description="Export ratings as CSV (long form, streamed)")
     def export_ratings_csv(self, request: HttpRequest, queryset: QuerySet[Study]) -> StreamingHttpResponse:
+        # On use: exports imports the analysis (numpy and the statistics), and django.setup() imports this
+        # module in every process (STYLE 15).
+        from evalhub.imports.exports import csv_lines, rating_rows
+
         response = StreamingHttpResponse(csv_lines(rating_rows(queryset.order_by("slug"))), content_type="text/csv")
         response["Content-Disposition"] = 'attachment; filename="ratings.csv"'
         return response

@@ -14,11 +14,11 @@ from annotations.forms import form_field
 from annotations.guards.signed_in import signed_in_user
 from annotations.models import Study
 from annotations.selectors import studies_for_researcher
-from llmjudge.forms import runnable_judges
 from llmjudge.models import Experiment, Judge, JudgeCall, JudgeRun, LLMRating
-from llmjudge.runs import lifecycle as judging
 
 FK_STUDY_PATHS.update({JudgeRun: "study", Experiment: "study"})
+# llmjudge.forms and the run lifecycle are imported in the methods that use them: django.setup() imports every
+# admin module in every process, and they bring the judge kinds, the answer parsers and the run machinery.
 
 
 class RunOnStudyForm(forms.Form):
@@ -62,6 +62,9 @@ class JudgeAdmin(admin.ModelAdmin):
 
     @admin.action(description="Run the selected judges on a study")
     def run_on_study(self, request: HttpRequest, queryset: QuerySet[Judge]) -> HttpResponse | None:
+        from llmjudge.forms import runnable_judges
+        from llmjudge.runs import lifecycle as judging
+
         form = RunOnStudyForm(request.POST if "apply" in request.POST else None)
         form_field(form, "study", forms.ModelChoiceField).queryset = studies_for_researcher(user=request.user,
                                                                                             for_change=True)
@@ -87,6 +90,8 @@ class JudgeRunAdmin(StudyScopedAdmin):
         self, db_field: ForeignKey[Any, Any], request: HttpRequest, **kwargs: Any
     ) -> ModelChoiceField[Model] | None:
         if db_field.name == "judge":
+            from llmjudge.forms import runnable_judges
+
             kwargs["queryset"] = runnable_judges(request.user)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
@@ -98,11 +103,15 @@ class JudgeRunAdmin(StudyScopedAdmin):
 
     @admin.action(description="Pause the selected runs")
     def pause_runs(self, request: HttpRequest, queryset: QuerySet[JudgeRun]) -> None:
+        from llmjudge.runs import lifecycle as judging
+
         done = sum(judging.judge_run_pause(run=run) for run in queryset)
         self.message_user(request, f"Paused {done} run(s).")
 
     @admin.action(description="Resume the selected runs (only what is missing)")
     def resume_runs(self, request: HttpRequest, queryset: QuerySet[JudgeRun]) -> None:
+        from llmjudge.runs import lifecycle as judging
+
         for run in queryset:
             try:
                 judging.judge_run_resume(run=run)
@@ -111,6 +120,8 @@ class JudgeRunAdmin(StudyScopedAdmin):
 
     @admin.action(description="Cancel the selected runs")
     def cancel_runs(self, request: HttpRequest, queryset: QuerySet[JudgeRun]) -> None:
+        from llmjudge.runs import lifecycle as judging
+
         done = sum(judging.judge_run_cancel(run=run) for run in queryset)
         self.message_user(request, f"Cancelled {done} run(s).")
 

@@ -126,7 +126,9 @@ class JudgeCreateForm(forms.Form):
     for: the key itself never reaches the database. Every check is judge_specs.judge_create's."""
 
     name = forms.CharField(max_length=100)
-    kind = forms.ChoiceField(initial="plain")
+    kind = forms.ChoiceField(initial="plain", help_text="roleplay (DRPE) de-duplicates the roles it generates with "
+                             "a sentence embedder of the gpu extra: the server needs `make install-gpu` "
+                             "(docs/judge-kinds.md)")
     backend = forms.ChoiceField(initial="fake", help_text="fake: the offline demo judge, no key needed")
     model = forms.CharField(required=False, max_length=200, help_text="e.g. gpt-4o-mini; blank for the fake backend")
     base_url = forms.CharField(required=False, max_length=500, label="Base URL",

@@ -12,8 +12,6 @@ import hashlib
 from array import array
 from collections.abc import Callable
 
-import numpy as np
-
 KeySink = Callable[[int, tuple[str, ...]], None]  # called with (line, key) for each row's key
 
 
@@ -32,6 +30,8 @@ class KeyLog:
         self.hashes.append(key_hash(key))
 
     def _repeated(self) -> set[int]:
+        import numpy as np  # on use: the admin imports this module in every process (STYLE 15)
+
         if len(self.hashes) < 2:
             return set()
         ordered = np.sort(np.frombuffer(self.hashes, dtype=np.int64))

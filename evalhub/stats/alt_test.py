@@ -12,15 +12,14 @@ that are equal exactly when the labels are).
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as sps
 
+from evalhub.stats.comparison import fdr_adjust, t_test_p_less
 from evalhub.stats.inputs import distinct_codes, id_codes
 
 Scoring = Literal["accuracy", "neg_rmse"]
@@ -162,12 +161,14 @@ def alt_test_long(
       instance i that j rated, with O_i the other humans' labels of i:
       S = accuracy: mean over o in O_i of [pred == o]; S = neg_rmse: -sqrt(mean over o of (pred - o)^2);
       W_llm = [S(llm_i) >= S(j_i)], W_h = [S(j_i) >= S(llm_i)] (a tie gives both 1);
-      d = W_h - W_llm; p_j = ``scipy.stats.ttest_1samp(d, epsilon, alternative="less")``
+      d = W_h - W_llm; p_j = ``scipy.stats.ttest_1samp(d, epsilon, alternative="less")``'s p, computed as
+      scipy does by ``comparison.t_test_p_less``
       (H0: mean(d) >= epsilon); the advantage rho_j = mean(W_llm). Both scores of a rating use the same
       others, so they are compared as match counts (accuracy) or sums of squared errors (neg_rmse); sums
       within a relative 1e-9 count as a tie, which is exact for integer labels and means of samples.
     - Benjamini-Yekutieli at ``q_fdr`` over the tested humans' p-values
-      (``scipy.stats.false_discovery_control(ps, method="by")``, rejected where adjusted p <= q_fdr).
+      (``scipy.stats.false_discovery_control(ps, method="by")``, computed as scipy does by ``fdr.fdr_adjust``;
+      rejected where adjusted p <= q_fdr).
       winning_rate omega = rejected / humans tested; passed = omega >= 0.5;
       advantage_probability rho = mean of rho_j.
     Scipy's edge cases are kept: a constant d below epsilon gets p = 0 and above it p = 1 (scipy 1.17
@@ -276,7 +277,7 @@ def _verdict(used: _Usable, w_llm: np.ndarray, w_h: np.ndarray, *, scoring: Scor
     undefined = np.isnan(ps)
     # An undefined p enters the correction as 1: it keeps its place in m (as in the reference) and is
     # never rejected, since the largest Benjamini-Yekutieli threshold q / H_m is below 1.
-    adjusted = sps.false_discovery_control(np.where(undefined, 1.0, ps), method="by")
+    adjusted = fdr_adjust(np.where(undefined, 1.0, ps), method="by")
     rejected = (adjusted <= q_fdr) & ~undefined
     for r in tested[undefined]:
         notes.append(
@@ -319,11 +320,9 @@ def _p_values(raters: np.ndarray, d: np.ndarray, per_rater: np.ndarray, tested: 
     order = np.argsort(raters.astype(np.uint16) if per_rater.size <= 65536 else raters, kind="stable")
     bounds = np.concatenate([[0], np.cumsum(per_rater)])
     ps = np.empty(tested.size)
-    with warnings.catch_warnings():
-        # A constant d is an expected case (scipy's p is 0 or 1 there, see above), not a precision problem.
-        warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
-        for k, r in enumerate(tested):
-            ps[k] = sps.ttest_1samp(d[order[bounds[r] : bounds[r + 1]]], epsilon, alternative="less").pvalue
+    for k, r in enumerate(tested):
+        # scipy.stats.ttest_1samp(..., alternative="less")'s p, without importing scipy.stats (STYLE 15).
+        ps[k] = t_test_p_less(d[order[bounds[r] : bounds[r + 1]]], epsilon)
     return ps
 
 

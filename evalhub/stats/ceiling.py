@@ -11,7 +11,6 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as sps
 
 from evalhub.stats.inputs import as_matrix, as_vector, distinct_codes
 from evalhub.stats.results import Stat
@@ -119,7 +118,10 @@ def mean_ci(scores: np.ndarray, confidence: float, bounds: tuple[float, float] =
         return MeanCI(None, None, confidence, "one item: an interval needs at least two")
     mean = float(scores.mean())
     se = float(scores.std(ddof=1)) / np.sqrt(n)
-    half = float(sps.t.ppf((1 + confidence) / 2, n - 1)) * se
+    # The t quantile as scipy.stats.t.ppf computes it (stdtrit), without importing scipy.stats (0.7 s; STYLE 15).
+    from scipy import special  # on use: importing scipy.special takes 0.15 s
+
+    half = float(special.stdtrit(n - 1, (1 + confidence) / 2)) * se
     return MeanCI(max(mean - half, bounds[0]), min(mean + half, bounds[1]), confidence)
 
 

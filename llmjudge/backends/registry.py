@@ -22,14 +22,14 @@ import random
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
-
-import httpx2
-import openai
+from typing import TYPE_CHECKING, Any
 
 from annotations.guards.env_secrets import SecretFileError, env_or_file
 from llmjudge.backends.endpoint_rules import EndpointRefused, check_base_url_resolved, check_key_variable
 from llmjudge.backends.protocol import Backend, BackendAnswer, BackendConfig, BackendError, BackendRequest
+
+if TYPE_CHECKING:
+    import httpx2
 
 
 def api_key_from_env(name: str) -> str | None:
@@ -139,6 +139,9 @@ def _retry_after(response: httpx2.Response | None) -> float | None:
 
 def classify_sdk_error(exc: BaseException) -> BackendError:
     """Map whatever the SDK (or the JSON decoder under it) raised to a classified BackendError."""
+    import httpx2  # on use, with the SDK it serves (STYLE 15)
+    import openai  # on use: importing the SDK takes 0.7 s that every process would pay (STYLE 15)
+
     if isinstance(exc, BackendError):
         return exc
     if isinstance(exc, openai.APITimeoutError):
@@ -183,6 +186,9 @@ class OpenAIBackend:
     key_required = True
 
     def __init__(self, config: BackendConfig) -> None:
+        import httpx2  # on use, with the SDK it serves (STYLE 15)
+        import openai  # on use: importing the SDK takes 0.7 s that every process would pay (STYLE 15)
+
         # The address first: a refused host never gets the key. Resolved here, before any connection;
         # the SDK resolves again when it connects, so a name whose DNS answer changes within seconds
         # (rebinding) is not covered: list addresses, not names, where that matters (docs/judges.md).
@@ -239,6 +245,8 @@ class OpenAIBackend:
         return body
 
     def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        import httpx2  # on use, with the SDK it serves (STYLE 15)
+
         response = self.client.post(path, body=body, cast_to=httpx2.Response)
         data = response.json()  # a JSONDecodeError (HTML page, body cut off) is classified transient
         choices = data.get("choices") if isinstance(data, dict) else None

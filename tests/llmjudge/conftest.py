@@ -9,6 +9,7 @@ import pytest
 from django.db import connection
 
 from tests.support.browser import chromium
+from tests.support.extras import TORCH, require_extra
 from tests.support.openai_server import Behaviour, OpenAIServer
 from tests.support.tiny_model import build_tiny_model
 
@@ -167,18 +168,8 @@ def chunk_worker(request):
     return request.getfixturevalue("inline_chunks" if connection.vendor == "sqlite" else "worker_threads")
 
 
-def _require_torch() -> None:
-    try:
-        import torch  # noqa: F401
-        import transformers  # noqa: F401
-    except ImportError:
-        if os.environ.get("CI") == "true":
-            pytest.fail("torch/transformers missing: CI installs requirements-gpu.lock (make install-gpu)")
-        pytest.skip("torch/transformers not installed (make install-gpu)")
-
-
 @pytest.fixture(scope="session")  # built once: the local-model and transformers-backend tests share it
 def tiny_model_path(tmp_path_factory):
-    _require_torch()
+    require_extra(TORCH, why="the local transformers backend")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     return str(build_tiny_model(tmp_path_factory.mktemp("tiny-gpt2")))

@@ -41,6 +41,13 @@ def test_the_fake_backend_needs_no_model_and_is_the_default(owner_client, story_
     assert Judge.objects.get(name="demo").model == "fake-model"
 
 
+def test_the_new_judge_page_says_the_roleplay_kind_needs_the_gpu_extra(owner_client, story_study):
+    page = owner_client.get(reverse("llmjudge:judge_new", args=["story"])).content.decode()
+    help_text = page.split('id="field-kind"')[1].split("</div>")[0]
+    assert "roleplay (DRPE) de-duplicates the roles it generates" in help_text
+    assert "`make install-gpu`" in help_text
+
+
 @pytest.mark.parametrize(("data", "field", "message"), [
     ({"backend": "openai", "model": "m", "api_key_env": "sk-abc123"}, "api_key_env",
      "give the NAME of an environment variable, not the key itself"),

@@ -10,6 +10,7 @@ from annotations.management.lookups import study_or_error
 from evalhub.analysis import AnalysisOptions, study_analysis
 from evalhub.analysis.text_report import text_report
 from evalhub.imports.exports import csv_lines, table_rows
+from evalhub.management.checks import COMMAND_CHECKS
 from evalhub.stats.alt_test import SCORINGS
 
 
@@ -48,6 +49,7 @@ def options_from(options: dict[str, Any]) -> AnalysisOptions:
 
 
 class Command(BaseCommand):
+    requires_system_checks = COMMAND_CHECKS
     help = "Agreement tables of a study (alpha, ICC, Kendall's tau, Welch) as JSON, plain text or CSV."
 
     def add_arguments(self, parser: CommandParser) -> None:

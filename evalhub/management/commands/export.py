@@ -8,10 +8,12 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotations.management.lookups import study_or_error
 from evalhub.analysis import study_analysis
 from evalhub.imports.exports import TABLE_COLUMNS, csv_lines, rating_rows, table_rows
+from evalhub.management.checks import COMMAND_CHECKS
 from evalhub.management.commands.analyze import add_filter_arguments, options_from
 
 
 class Command(BaseCommand):
+    requires_system_checks = COMMAND_CHECKS
     help = "CSV export of a study: every rating in long form, or the analysis tables. Standard output by default."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -6,11 +6,13 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.management.lookups import study_or_error
 from evalhub.analysis.alt_test_plan import StudyPlan, alt_test_plan_for_study
+from evalhub.management.checks import COMMAND_CHECKS
 from evalhub.stats.alt_test import SCORINGS
 from evalhub.stats.alt_test_power import DEFAULT_REPLICATES, ITEMS_GRID, RATERS_GRID, Power
 
 
 class Command(BaseCommand):
+    requires_system_checks = COMMAND_CHECKS
     help = ("Estimate by a seeded simulation how likely the alternative annotator test is to pass, and the items "
             "per rater and the raters needed for 80 %% power (docs/alt-test.md, Planning).")
 

@@ -1,4 +1,4 @@
-"""Prediction-powered inference (evalhub.stats.ppi.mean, ppi_active, ppi_plan): against ppi_py on real data, coverage
+"""Prediction-powered inference (evalhub.stats.ppi: mean, active, plan): against ppi_py on real data, coverage
 on simulated studies, the planner against brute force, and the undefined cases.
 
 How the ppi_py comparison runs. ppi_py pulls numba, statsmodels, scikit-learn, pandas and gdown, so it lives in
@@ -6,8 +6,9 @@ its own venv (.venv-ppi, from the hashed requirements-ppi.lock), like schemathes
 from ../shared/data (AltTest SummEval and 10k_prompts, HANNA's human and GPT-2 stories: a seeded random 20 % of
 each group's items as the human-rated ones), written as JSON to ``$PPI_REFERENCE_PYTHON
 tests/support/ppi_reference.py``, and ppi_py's figures come back from that subprocess in the same run: nothing
-is stored, so a change on either side shows. Without PPI_REFERENCE_PYTHON these tests fail under CI=true and
-skip locally, naming the command (``bash .ci/ppi_reference.sh`` builds the venv and runs them).
+is stored, so a change on either side shows. Without PPI_REFERENCE_PYTHON these tests skip, naming the command
+(``bash .ci/ppi_reference.sh`` builds the venv and runs them); under EVALHUB_EXTRAS=1 that is a failure, as for
+every extra (tests/support/extras.py).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
 import subprocess
 import sys
 import time
@@ -32,6 +32,7 @@ from evalhub.stats.ppi.mean import PPIGroup, PPIMean, draw_human_subset, ppi_mea
 from evalhub.stats.ppi.plan import GroupMoments, pilot_moments, plan_human_budget, ppi_variance
 from tests.conftest import shared_path
 from tests.support.alt_test_data import read_alt_test_dataset
+from tests.support.extras import require_reference_python
 
 REPO = Path(__file__).resolve().parents[3]
 ALPHA = 0.05
@@ -90,12 +91,8 @@ def real_cases() -> dict[str, PPIGroup]:
 @pytest.fixture(scope="module")
 def reference() -> tuple[dict[str, PPIGroup], dict]:
     """(the cases, ppi_py's figures for them), from the reference venv in a subprocess."""
-    python = os.environ.get("PPI_REFERENCE_PYTHON")
-    if not python:
-        message = f"PPI_REFERENCE_PYTHON is not set: run `{REFERENCE_COMMAND}` (builds .venv-ppi and runs these tests)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+    python = require_reference_python("PPI_REFERENCE_PYTHON", why="the comparison with ppi_py",
+                                      install=REFERENCE_COMMAND)
     cases = real_cases()
     request = {
         "alpha": ALPHA,

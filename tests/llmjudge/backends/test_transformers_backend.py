@@ -7,6 +7,7 @@ from django.core.management import call_command
 from annotations.models import Item
 from llmjudge.models import Judge, LLMRating
 from llmjudge.runs import lifecycle as judging
+from tests.support.extras import require_extra
 
 
 @pytest.fixture
@@ -42,7 +43,7 @@ def test_local_model_runs_go_to_the_gpu_queue_and_api_runs_to_the_llm_queue(judg
 
 
 def test_a_missing_model_path_fails_the_run_with_a_clear_error(judged_study, tmp_path):
-    pytest.importorskip("torch")
+    require_extra(("torch",), why="the local transformers backend")
     judge = Judge.objects.create(name="ghost", backend="transformers", model=str(tmp_path / "no-model"))
     run = judging.judge_run_start(study=judged_study, judge=judge, enqueue=False)
     judging.judge_run_execute_inline(run=run)

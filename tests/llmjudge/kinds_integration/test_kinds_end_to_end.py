@@ -14,6 +14,7 @@ import pytest
 from tests.llmjudge.factories import openai_judge as _judge
 from tests.llmjudge.factories import run_inline as _run
 from tests.llmjudge.kinds_integration.conftest import RATERS
+from tests.support.extras import EMBEDDER, require_extra
 from tests.support.openai_server import Behaviour
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -145,6 +146,7 @@ def test_persona_judge_proposes_verifies_and_role_plays_three_characters(rated_s
 
 
 def test_roleplay_panel_dedupes_roles_and_asks_them_in_one_prompt(rated_study, scripted_server):
+    require_extra(EMBEDDER, why="the role-player panel's role de-duplication")
     from llmjudge.models import JudgeCall
 
     judge = _judge(scripted_server, "drpe", "roleplay", {})

@@ -15,6 +15,7 @@ from llmjudge.runs import lifecycle as judging
 from llmjudge.selectors import run_progress
 from tests.llmjudge.factories import openai_judge
 from tests.llmjudge.kinds_integration.test_kinds_end_to_end import scripted_answer
+from tests.support.extras import EMBEDDER, require_extra
 from tests.support.openai_server import Behaviour
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -91,6 +92,7 @@ def test_a_persona_run_cancelled_while_proposing_asks_no_more_and_fails_no_ratin
 def test_a_panel_paused_while_generating_roles_resumes_with_the_missing_roles_only(
     rated_study, openai_server, settings
 ):
+    require_extra(EMBEDDER, why="the role-player panel's role de-duplication")
     # One slow roles call at a time: the pause (first status poll, after 1 s) lands during the first.
     settings.LLM_TIMEOUT = 10
     judge = _judge(openai_server, "roleplay", {}, latency=2.0)

@@ -1,0 +1,94 @@
+"""Every process starts light (issue 22, STYLE 15): django.setup(), `manage.py help` and the management
+commands' modules import no statistics library, no LLM SDK and no numpy at module level.
+
+Each check runs in a fresh interpreter, because this test process has imported everything already. The
+time itself is measured by tests/bench/bench_analyze.py, not asserted here (no timed assertions in tests);
+what is asserted is what made it slow: scipy.stats took 0.7 s to import, openai 0.7 s, numpy 0.07 s.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+
+# What the web worker, the Celery worker and every command paid for at start-up before issue 22.
+HEAVY = ("scipy", "scipy.stats", "scipy.special", "numpy", "openai", "httpx2", "krippendorff", "torch",
+         "transformers", "sentence_transformers")
+# Commands that compute the analysis need numpy (the analysis' arrays) at module level; nothing heavier.
+HEAVY_FOR_COMMANDS = tuple(name for name in HEAVY if name != "numpy")
+
+PROBE = """
+import contextlib, io, json, os, sys
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalhub.settings")
+{body}
+print(json.dumps(sorted(sys.modules)))
+"""
+SETUP = "import django\ndjango.setup()"
+HELP = """
+from django.core.management import execute_from_command_line
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    execute_from_command_line(["manage.py", "help"])
+assert "analyze" in out.getvalue(), out.getvalue()
+"""
+COMMANDS = """
+import importlib
+import django
+django.setup()
+from django.core.management import get_commands
+ours = sorted((name, app) for name, app in get_commands().items() if app in ("annotations", "llmjudge", "evalhub"))
+assert len(ours) > 10, ours
+for name, app in ours:
+    importlib.import_module(f"{app}.management.commands.{name}")
+"""
+
+
+def modules_after(body: str) -> set[str]:
+    """The module names a fresh interpreter holds after running ``body`` with the project's settings."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "evalhub.settings"}
+    result = subprocess.run([sys.executable, "-c", PROBE.format(body=body)], cwd=REPO, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return set(json.loads(result.stdout.splitlines()[-1]))
+
+
+def test_django_setup_imports_no_statistics_library_sdk_or_numpy():
+    modules = modules_after(SETUP)
+    # The probe did start Django: the admin's autodiscovery imported every app's admin module.
+    assert {"evalhub.admin", "annotations.admin", "llmjudge.admin", "evalhub.celery"} <= modules
+    assert sorted(modules.intersection(HEAVY)) == []
+
+
+def test_manage_py_help_imports_no_statistics_library_sdk_or_numpy():
+    modules = modules_after(HELP)
+    assert "llmjudge.admin" in modules
+    assert sorted(modules.intersection(HEAVY)) == []
+
+
+def test_the_management_commands_modules_import_no_statistics_library_or_sdk():
+    modules = modules_after(COMMANDS)
+    assert {"evalhub.management.commands.analyze", "llmjudge.management.commands.run_judge"} <= modules
+    assert sorted(modules.intersection(HEAVY_FOR_COMMANDS)) == []
+
+CHECKS = """
+import django
+django.setup()
+from django.core.checks import Tags
+from django.core.management import load_command_class
+for name in ("analyze", "export", "plan_alt_test"):
+    command = load_command_class("evalhub", name)
+    assert Tags.models in command.requires_system_checks
+    assert not {Tags.urls, Tags.templates, Tags.admin} & set(command.requires_system_checks)
+    command.check(tags=command.requires_system_checks)  # what `manage.py analyze` runs before handle()
+"""
+
+
+def test_the_analysis_commands_skip_only_the_checks_of_pages_which_import_every_view_and_tag_library():
+    modules = modules_after(CHECKS)
+    assert "django.core.checks.model_checks" in modules
+    pages = {"evalhub.urls", "evalhub.api.views", "drf_spectacular.views", "rest_framework.templatetags.rest_framework",
+             "evalhub.templatetags.evalhub_format"}
+    assert sorted(modules.intersection(pages)) == []
