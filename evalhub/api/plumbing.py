@@ -4,7 +4,8 @@ Apart from evalhub/api/views.py because DRF imports them while rest_framework.vi
 """
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import IO, Any
 
 from django.conf import settings
 from rest_framework.exceptions import ParseError
@@ -15,7 +16,9 @@ from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 class SafeJSONParser(JSONParser):
     """JSON bodies nested deeper than Python's recursion limit are a 400, not a RecursionError's 500."""
 
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+    def parse(
+        self, stream: IO[Any], media_type: str | None = None, parser_context: Mapping[str, object] | None = None
+    ) -> dict[str, Any]:  # a JSON body
         try:
             return super().parse(stream, media_type, parser_context)
         except RecursionError:

@@ -110,7 +110,7 @@ class StudySerializer(serializers.ModelSerializer):
 class StrictSlugField(serializers.SlugField):
     """A slug that is a JSON string: DRF would turn 0 into "0", which the schema does not promise."""
 
-    def to_internal_value(self, data: Any) -> str:
+    def to_internal_value(self, data: object) -> str:
         if not isinstance(data, str):
             self.fail("invalid")
         return super().to_internal_value(data)
@@ -126,7 +126,7 @@ class StudyCreateSerializer(serializers.Serializer):
     template = serializers.ChoiceField(choices=sorted(protocol_templates()), required=False)
     spec = SpecField(required=False, help_text="A study specification (see docs): used without template")
 
-    def validate_spec(self, spec: Any) -> Any:
+    def validate_spec(self, spec: object) -> object:  # any JSON value; study_spec_check says what it must be
         # The whole specification is checked here, before anything is written (the service checks again).
         try:
             study_spec_check(spec)
@@ -164,7 +164,7 @@ _ITEM_VALUE = {"anyOf": [{"type": "string", "pattern": "^[^\\x00]*$"}, {"type": 
 @extend_schema_field({"type": "object", "required": ["id", "group"], "additionalProperties": _ITEM_VALUE,
                       "description": "id, group and each of the study's item fields (no other key)"})
 class ItemField(serializers.DictField):
-    def to_internal_value(self, data: Any) -> dict[Any, Any]:
+    def to_internal_value(self, data: Any) -> dict[str, str | int | float]:  # data: any JSON value
         item = super().to_internal_value(data)
         for key, value in item.items():
             if isinstance(value, bool) or not isinstance(value, (str, int, float)):

@@ -7,7 +7,6 @@ study-access rule, validates a form, calls the service the management command ca
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
@@ -38,7 +37,7 @@ def _home(request: HttpRequest, study: Study, forms: dict[str, UploadForm] | Non
     open_url = request.build_absolute_uri(reverse("annotations:open_link", args=[study.open_token]))
     uploads = {what: form_class(prefix=what) for what, form_class in UPLOAD_FORMS.items()}
     uploads.update(forms or {})
-    context: dict[str, Any] = {
+    context: dict[str, object] = {
         "study": study,
         "overview": study_overview(study=study),
         "runs": [(run, run_progress(run=run)) for run in runs_for_study(study=study)],

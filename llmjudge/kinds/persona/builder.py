@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TypedDict
 
 from annotations.models import Item, Question, Study
 from llmjudge.engine.conversation import Conversation, RatingState, RunView
@@ -15,6 +15,15 @@ from llmjudge.kinds.persona.options import persona_options
 from llmjudge.kinds.persona.preparation import persona_characters
 from llmjudge.parsing import ParsedScore
 from llmjudge.runs.config import JudgeConfig
+
+
+class _PromptTexts(TypedDict):
+    """What every persona prompt shows: the item, the question, the scale and what the item is called."""
+
+    item_text: str
+    question: str
+    scale: tuple[int, int]
+    noun: str
 
 
 def persona_parser(*, study: Study, question: Question | None = None) -> Callable[[str], ParsedScore]:
@@ -46,7 +55,7 @@ class PersonaBuilder:
         demographics = rater_demographics(study.raters.get(pk=target_rater_id).demographics)
 
         def make(question: Question) -> tuple[str, Callable]:
-            kw: dict[str, Any] = {"item_text": text, "question": question.text, "scale": scale, "noun": options.noun}
+            kw = _PromptTexts(item_text=text, question=question.text, scale=scale, noun=options.noun)
             if spec.characters:
                 character = persona_characters(run, target_rater_id, question.pk)[sample]
                 prompt = persona.roleplay_prompt(

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict
 
 from annotations.models import Item, Question, Study
 from llmjudge.engine.conversation import Conversation, RatingState, RunView
@@ -18,6 +18,15 @@ from llmjudge.kinds.roleplay.votes import RoleVote, aggregate_scores, aggregate_
 from llmjudge.parsing import OK, UNPARSEABLE, ParsedChoice, ParsedScore
 from llmjudge.prompting.study_prompt import choice_score
 from llmjudge.runs.config import JudgeConfig
+
+
+class _PanelTexts(TypedDict, total=False):
+    """What a panel prompt shows of the item: a pair (pairwise) or one text and the scale (pointwise)."""
+
+    item_a: str
+    item_b: str
+    item: str
+    scale: tuple[int, int]
 
 
 def panel_details(votes: list[RoleVote], weighted: bool, note: str = "") -> dict[str, Any]:
@@ -121,7 +130,7 @@ class RoleplayBuilder:
         def make(question: Question) -> tuple[str, Callable]:
             if mode == "pairwise":
                 item_a, item_b = pair_texts(study, item)
-                texts: dict[str, Any] = {"item_a": item_a, "item_b": item_b}
+                texts: _PanelTexts = {"item_a": item_a, "item_b": item_b}
             else:
                 texts = {"item": item_text(study, item), "scale": scale}
             prompt = panel_prompt(
