@@ -81,6 +81,7 @@ class Lexicon:
     decisions: str
     corrections: str
     conditionals: str
+    contrasts: str  # "but", "aber", "但是": what follows a refusal's clause may still give a verdict
     negations: str
     references: str
     verdict_templates: tuple[str, ...]
@@ -138,6 +139,7 @@ def _merge(files: list[dict[str, Any]]) -> Lexicon:
         decisions=alternation(words("decisions")),
         corrections=alternation(words("corrections")),
         conditionals=alternation(words("conditionals")),
+        contrasts=alternation(words("contrasts")),
         negations=alternation(words("negations")),
         references=alternation(words("references")),
         verdict_templates=tuple(words("verdict_templates")),
@@ -195,8 +197,18 @@ def to_number(token: str) -> float | None:
         return None
 
 
+# "I can't rate it higher than a 3" rates it.
+_NOT_A_REFUSAL = re.compile(r"[^.\n]{0,20}?\b(?:higher|lower|more|better|above|below)\s+than\b", FLAGS)
+
+
+def refusals(text: str) -> list[re.Match[str]]:
+    """Where ``text`` refuses to rate, in any of the languages."""
+    found = [m for p in LEX.refusals for m in p.finditer(text)]
+    return [m for m in found if _NOT_A_REFUSAL.match(text, m.end()) is None]
+
+
 def is_refusal(text: str) -> bool:
-    return any(p.search(text) for p in LEX.refusals)
+    return bool(refusals(text))
 
 
 def aspect_names(key: str) -> tuple[str, ...]:

@@ -31,7 +31,7 @@ from llmjudge.parsing.common import (
     plain,
 )
 from llmjudge.parsing.forms import Verdict, find
-from llmjudge.parsing.lexicon import DEN, FLAGS, LETTER, LEX, NUM, is_refusal, to_number, unnamed
+from llmjudge.parsing.lexicon import DEN, FLAGS, LETTER, LEX, NUM, is_refusal, refusals, to_number, unnamed
 from llmjudge.parsing.normalize import glyphs, remove_echoes, strip_list_markers, window
 from llmjudge.parsing.reasoning import split_reasoning
 from llmjudge.parsing.score_json import find_score_json, read_score_json
@@ -233,14 +233,28 @@ def _from_result(text: str, answer: str, scale: Scale, words: dict[str, float], 
     return _judged(found[0] if found else None, scale, rationale, refused=refused)
 
 
-def _usable(found: list[Verdict], text: str, refused: bool) -> list[Verdict]:
-    """After a refusal, "If it were complete, I might give it a 3" and "even a 1" are no verdicts."""
-    return [v for v in found if not (refused and is_conditional(text, v.start))]
+_CONTRAST = re.compile(rf"{LEX.contrasts}|[.!?;\n]", FLAGS)
 
 
-def _read_prose(text: str, bold: list[Verdict], scale: Scale, options: _Options, refused: bool) -> Verdict | None:
+def _in_refusal(text: str, verdict: Verdict, refusal: re.Match[str]) -> bool:
+    """The verdict stands in the refusal's own clause: "I can't rate this (1 von 5)", "Score: 0 — I refuse to
+    rate"; a sentence end or a "but" between them ("I can't comment on X, but I'd give it a 4") sets it apart."""
+    between = text[refusal.end() : verdict.start] if refusal.start() < verdict.start else text[verdict.end : refusal.start()]
+    return len(between) < 400 and _CONTRAST.search(between) is None
+
+
+def _usable(found: list[Verdict], text: str, refused: list[re.Match[str]]) -> list[Verdict]:
+    """After a refusal, "If it were complete, I might give it a 3", "even a 1" and a number inside the refusal
+    are no verdicts."""
+    if not refused:
+        return found
+    return [v for v in found if not is_conditional(text, v.start) and not any(_in_refusal(text, v, r) for r in refused)]
+
+
+def _read_prose(text: str, bold: list[Verdict], scale: Scale, options: _Options) -> Verdict | None:
     """The verdict of an answer without JSON or ``[RESULT]``, tier by tier; None when it has none."""
     text, is_list = strip_list_markers(text)
+    refused = refusals(text)
     if options.aspect:
         found = resolve(
             _usable([v for p in forms.aspect_patterns(options.aspect) for v in find(p, text, "aspect")], text, refused),
@@ -298,7 +312,7 @@ def _read(answer: str, scale: Scale, options: _Options) -> ParsedScore:
     plain_text = plain(cleaned)
     if RESULT_MARK.search(plain_text):
         return _from_result(plain_text, answer, scale, options.words, refused)
-    verdict = _read_prose(plain_text, bold, scale, options, refused)
+    verdict = _read_prose(plain_text, bold, scale, options)
     return _judged(verdict, scale, answer, refused=refused)
 
 
