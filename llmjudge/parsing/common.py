@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from llmjudge.parsing.lexicon import FLAGS, LEX, NEGATION
+from llmjudge.parsing.lexicon import FLAGS, FOLDED, LEX, NEGATION
 
 OK = "ok"
 UNPARSEABLE = "unparseable"
@@ -51,27 +51,32 @@ REFUSAL_PATTERNS: tuple[re.Pattern[str], ...] = LEX.refusals
 
 RESULT_MARK = re.compile(r"\[\s*result\s*(?:\]|:)", FLAGS)
 _FEEDBACK_PREFIX = re.compile(r"^\s*(?:#+\s*)?\**feedback\**\s*:?\**\s*", FLAGS)
-# Markdown emphasis and code marks: "**[RESULT]** 4", "[RESULT] **4**", "`4`" read as their text.
-_EMPHASIS = re.compile(r"\*\*|__|(?<!\w)_(?=\S)|(?<=\S)_(?!\w)|\*|`")
 # "would not give it a 5", "I wouldn't choose A", "ni siquiera un 1": a verdict under negation is not the
 # verdict. "I would not hesitate to give it a 5" is a 5.
-_NEGATED = re.compile(rf"{NEGATION}\s+(?!hesitate)(?:\w+\s+){{0,2}}\Z", FLAGS)
+_NEGATED = re.compile(rf"{NEGATION}\s+(?!hesitate)(?:\w+\s+){{0,2}}\Z", FOLDED)
 # A sentence ends at . ! ? ; or a line break; Chinese and Japanese put no space after their full stop.
 _SENTENCE_END = re.compile(r"[.!?;](?:\s|(?=[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]))|\n")
-_CONDITIONAL = re.compile(LEX.conditionals, FLAGS)
-
-
-def plain(text: str) -> str:
-    return _EMPHASIS.sub("", text)
+_CONDITIONAL = re.compile(LEX.conditionals, FOLDED)
 
 
 def fmt(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
+def last_result_mark(answer: str) -> int:
+    """Where the answer's last ``[RESULT]`` marker starts (its length when it has none); looks at the last 8 KB
+    first, so that a megabyte of markers costs what 8 KB cost."""
+    tail = max(0, len(answer) - 8_192)
+    marks = list(RESULT_MARK.finditer(answer, tail)) or list(RESULT_MARK.finditer(answer, 0, tail + 16))
+    return marks[-1].start() if marks else len(answer)
+
+
 def feedback_before(text: str, end: int) -> str:
     """The rationale of a ``[RESULT]`` answer: the feedback before the marker, its label and marks cut."""
     return _FEEDBACK_PREFIX.sub("", text[:end], count=1).strip().rstrip("*_").strip()
+
+
+# The helpers below read the case-folded text (``lexicon.fold``).
 
 
 def is_negated(text: str, start: int) -> bool:

@@ -1,7 +1,9 @@
 """The forms a score verdict takes, as compiled patterns, and the checks that tell a verdict from a number.
 
-``parse_score`` (``llmjudge.parsing.scores``) asks for them tier by tier; each finder returns every
-``Verdict`` of its form in the text, already filtered (counts, negations, hypotheticals skipped).
+``parse_score`` (``llmjudge.parsing.scores``) asks for them tier by tier; ``find`` returns every ``Verdict``
+of a form in the text, already filtered (counts, negations, hypotheticals skipped). The patterns read the
+case-folded text (``lexicon.fold``) and are written in lower case; the one check that needs the case (is
+the word after a number lower-case?) reads the original text at the same position.
 """
 
 from __future__ import annotations
@@ -15,11 +17,11 @@ from llmjudge.parsing.lexicon import (
     DEN,
     DEN_BODY,
     FLAGS,
+    FOLDED,
     LETTER,
     LEX,
     NUM,
     NUMBER,
-    NUMBER_WORD,
     alternation,
     aspect_names,
     template,
@@ -55,21 +57,21 @@ GAP = (
 
 
 def _c(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, FLAGS)
+    return re.compile(pattern, FOLDED)
 
 
 LABELED = _c(
-    rf"(?<![{LETTER}])(?:(?:my|your|the)\s+)?(?:{LEX.bare_labels}{_OPTIONAL_SEP}|{LEX.labels}{_REQUIRED_SEP})"
+    rf"(?:{alternation(['my', 'your', 'the'])}\s+)?(?:{LEX.bare_labels}{_OPTIONAL_SEP}|{LEX.labels}{_REQUIRED_SEP})"
     + _OPEN
     + NUM
     + DEN
     + _PCT
 )
 # "Calificación: excelente (5)", "Оценка: «отлично» (5)": a label word, then its number in parentheses.
-GLOSSED = _c(rf"(?<![{LETTER}]){_ANY_LABEL}{_REQUIRED_SEP}[«\"']?[^\W\d_]{{2,20}}[»\"']?[^\S\n]*+\(\s*+{NUM}\s*+\)")
-OTHER_SCALE = _c(rf"(?<![{LETTER}]){LEX.other_scale_labels}{_REQUIRED_SEP}{_OPEN}{NUM}")
+GLOSSED = _c(rf"{_ANY_LABEL}{_REQUIRED_SEP}[«\"']?[^\W\d_]{{2,20}}[»\"']?[^\S\n]*+\(\s*+{NUM}\s*+\)")
+OTHER_SCALE = _c(rf"{LEX.other_scale_labels}{_REQUIRED_SEP}{_OPEN}{NUM}")
 FINAL_LABELED = _c(
-    rf"(?<![{LETTER}])(?:{LEX.final_prefixes}[^\S\n]+(?:{_ANY_LABEL}|verdict|answer|decision|assessment|evaluation)"
+    rf"(?:{LEX.final_prefixes}[^\S\n]+(?:{_ANY_LABEL}|verdict|answer|decision|assessment|evaluation)"
     rf"{_OPTIONAL_SEP}|{_ANY_LABEL}[^\S\n]+{LEX.final_suffixes}{_OPTIONAL_SEP}|{LEX.final_labels}{_OPTIONAL_SEP}"
     rf"|{LEX.final_prefixes}{_REQUIRED_SEP})"
     + _OPEN
@@ -88,7 +90,7 @@ CORRECTED = _c(
     rf"|a|an|to|eher|plutôt)\s+)?{NUM}{DEN}"
 )
 DECISION_TEMPLATES = tuple(_c(template(t, {"n": f"(?P<num>{NUMBER})"})) for t in LEX.decision_templates)
-VERB = _c(rf"(?<![{LETTER}]){LEX.verbs}{GAP}{NUM}{DEN}")
+VERB = _c(rf"{LEX.verbs}{GAP}{NUM}{DEN}")
 IS_A = _c(
     r"\b(?:this|it|that|which|one|response|answer|summary|text|essay|story|reply|translation)(?:\s+one)?"
     r"\s*(?:is|'s|was|would\s+be|lands\s+at|sits\s+at)\s+(?:about\s+|roughly\s+|around\s+)?(?:a|an)\s+"
@@ -101,20 +103,26 @@ LEVEL = _c(
 )
 # "this deserves a perfect score!": the scale's top, whatever its number.
 TOP = _c(rf"(?:\b(?:a|the)\s+)?{LEX.top_phrases}(?![^\S\n]*+(?:of\s+)?\d)")
-ORDINAL = _c(rf"(?<![{LETTER}])(?P<ord>{LEX.ordinal_words})\s+{LEX.levels}")
+ORDINAL = _c(rf"(?P<ord>{LEX.ordinal_words})\s+{LEX.levels}")
 VERDICT_TEMPLATES = tuple(_c(template(t, {"n": f"(?P<num>{NUMBER})"})) for t in LEX.verdict_templates)
 FRACTION = _c(NUM + DEN_BODY + _PCT)
 MAX_FIRST = tuple(
     _c(template(t, {"n": f"(?P<num>{NUMBER})", "max": f"(?P<den>{NUMBER})"})) for t in LEX.max_first
 )
 BOLD = _c(rf"\*\*\s*+{NUM}{DEN}\s*+\*\*")
-# "this is a solid three.": an article before a number word marks it as a rating, not a count.
-ARTICLE_WORD = _c(
-    rf"\b(?:a|an)\s+(?:(?:solid|strong|weak|low|high|fair|generous)\s+)?(?P<num>{NUMBER_WORD})\b{DEN}"
-)
+# "this is a solid three.": an article before a number word marks it as a rating, not a count (the word is
+# checked on the original text: "a 3" is no such form).
+ARTICLE_WORD = _c(rf"\b(?:a|an)\s+(?:(?:solid|strong|weak|low|high|fair|generous)\s+)?{NUM}{DEN}")
 _END_ARTICLE = r"(?:a\s+|an\s+|um\s+|un\s+|una\s+)?"
+# No article before a template's first number: a pattern that starts with an optional group is tried at
+# every position of the text, one that starts with a digit only where a digit is.
 RANGES = tuple(
-    _c(template(t, {"a": f"{_END_ARTICLE}(?P<num>{NUMBER})", "b": f"{_END_ARTICLE}(?P<b>{NUMBER})"}))
+    _c(
+        template(
+            t,
+            {"a": f"{'' if t.startswith('{a}') else _END_ARTICLE}(?P<num>{NUMBER})", "b": f"{_END_ARTICLE}(?P<b>{NUMBER})"},
+        )
+    )
     for t in LEX.ranges
 )
 LEADING = _c(
@@ -125,12 +133,13 @@ TRAILING = _c(rf"(?:\A|[.!?:]\s+|\n)[^\S\n]*+{NUM}{DEN}[^\S\n]*+[.!]?\s*\Z")
 # After a rating come "stars", "out of", "because", "overall", an adverb...; any other lower-case word
 # makes the number a count ("2 twists and 1 major flaw", "3 sentences", "2 ошибки"). A capital starts a
 # new sentence ("5 Great story!").
-_COUNT = _c(
+_COUNT = re.compile(
     r"[^\S\n]+(?!(?:stars?|points?|out|of|and|or|to|for|because|but|since|as|on|in|overall|given|due|is|was|"
     r"would|will|should|seems?|feels?|here|there|at|with|without|from|by|after|before|this|it|considering|too|"
     r"though|while|then|now|also|based|which|so|if|even|despite|being|i|tops|max|instead|rather|myself|"
     r"leaning|from|après|porque|pois|parce|weil|perché|потому|так|но|aber|mais|pero|ma|mas|\w+ly)\b)"
-    rf"(?!{LEX.units}|{LEX.of}\s*+\d)(?-i:[a-zà-ÿа-яё])"
+    rf"(?!{LEX.units}|{LEX.of}\s*+\d)(?-i:[a-zà-ÿа-яё])",
+    FLAGS,
 )
 # "3 of the 4 key points", "2 de los 3", "2 dei 5 punti", "5 reasons, 2 of which": a part of a count.
 _PART_OF = _c(
@@ -145,11 +154,11 @@ _REFERENCE = _c(rf"(?:{LEX.references})\s*#?\s*\Z|第\s*\Z")
 _EXAMPLE = _c(r"(?:e\.\s*g\.|for example|for instance|such as|like)\s*,?\s*\(?\Z")
 _ALTERNATIVE = _c(
     r"[^\S\n]*+(?:or|o|ou|oder|или|或|か|-|\u2013|to|/|\u301c|\uff5e|到)[^\S\n]*+(?:a\s+|an\s+)?"
-    rf"(?<![{LETTER}.])(?:\d+(?:\.\d+)?(?![{LETTER}])|{LEX.numbers}(?![{LETTER}]))"
+    rf"(?<![{LETTER}.])\d+(?:\.\d+)?(?![{LETTER}])"
 )
 
 
-def verdict_of(match: re.Match[str], kind: str) -> Verdict:
+def verdict_of(match: re.Match[str], kind: str, *, ambiguous: bool = False) -> Verdict:
     groups = match.groupdict()
     den = groups.get("den")
     value = LEX.ordinals.get(groups["ord"].lower()) if groups.get("ord") else to_number(groups["num"] or "")
@@ -157,17 +166,18 @@ def verdict_of(match: re.Match[str], kind: str) -> Verdict:
     if groups.get("pct"):
         den_value = 100.0
     tail = match.string[match.end() : match.end() + 40]
-    ambiguous = bool(groups.get("b")) or _ALTERNATIVE.match(tail) is not None
+    ambiguous = ambiguous or bool(groups.get("b")) or _ALTERNATIVE.match(tail) is not None
     start = match.start("ord") if groups.get("ord") else match.start("num")
     return Verdict(value, den_value, start, match.end(), kind, ambiguous)
 
 
 def is_count(text: str, match: re.Match[str]) -> bool:
+    """``text`` is the original-case text ``match`` was found in (folded)."""
     groups = match.groupdict()
     if not groups.get("num") or not groups["num"][0].isdigit():
         return False
     end = match.end("den") if groups.get("den") else match.end("num")
-    return _COUNT.match(text, end) is not None or _PART_OF.match(text, end) is not None
+    return _COUNT.match(text, end) is not None or _PART_OF.match(match.string, end) is not None
 
 
 def is_reference(text: str, start: int) -> bool:
@@ -175,25 +185,41 @@ def is_reference(text: str, start: int) -> bool:
     return _REFERENCE.search(before) is not None or _EXAMPLE.search(before) is not None
 
 
+# An answer with more matches of one form than this is read from its first and last ones: the checks on
+# each match cost more than the search, and a judge's answer has a handful.
+MAX_MATCHES = 64
+
+
+def bounded(pattern: re.Pattern[str], low: str) -> list[re.Match[str]]:
+    """The matches of ``pattern`` in ``low``, at most the first and last ``MAX_MATCHES // 2`` of them."""
+    matches = list(pattern.finditer(low))
+    if len(matches) > MAX_MATCHES:
+        matches = matches[: MAX_MATCHES // 2] + matches[-MAX_MATCHES // 2 :]
+    return matches
+
+
 def is_hypothetical(text: str, end: int) -> bool:
     return _HYPOTHETICAL.match(text, end) is not None
 
 
-def find(pattern: re.Pattern[str], text: str, kind: str, *, prose: bool = False) -> list[Verdict]:
-    """Every match of ``pattern`` that is a verdict: prose forms skip counts, references and negated verbs."""
+def find(
+    pattern: re.Pattern[str], text: str, low: str, kind: str, *, prose: bool = False, ambiguous: bool = False
+) -> list[Verdict]:
+    """Every match of ``pattern`` in ``low`` (the folded ``text``) that is a verdict: prose forms skip counts,
+    references and negated verbs."""
     found = []
-    for match in pattern.finditer(text):
+    for match in bounded(pattern, low):
         if match.groupdict().get("num") is None and match.groupdict().get("ord") is None:
             continue
         start = match.start("num") if match.groupdict().get("num") else match.start()
         if prose:
             # "I can't rate it higher than a 3" is a 3; "I would not give it a 5" is no 5.
-            negated = is_negated(text, match.start()) and not re.search(r"\b(?:higher|more|better|above)\b", match[0])
-            if negated or is_count(text, match) or is_reference(text, start):
+            negated = is_negated(low, match.start()) and not re.search(r"\b(?:higher|more|better|above)\b", match[0])
+            if negated or is_count(text, match) or is_reference(low, start):
                 continue
-        if is_hypothetical(text, match.end()):
+        if is_hypothetical(low, match.end()):
             continue
-        verdict = verdict_of(match, kind)
+        verdict = verdict_of(match, kind, ambiguous=ambiguous)
         if verdict.value is not None:
             found.append(verdict)
     return found
@@ -204,9 +230,10 @@ def aspect_patterns(key: str) -> tuple[re.Pattern[str], ...]:
     """The ways an answer rates the aspect ``key`` ("Fluency: 4", "Coherence is strong (4)", "a 4 for relevance",
     "I'd rate the relevance a 2"), in all the languages' names of the aspect."""
     names = aspect_names(key)
-    name = alternation(names)
-    # "Fluency score", "fluency_score", "Relevanz" for "relevance": a name may run on into a longer word.
-    name = rf"{name[:-1]}|(?<![{LETTER}]){re.escape(key)}[{LETTER}]*)"
+    key = key.strip().lower()
+    # "Fluency score", "fluency_score", "relevanceScore": the key may run on into a longer word.
+    prefix = rf"{re.escape(key[0])}(?<![{LETTER}]{re.escape(key[0])}){re.escape(key[1:])}[{LETTER}]*"
+    name = rf"(?:{alternation(names)}|{prefix})"
     return (
         _c(
             rf"{name}[^\S\n]*+(?:\((?:\d+\s*[-\u2013]\s*\d+)\)[^\S\n]*+)?(?:{_ANY_LABEL}[^\S\n]*+)?\]?"

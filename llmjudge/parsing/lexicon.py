@@ -21,7 +21,11 @@ from typing import Any
 
 WORDS_DIR = Path(__file__).with_name("words")
 LANGUAGES = ("en", "zh", "ja", "ko", "es", "pt", "fr", "de", "it", "ru")
+# Patterns that read the answer run on its case-folded copy (``fold``) without re.IGNORECASE: the regex
+# engine then skips ahead to the first letter of a word list instead of trying every word at every
+# position, which makes the parser several times faster. FLAGS is for the few patterns run on original text.
 FLAGS = re.IGNORECASE
+FOLDED = 0
 # Digits and the letters of the scripts written with spaces (Latin, Greek, Cyrillic): a word or a number of
 # these scripts ends where none of them follows. Chinese, Japanese and Korean have no spaces between words,
 # so their words have no edges ("4分" is a 4, "评分：4" a label).
@@ -29,33 +33,66 @@ LETTER = r"0-9A-Za-z_\u00C0-\u024F\u0370-\u03FF\u0400-\u04FF"
 _SPACED = re.compile(f"[{LETTER}]")
 
 
+def fold(text: str) -> str:
+    """``text`` in lower case, character for character (so positions stay the same)."""
+    folded = text.lower()
+    if len(folded) == len(text):
+        return folded
+    return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+
+
 def _edged(word: str) -> str:
-    body = re.escape(word).replace(r"\ ", r"\s+")
-    if _SPACED.match(word[0]):
-        body = rf"(?<![{LETTER}]){body}"
-    if _SPACED.match(word[-1]):
-        body = rf"{body}(?![{LETTER}])"
-    return body
+    """One word as a regex on folded text; in the spaced scripts a whole word (no word character before or
+    after it). The check before stands after the first letter, so the engine can skip to the positions where
+    that letter is."""
+    return alternation([word])
+
+
+def _branches(node: dict[str, Any], last: str) -> str:
+    branches = [
+        (r"\s+" if char == " " else re.escape(char)) + _branches(node[char], char) for char in sorted(node) if char
+    ]
+    if "" in node:
+        # Longer words come first, so "points" is not read as "point" and an "s".
+        branches.append(r"(?!\w)" if _SPACED.match(last) else "")
+    return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
 
 
 def alternation(words: Iterable[str]) -> str:
-    """A regex matching any of ``words`` (case-insensitively), whole words in the spaced scripts, longest first."""
-    unique = sorted({w.lower() for w in words if w}, key=len, reverse=True)
-    return "(?:" + "|".join(_edged(w) for w in unique) + ")" if unique else "(?!)"
+    """A regex matching any of ``words`` in folded text, whole words in the spaced scripts (no word character
+    before or after). The words are laid out as a trie, so that at each position the engine follows one path
+    instead of trying a hundred words; the check before a word stands after its first letter, so the engine
+    skips to the positions where a first letter is."""
+    trie: dict[str, Any] = {}
+    for word in {w.lower() for w in words if w}:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+    if not trie:
+        return "(?!)"
+    roots = []
+    for char in sorted(trie):
+        edge = rf"(?<!\w{re.escape(char)})" if _SPACED.match(char) else ""
+        roots.append(re.escape(char) + edge + _branches(trie[char], char))
+    return "(?:" + "|".join(roots) + ")"
 
 
 def template(text: str, groups: dict[str, str]) -> str:
-    """A template (see the module docstring) as a regex; ``groups`` gives the regex of each placeholder."""
+    """A template (see the module docstring) as a regex; ``groups`` gives the regex of each placeholder.
+
+    The whitespace after a token belongs to the token, so that no pattern starts with optional whitespace
+    (which would make a long run of spaces cost its square)."""
+    tokens = text.split()
     parts = []
-    for token in text.split():
+    for index, token in enumerate(tokens):
         optional = token.endswith("?") and len(token) > 1
         token = token[:-1] if optional else token
-        if token.startswith("{") and token.endswith("}"):
-            body = groups[token[1:-1]]
-        else:
-            body = _edged(token)
+        body = groups[token[1:-1]] if token.startswith("{") and token.endswith("}") else _edged(token)
+        if index < len(tokens) - 1:
+            body += r"\s*+"
         parts.append(f"(?:{body})?" if optional else body)
-    return r"\s*+".join(parts)
+    return "".join(parts)
 
 
 @dataclass(frozen=True)
@@ -96,6 +133,12 @@ class Lexicon:
     pair_tie: str
     pair_first: str
     pair_second: str
+
+
+def _letter_first(pattern: str) -> str:
+    """``\\bi\\s+refuse`` as ``i(?<!\\wi)\\s+refuse``: a pattern that starts with a letter lets the engine skip
+    to where that letter is; one that starts with ``\\b`` is tried at every word boundary."""
+    return re.sub(r"\A\\b([^\W\d_])(?![*+?{])", lambda m: rf"{m.group(1)}(?<!\w{m.group(1)})", pattern)
 
 
 def _read() -> list[dict[str, Any]]:
@@ -146,7 +189,7 @@ def _merge(files: list[dict[str, Any]]) -> Lexicon:
         decision_templates=tuple(words("decision_templates")),
         max_first=tuple(words("max_first")),
         ranges=tuple(words("ranges")),
-        refusals=tuple(re.compile(p, FLAGS) for p in words("refusals")),
+        refusals=tuple(re.compile(_letter_first(p), FOLDED) for p in words("refusals")),
         aspects={key: tuple(names) for key, names in aspects.items()},
         pair_nouns=alternation(pairs("nouns")),
         pair_better=alternation(pairs("better")),
@@ -159,21 +202,34 @@ def _merge(files: list[dict[str, Any]]) -> Lexicon:
 
 LEX = _merge(_read())
 
-# A number in a verdict's place: digits ("4", "3.5", "-1") or a number word of any language. A word counts
-# only when what follows looks like the end of a score ("a four.", "vier von fünf", "四分"), so "give this
-# one a four" skips "one".
-DIGITS = rf"[-\u2212]?\d+(?:\.\d+)?(?![{LETTER}])(?!\.\d)"
-_WORD_END = (
-    rf"(?=\s*+(?:[.,;:!?)\]*_\"'»|/\-\u2013\u2014]|{LEX.units}|{LEX.of}|\n|\Z))"
-)
-NUMBER_WORD = rf"{LEX.numbers}(?:\s+and\s+a\s+half)?"
-NUM = rf"(?<![{LETTER}.])(?P<num>{DIGITS}|{NUMBER_WORD}{_WORD_END})"
+# A number in a verdict's place: digits ("4", "3.5", "-1"); its left edge is checked after the first
+# character (see ``_edged``). Number words are turned into digits beforehand (``words_to_digits``).
+DIGITS = rf"(?:-(?<![{LETTER}.]-)\d+|\d(?<![{LETTER}.]\d)\d*)(?:\.\d+)?(?![{LETTER}])(?!\.\d)"
+NUM = rf"(?P<num>{DIGITS})"
 # For templates, whose own words already mark the number's place.
-NUMBER = rf"(?:\d+(?:\.\d+)?(?![{LETTER}])|{LEX.numbers})"
-DEN_BODY = (
-    rf"(?:\s*+{LEX.units})?\s*+(?:/|{LEX.of})\s*+(?P<den>\d+(?:\.\d+)?(?![{LETTER}])(?!\.\d)|{LEX.numbers})"
-)
+NUMBER = rf"\d+(?:\.\d+)?(?![{LETTER}])"
+DEN_BODY = rf"(?:\s*+{LEX.units})?\s*+(?:/|{LEX.of})\s*+(?P<den>\d+(?:\.\d+)?(?![{LETTER}])(?!\.\d))"
 DEN = rf"(?:{DEN_BODY})?"
+# A number word counts only where what follows looks like the end of a score ("a four.", "vier von fünf",
+# "四分", "다섯 개 중 세 개"), so "give this one a four" keeps "one" as a word and "一致性" its "一".
+_NUMBER_WORD = re.compile(
+    rf"(?P<word>{LEX.numbers})(?P<half>\s+and\s+a\s+half)?"
+    rf"(?=\s*+(?:[.,;:!?)\]*_\"'»|/\-\u2013\u2014]|{LEX.units}|{LEX.of}|개|\n|\Z))",
+    FOLDED,
+)
+
+
+def _digits(match: re.Match[str]) -> str:
+    value = LEX.number_words[match.group("word")] + (0.5 if match.group("half") else 0.0)
+    digits = str(int(value)) if value.is_integer() else str(value)
+    # Padded to the word's length, so positions stay those of the original text.
+    return digits.ljust(len(match.group(0))) if len(digits) <= len(match.group(0)) else match.group(0)
+
+
+def words_to_digits(low: str) -> str:
+    """Number words in a verdict's place, in any of the languages, as digits: "four out of five" reads as
+    "4    out of 5   ". ``low`` is folded text; the result has the same length."""
+    return _NUMBER_WORD.sub(_digits, low)
 NEGATION = rf"(?:{LEX.negations}|n't)"
 
 
@@ -183,32 +239,25 @@ def unnamed(pattern: str) -> str:
 
 
 def to_number(token: str) -> float | None:
-    """"4", "3.5", "four and a half", "vier", "四" -> the number; None when the token is none."""
-    token = token.strip().lower().replace("\u2212", "-")
-    half = 0.0
-    if token.endswith("half"):
-        half = 0.5
-        token = token.split()[0]
-    if token in LEX.number_words:
-        return LEX.number_words[token] + half
+    """"4", "3.5", "-1" -> the number; None when the token is none."""
     try:
-        return float(token)
+        return float(token.strip().replace("\u2212", "-"))
     except ValueError:
         return None
 
 
 # "I can't rate it higher than a 3" rates it.
-_NOT_A_REFUSAL = re.compile(r"[^.\n]{0,20}?\b(?:higher|lower|more|better|above|below)\s+than\b", FLAGS)
+_NOT_A_REFUSAL = re.compile(r"[^.\n]{0,20}?\b(?:higher|lower|more|better|above|below)\s+than\b", FOLDED)
 
 
 def refusals(text: str) -> list[re.Match[str]]:
-    """Where ``text`` refuses to rate, in any of the languages."""
+    """Where the folded ``text`` refuses to rate, in any of the languages."""
     found = [m for p in LEX.refusals for m in p.finditer(text)]
     return [m for m in found if _NOT_A_REFUSAL.match(text, m.end()) is None]
 
 
 def is_refusal(text: str) -> bool:
-    return bool(refusals(text))
+    return bool(refusals(fold(text)))
 
 
 def aspect_names(key: str) -> tuple[str, ...]:

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, replace
 
 from llmjudge.parsing.common import (
+    last_result_mark,
     CUT_OFF,
     CUT_OFF_REASONING,
     EMPTY,
@@ -28,12 +29,12 @@ from llmjudge.parsing.common import (
     feedback_before,
     is_conditional,
     is_negated,
-    plain,
     sentence_at,
 )
+from llmjudge.parsing.forms import bounded
 from llmjudge.parsing.jsonish import find_json
-from llmjudge.parsing.lexicon import FLAGS, LEX, is_refusal
-from llmjudge.parsing.normalize import glyphs, window
+from llmjudge.parsing.lexicon import FLAGS, FOLDED, LEX, fold, is_refusal, refusals
+from llmjudge.parsing.normalize import EchoOptions, Prepared, prepare, window
 from llmjudge.parsing.reasoning import split_reasoning
 from llmjudge.parsing.score_json import RATIONALE_KEYS
 
@@ -48,14 +49,14 @@ class Choice:
 
 
 def _c(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, FLAGS)
+    return re.compile(pattern, FOLDED)
 
 
 _NOUN = LEX.pair_nouns
 _ORDINAL = rf"the\s+(?:(?P<first>{LEX.pair_first})|(?P<second>{LEX.pair_second}))\s+(?:{_NOUN}|one)\b"
-# A bare capital letter counts in prose ("I'd choose B."), a lower-case one only with its noun or
-# parentheses, so "I prefer a shorter answer" is no choice.
-_TOKEN = rf"(?:{_NOUN}\s+[(\[]?(?P<n>[ab])\b[)\]]?|\((?P<p>[ab])\)|(?-i:\b(?P<c>[AB])\b)|{_ORDINAL})"
+# A bare letter counts in prose only as a capital ("I'd choose B."; checked on the original text: groups
+# named "cap"), a lower-case one only with its noun or parentheses, so "I prefer a shorter answer" is no choice.
+_TOKEN = rf"(?:{_NOUN}\s+[(\[]?(?P<n>[ab])\b[)\]]?|\((?P<p>[ab])\)|\b(?P<cap>[ab])\b|{_ORDINAL})"
 _CHOICE_TOKEN = rf"(?:{_NOUN}\s+)?[(\[]?\s*(?P<choice>a|b|c|tie|draw|equal)\b\s*[)\]]?"
 _OTHER_CHOICE = _c(
     rf"(?P<dots>[^\S\n]*(?:\.\.\.|,))?\s*(?:or|/|vs\.?|and)\s*(?P<isit>is\s+it\s+)?(?:{_NOUN}\s+)?[(\[]?\s*[ab]\b"
@@ -67,13 +68,13 @@ _LABELED = _c(
 )
 _FINAL: tuple[re.Pattern[str], ...] = (
     _c(r"\[\[\s*+(?P<left>[ab])\s*+(?P<op>>>|>|=|<<|<)\s*+(?P<right>[ab])\s*+\]\]"),
-    _c(r"(?<![\w<>=\[])(?P<left>[AB])[^\S\n]*+(?P<op>>>|>|=|<<|<)[^\S\n]*+(?P<right>[AB])(?![\w<>=\]])"),
+    _c(r"(?P<left>[ab])(?<![\w<>=\[][ab])[^\S\n]*+(?P<op>>>|>|=|<<|<)[^\S\n]*+(?P<right>[ab])(?![\w<>=\]])"),
     _c(r"\[\[\s*+(?P<choice>a|b|c|tie)\s*+\]\]"),
     _c(r"\\boxed\{\s*+(?:\\text\{\s*+)?(?P<choice>a|b|tie)\b\s*+\}?\s*+\}"),
     _c(rf"\[\s*+(?:{_NOUN})\s+(?P<choice>a|b)\s*+\]"),
     _LABELED,
 )
-_CORRECTION = _c(rf"{LEX.corrections}[\s,.:;!\u2013\u2014\-]*+(?:{_NOUN}\s+)?[(\[]?(?-i:(?P<c>[AB]))\b(?!\s+is\s+(?:not|worse))")
+_CORRECTION = _c(rf"{LEX.corrections}[\s,.:;!\u2013\u2014\-]*+(?:{_NOUN}\s+)?[(\[]?(?P<cap>[ab])\b(?!\s+is\s+(?:not|worse))")
 _END = r"(?=\s*(?:[.!\n]|\Z))"
 # "B is better." is a verdict; "A is better written" or "better at X" only describes one side.
 _UNQUALIFIED = r"(?=\s*(?:[.,;:!)\n]|\Z|(?:than|because|since|overall|here|in\s+general)\b))"
@@ -89,7 +90,7 @@ _TIERS: tuple[tuple[re.Pattern[str], ...], ...] = (
         ),
         _c(r"\b(?:i'd|i\s+would)\s+say\s+" + _TOKEN + _END),
         _c(r"\b(?:so|therefore|thus|hence)[,:]?\s+" + _TOKEN + _END),
-        _c(rf"[:\u2013\u2014]\s+(?:{_NOUN}\s+)(?-i:(?P<c>[AB]))\.(?:\s|\Z)"),
+        _c(rf"[:\u2013\u2014]\s+(?:{_NOUN}\s+)(?P<cap>[ab])\.(?:\s|\Z)"),
     ),
     (
         _c(
@@ -97,12 +98,12 @@ _TIERS: tuple[tuple[re.Pattern[str], ...], ...] = (
             r"(?:better|superior|preferable|preferred|stronger|winner)\b" + _UNQUALIFIED
         ),
         _c(_TOKEN + r"\s+(?:gives|provides|offers|writes|has)\s+the\s+(?:more\s+\w+|better|stronger)\s+(?:answer|response)"),
-        _c(rf"(?:{_NOUN})\s*(?-i:(?P<c>[AB]))(?![A-Za-z])[^.!?\n]{{0,14}}?{LEX.pair_better_foreign}"),
+        _c(rf"(?:{_NOUN})\s*(?P<cap>[ab])(?![a-z])[^.!?\n]{{0,14}}?{LEX.pair_better_foreign}"),
         _c(
             r"\b(?P<tie>it'?s\s+a\s+tie|(?:they|both(?:\s+\w+){0,3}?)\s+are\s+(?:equally\s+(?:good|strong|bad|weak)|"
             r"of\s+equal\s+quality|tied))\b"
         ),
-        _c(rf"(?P<tie>(?<![\w-]){LEX.pair_tie})"),
+        _c(rf"(?P<tie>{LEX.pair_tie})"),
     ),
     (
         _c(_TOKEN + r"\s+(?:is|was|seems|reads)\s+(?:\w+ly\s+|much\s+|far\s+)?(?:more\s+\w+|better|stronger|superior)"),
@@ -115,15 +116,15 @@ _ALONE = _c(rf"\A[\s\[(\"']*+(?:(?:{_NOUN})\s+[(\[]?)?(?P<choice>a|b|tie)[\s\])\
 # The answer opens with the choice, then explains it ("Response A. It is more concise."); after a bare
 # letter a comma does not close the choice ("A, because ..." may go on to compare), after "Response B" it does.
 _LEADING = _c(
-    rf"\A[\s\[(]*(?:{_NOUN}\s+[(\[]?(?-i:(?P<n>[AB]))[)\]]?\s*[.:!,\n]|[(\[]?(?-i:(?P<choice>[AB]))[)\]]?\s*(?:[.:!]|\n))"
+    rf"\A[\s\[(]*(?:{_NOUN}\s+[(\[]?(?P<cap>[ab])[)\]]?\s*[.:!,\n]|[(\[]?(?P<cap2>[ab])[)\]]?\s*(?:[.:!]|\n))"
 )
 # The answer closes with the choice alone: "... [Response B]", "... Response B Response A" (two).
-_CLOSING = _c(rf"(?:\A|[.!?:\n])\s*+((?:(?:{_NOUN})\s+[(\[]?(?-i:[AB])[)\]]?[\s,.]*+){{1,3}})\Z")
-_CLOSING_LETTER = _c(rf"(?:{_NOUN})\s+[(\[]?(?-i:(?P<c>[AB]))")
+_CLOSING = _c(rf"(?:\A|[.!?:\n])\s*+((?:(?:{_NOUN})\s+[(\[]?[ab][)\]]?[\s,.]*+){{1,3}})\Z")
+_CLOSING_LETTER = re.compile(rf"(?:{LEX.pair_nouns.replace('(?:', '(?i:', 1)})\s+[(\[]?(?P<cap>[AB])")
 _CYRILLIC = {"\u0410": "A", "\u0411": "B"}
 _CYRILLIC_LETTER = re.compile(r"(?<![\w])([\u0410\u0411])(?![\w])")
-_MODEL_KEY = _c(r"\bmodel_(?P<c>[ab])\b")
-_ASSISTANT_NUMBER = _c(r"\b(assistant|response|answer|output)\s*([12])\b")
+_MODEL_KEY = re.compile(r"\bmodel_(?P<c>[ab])\b", FLAGS)
+_ASSISTANT_NUMBER = re.compile(r"\b(assistant|response|answer|output)\s?([12])\b", FLAGS)
 _JSON_CHOICE_KEYS = ("winner", "preferred", "preference", "choice", "verdict", "better", "better_response", "answer")
 
 
@@ -145,7 +146,16 @@ def _letter(match: re.Match[str]) -> str:
         if groups["op"] == "=":
             return "tie"
         return groups["left"].upper() if groups["op"].startswith(">") else groups["right"].upper()
-    return _choice_of(str(groups.get("choice") or groups.get("n") or groups.get("p") or groups.get("c")))
+    token = next(groups[g] for g in ("choice", "n", "p", "cap", "cap2") if groups.get(g))
+    return _choice_of(token)
+
+
+def _capitals(text: str, match: re.Match[str]) -> bool:
+    """A bare letter ("cap" groups, "A>B") is a choice only as a capital in the original text."""
+    for group in ("cap", "cap2", "left", "right"):
+        if match.groupdict().get(group) and not text[match.start(group)].isupper():
+            return False
+    return True
 
 
 def _letters(text: str, assistant_names: bool) -> str:
@@ -158,7 +168,7 @@ def _letters(text: str, assistant_names: bool) -> str:
     return text
 
 
-def _resolve(found: list[Choice], text: str) -> Choice | None:
+def _resolve(found: list[Choice], low: str) -> Choice | None:
     if not found:
         return None
     ordered = sorted(found, key=lambda c: c.start)
@@ -170,20 +180,20 @@ def _resolve(found: list[Choice], text: str) -> Choice | None:
     differing = [c for c in ordered if c.choice != last.choice]
     if not differing:
         return last
-    if last.kind == "correction" or _CUE.search(text, differing[-1].start, max(differing[-1].start, last.start)):
+    if last.kind == "correction" or _CUE.search(low, differing[-1].start, max(differing[-1].start, last.start)):
         return last
-    if _FINAL_WORDS.search(sentence_at(text, last.start)):
+    if _FINAL_WORDS.search(sentence_at(low, last.start)):
         return last
     return replace(last, ambiguous=True)
 
 
-def _found(pattern: re.Pattern[str], text: str, kind: str) -> list[Choice]:
+def _found(pattern: re.Pattern[str], r: Prepared, kind: str) -> list[Choice]:
     found = []
-    for match in pattern.finditer(text):
-        if is_negated(text, match.start()):
+    for match in bounded(pattern, r.low):
+        if is_negated(r.low, match.start()) or not _capitals(r.text, match):
             continue
         choice = Choice(_letter(match), match.start(), kind)
-        other = _OTHER_CHOICE.match(text, match.end())
+        other = _OTHER_CHOICE.match(r.low, match.end())
         if other is not None:
             # "B... or is it A?" takes a choice back: two verdicts; "A or B" only names the options.
             taken_back = bool(other.group("isit") or other.group("dots"))
@@ -192,85 +202,90 @@ def _found(pattern: re.Pattern[str], text: str, kind: str) -> list[Choice]:
     return found
 
 
-def _from_json(text: str, answer: str) -> tuple[str | None, str] | None:
+def _from_json(answer: str) -> tuple[str | None, str] | None:
     """The choice of a JSON answer (``{"winner": "model_b"}``, ``{"preferred": "A", "reason": ...}``) and its
     rationale; None when the answer holds no such JSON."""
 
     def wanted(value: dict[str, object] | list[object], whole: bool) -> bool:
         return isinstance(value, dict) and any(k in value for k in _JSON_CHOICE_KEYS)
 
-    found = find_json(text, wanted)
+    found = find_json(window(answer), wanted)
     if found is None or not isinstance(found.value, dict):
         return None
     obj = found.value
     explanation = next((obj[k] for k in RATIONALE_KEYS if isinstance(obj.get(k), str)), None)
     raw = next(obj[k] for k in _JSON_CHOICE_KEYS if k in obj)
-    token = _letters(str(raw), assistant_names=False) if isinstance(raw, str) else ""
-    match = _ALONE.match(token)
+    match = _ALONE.match(fold(_letters(raw, assistant_names=False))) if isinstance(raw, str) else None
     choice = _choice_of(match.group("choice")) if match else None
     return choice, str(explanation).strip() if explanation is not None else answer
 
 
-def _from_result(text: str, answer: str) -> ParsedChoice:
+def _from_result(r: Prepared, answer: str) -> ParsedChoice:
     """``[RESULT] A``: the last marker counts because the verdict closes the feedback; a marker with no
     verdict after it, or with two ("[RESULT] A or B"), is unparseable."""
-    originals = list(RESULT_MARK.finditer(answer))
-    rationale = feedback_before(answer, originals[-1].start()) if originals else answer
-    match = _RESULT.match(text, list(RESULT_MARK.finditer(text))[-1].start())
+    rationale = feedback_before(answer, last_result_mark(answer))
+    match = _RESULT.match(r.low, list(RESULT_MARK.finditer(r.low))[-1].start())
     if match is None:
-        return ParsedChoice(None, REFUSED if is_refusal(text) else UNPARSEABLE, rationale, reason="" if is_refusal(text) else NO_VERDICT)
-    if _OTHER_CHOICE.match(text, match.end()):
+        refused = bool(refusals(r.low))
+        return ParsedChoice(None, REFUSED if refused else UNPARSEABLE, rationale, reason="" if refused else NO_VERDICT)
+    if _OTHER_CHOICE.match(r.low, match.end()):
         return ParsedChoice(None, UNPARSEABLE, rationale, reason=NO_VERDICT)
     return ParsedChoice(_choice_of(match.group("choice")), OK, rationale)
 
 
-def _prose(text: str) -> Choice | None:
+def _prose(r: Prepared) -> Choice | None:
     """The choice the prose states, tier by tier: the first tier that speaks decides."""
     for tier in _TIERS:
         found = [
             c
             for pattern in tier
-            for c in _found(pattern, text, "prose")
-            if not is_conditional(text, c.start) or c.choice == "tie"
+            for c in _found(pattern, r, "prose")
+            if not is_conditional(r.low, c.start) or c.choice == "tie"
         ]
-        resolved = _resolve(found, text)
+        resolved = _resolve(found, r.low)
         if resolved is not None:
             return resolved
     return None
 
 
-def _opening_or_closing(text: str) -> Choice | None:
-    match = _ALONE.search(text) or _LEADING.search(text)
-    if match:
-        return Choice(_choice_of(match.group("choice") or match.group("n")), match.start())
-    closing = _CLOSING.search(text)
+def _opening_or_closing(r: Prepared) -> Choice | None:
+    for pattern in (_ALONE, _LEADING):
+        match = pattern.search(r.low)
+        if match and _capitals(r.text, match):
+            return Choice(_letter(match), match.start())
+    closing = _CLOSING.search(r.low)
     if closing is None:
         return None
-    letters = {m.group("c") for m in _CLOSING_LETTER.finditer(closing.group(1))}
+    letters = {m.group("cap") for m in _CLOSING_LETTER.finditer(r.text, *closing.span(1))}
+    if not letters:
+        return None
     return Choice(letters.pop(), closing.start(), ambiguous=len(letters) > 0)
 
 
+def _final(r: Prepared) -> Choice | None:
+    found = [c for p in _FINAL for c in _found(p, r, "final")]
+    for match in bounded(_CORRECTION, r.low):
+        # A correction corrects something: a choice stands shortly before it.
+        if _capitals(r.text, match) and re.search(r"(?<![a-z])[ab](?![a-z])", r.low[max(0, match.start() - 60) : match.start()]):
+            found.append(Choice(match.group("cap").upper(), match.start(), "correction"))
+    return _resolve(found, r.low)
+
+
 def _read(answer: str, assistant_names: bool) -> ParsedChoice:
-    text = _letters(glyphs(window(answer)), assistant_names)
-    refused = is_refusal(text)
-    from_json = _from_json(text, answer)
+    from_json = _from_json(answer)
     if from_json is not None:
         choice, rationale = from_json
         if choice is None:
-            refusal = is_refusal(rationale)
-            return ParsedChoice(None, REFUSED if refusal else UNPARSEABLE, rationale, reason="" if refusal else NO_VERDICT)
+            refused = is_refusal(rationale)
+            return ParsedChoice(None, REFUSED if refused else UNPARSEABLE, rationale, reason="" if refused else NO_VERDICT)
         return ParsedChoice(choice, OK, rationale)
-    text = plain(text)
-    if RESULT_MARK.search(text):
-        return _from_result(text, answer)
-    final = [c for p in _FINAL for c in _found(p, text, "final")]
-    for match in _CORRECTION.finditer(text):
-        if re.search(r"(?<![A-Za-z])[AB](?![A-Za-z])", text[max(0, match.start() - 60) : match.start()]):
-            final.append(Choice(match.group("c"), match.start(), "correction"))
-    found = _resolve(final, text) or _prose(text) or _opening_or_closing(text)
+    r = prepare(answer, EchoOptions(), letters=lambda text: _letters(text, assistant_names))
+    if RESULT_MARK.search(r.low):
+        return _from_result(r, answer)
+    found = _final(r) or _prose(r) or _opening_or_closing(r)
     if found is None or found.alternatives:
-        status = REFUSED if refused and found is None else UNPARSEABLE
-        return ParsedChoice(None, status, answer, reason="" if status == REFUSED else NO_VERDICT)
+        refused = found is None and is_refusal(r.low)
+        return ParsedChoice(None, REFUSED if refused else UNPARSEABLE, answer, reason="" if refused else NO_VERDICT)
     if found.ambiguous:
         return ParsedChoice(None, UNPARSEABLE, answer, reason=TWO_VERDICTS)
     return ParsedChoice(found.choice, OK, answer)

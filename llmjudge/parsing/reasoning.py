@@ -26,12 +26,15 @@ _GPT_OSS_STRIPPED_FINAL = "assistantfinal"
 _OLLAMA_OPEN = re.compile(r"\A\s*Thinking\.\.\.[ \t]*\n")
 _OLLAMA_CLOSE = "...done thinking."
 # gpt-oss closes its final message with these; they are markup, not part of the answer.
-_TRAILING_TOKENS = re.compile(r"(?:\s*<\|(?:return|end|endoftext|im_end)\|>)+\s*\Z")
+_TRAILING_TOKENS = ("<|return|>", "<|end|>", "<|endoftext|>", "<|im_end|>")
 _LEADING_START = re.compile(r"\A\s*<\|start\|>(?:assistant)?")
 
 
 def _answer(text: str) -> str:
-    return _TRAILING_TOKENS.sub("", text).strip()
+    text = text.strip()
+    while text.endswith(_TRAILING_TOKENS):
+        text = text[: text.rindex("<|")].rstrip()
+    return text
 
 
 def _split_think(text: str) -> tuple[str, str, bool] | None:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from llmjudge.parsing.forms import Verdict, verdict_of
 from llmjudge.parsing.jsonish import FoundJson, find_json
-from llmjudge.parsing.lexicon import DEN, FLAGS, LEX, NUM, aspect_names
+from llmjudge.parsing.lexicon import DEN, FOLDED, LEX, NUM, aspect_names, fold, words_to_digits
+from llmjudge.parsing.normalize import glyphs
 
 RATIONALE_KEYS = ("explanation", "rationale", "reason", "reasoning", "feedback", "justification", "comment")
 _FINAL_KEYS = ("overall", "overall_score", "overall_rating", "final_score", "final_rating", "final", "total")
@@ -24,8 +25,8 @@ _SCORE_KEYS = ("score", "rating", "grade", "label", "result", "points")
 _CRITERION_KEYS = ("criterion", "criteria", "aspect", "name", "dimension", "metric")
 # Numbers a judge reports beside its verdict that are not ratings.
 _NOT_RATINGS = ("confidence", "certainty", "probability", "scale", "max", "min", "max_score", "min_score", "length")
-_NUMBER_ONLY = re.compile(r"\s*" + NUM + DEN + r"\s*\Z", FLAGS)
-_LABEL_WORDS = re.compile(rf"\A{LEX.labels}\Z", FLAGS)
+_NUMBER_ONLY = re.compile(r"\s*" + NUM + DEN + r"\s*\Z", FOLDED)
+_LABEL_WORDS = re.compile(rf"{LEX.labels}\Z", FOLDED)
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ def _sub_scores(entries: dict[str, object]) -> dict[str, object]:
 
 
 def find_score_json(text: str, aspect: str | None) -> FoundJson | None:
+    """The JSON answer in ``text`` (as written, so that its explanation keeps its case), if it has one."""
     def wanted(value: dict[str, object] | list[object], whole: bool) -> bool:
         entries = _entries(value)
         return _score_key(entries, aspect) is not None or (whole and bool(_sub_scores(entries)))
@@ -91,10 +93,10 @@ def find_score_json(text: str, aspect: str | None) -> FoundJson | None:
 
 
 def _verdict(raw: object) -> Verdict | None:
-    if _is_number(raw):
-        return Verdict(float(raw), None, 0, 0, "json")  # type: ignore[arg-type]
+    if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+        return Verdict(float(raw), None, 0, 0, "json")
     if isinstance(raw, str):
-        match = _NUMBER_ONLY.match(raw)
+        match = _NUMBER_ONLY.match(words_to_digits(fold(glyphs(raw))))
         if match:
             return verdict_of(match, "json")
     return None
