@@ -128,7 +128,10 @@ RANGES = tuple(
 LEADING = _c(
     rf"\A[\s#>]*{NUM}{DEN}[^\S\n]*+(?:{LEX.units})?[^\S\n]*+(?:[.:;,!)\-\u2013\u2014]|\n|\Z)"
 )
-TRAILING = _c(rf"(?:\A|[.!?:]\s+|\n)[^\S\n]*+{NUM}{DEN}[^\S\n]*+[.!]?\s*\Z")
+# Searched in the answer's last characters only (``tail``): a pattern that may start at every line break of
+# a page of line breaks would cost its square.
+TRAILING = _c(rf"(?:\A|[.!?:]\s|\n)\s*+{NUM}{DEN}[^\S\n]*+[.!]?\s*\Z")
+TAIL = 120
 
 # After a rating come "stars", "out of", "because", "overall", an adverb...; any other lower-case word
 # makes the number a count ("2 twists and 1 major flaw", "3 sentences", "2 ошибки"). A capital starts a
@@ -190,9 +193,16 @@ def is_reference(text: str, start: int) -> bool:
 MAX_MATCHES = 64
 
 
-def bounded(pattern: re.Pattern[str], low: str) -> list[re.Match[str]]:
-    """The matches of ``pattern`` in ``low``, at most the first and last ``MAX_MATCHES // 2`` of them."""
-    matches = list(pattern.finditer(low))
+def tail(low: str) -> tuple[int, int]:
+    """The span of the last ``TAIL`` characters of ``low`` before its trailing whitespace."""
+    stop = len(low.rstrip())
+    return max(0, stop - TAIL), stop
+
+
+def bounded(pattern: re.Pattern[str], low: str, span: tuple[int, int] | None = None) -> list[re.Match[str]]:
+    """The matches of ``pattern`` in ``low`` (or in ``span`` of it), at most the first and last
+    ``MAX_MATCHES // 2`` of them."""
+    matches = list(pattern.finditer(low, *span) if span else pattern.finditer(low))
     if len(matches) > MAX_MATCHES:
         matches = matches[: MAX_MATCHES // 2] + matches[-MAX_MATCHES // 2 :]
     return matches
@@ -203,12 +213,19 @@ def is_hypothetical(text: str, end: int) -> bool:
 
 
 def find(
-    pattern: re.Pattern[str], text: str, low: str, kind: str, *, prose: bool = False, ambiguous: bool = False
+    pattern: re.Pattern[str],
+    text: str,
+    low: str,
+    kind: str,
+    *,
+    prose: bool = False,
+    ambiguous: bool = False,
+    span: tuple[int, int] | None = None,
 ) -> list[Verdict]:
     """Every match of ``pattern`` in ``low`` (the folded ``text``) that is a verdict: prose forms skip counts,
     references and negated verbs."""
     found = []
-    for match in bounded(pattern, low):
+    for match in bounded(pattern, low, span):
         if match.groupdict().get("num") is None and match.groupdict().get("ord") is None:
             continue
         start = match.start("num") if match.groupdict().get("num") else match.start()

@@ -31,7 +31,7 @@ from llmjudge.parsing.common import (
     is_negated,
     sentence_at,
 )
-from llmjudge.parsing.forms import bounded
+from llmjudge.parsing.forms import bounded, tail
 from llmjudge.parsing.jsonish import find_json
 from llmjudge.parsing.lexicon import FLAGS, FOLDED, LEX, fold, is_refusal, refusals
 from llmjudge.parsing.normalize import EchoOptions, Prepared, prepare, window
@@ -253,7 +253,7 @@ def _opening_or_closing(r: Prepared) -> Choice | None:
         match = pattern.search(r.low)
         if match and _capitals(r.text, match):
             return Choice(_letter(match), match.start())
-    closing = _CLOSING.search(r.low)
+    closing = _CLOSING.search(r.low, *tail(r.low))
     if closing is None:
         return None
     letters = {m.group("cap") for m in _CLOSING_LETTER.finditer(r.text, *closing.span(1))}

@@ -184,7 +184,7 @@ def _general_classes(r: Prepared, bold: list[Verdict], scale: Scale, options: Op
         lambda: label_words(r.low, options.words),
         lambda: several(*forms.RANGES, kind="range", prose=False, ambiguous=True),
         lambda: [] if r.is_list else several(forms.LEADING, kind="leading"),
-        lambda: several(forms.TRAILING, kind="trailing"),
+        lambda: find(forms.TRAILING, r.text, r.low, "trailing", prose=True, span=forms.tail(r.low)),
     )
 
 
