@@ -37,7 +37,8 @@ _NOT_RATINGS = re.compile(
     r"temperature|price|cost|weight|age|id|count|average|mean|sum|n)\Z",
     FOLDED,
 )
-_LABEL_NAME = re.compile(rf"(?:{LEX.bare_labels}|{LEX.labels}|{LEX.final_prefixes}|{LEX.final_labels})", FOLDED)
+# A name that ends in a label ("Score", "Overall score", "I would answer") names the verdict, not an aspect.
+_LABEL_NAME = re.compile(rf"(?:{LEX.bare_labels}|{LEX.labels}|{LEX.final_prefixes}|{LEX.final_labels})\Z", FOLDED)
 _CONTRAST = re.compile(rf"{LEX.contrasts}|[.!?;\n]", FOLDED)
 _PAPER_NUM = re.compile(
     r"(?P<num>-(?<![\w.\-/:,]-)\d+(?:\.\d+)?|\d(?<![\w.\-/:,]\d)\d*(?:\.\d+)?)(?![\w%])(?![.,:]\d)", FOLDED
@@ -118,11 +119,11 @@ def _other_aspects(r: Prepared) -> tuple[Prepared, int]:
     spans = []
     for match in forms.bounded(_NAMED, r.low):
         name = _name_before(r.low, match.start())
-        if name is not None and not _LABEL_NAME.match(name) and not _NOT_RATINGS.match(name):
+        if name is not None and not _LABEL_NAME.search(name) and not _NOT_RATINGS.match(name):
             spans.append((match.start() - len(name) - 1, match.end()))
     for match in forms.bounded(_PAREN_NUMBER, r.low):
         word = _WORD_BEFORE.search(r.low, max(0, match.start() - 40), match.start())
-        if word is not None and not _LABEL_NAME.match(word.group(0)):
+        if word is not None and not _LABEL_NAME.search(word.group(0)):
             spans.append((word.start(), match.end()))
     spans = [(max(0, a), b) for a, b in spans]
     return replace(r, text=_blank(r.text, spans), low=_blank(r.low, spans)), len(spans)
@@ -202,7 +203,11 @@ def _paper(r: Prepared, scale: Scale) -> Verdict | None:
         if forms.is_count(text, match):
             continue
         after = _AFTER_DEN.match(low, match.end())
-        return Verdict(to_number(token), float(after.group(1)) if after else None, match.start(), match.end(), "paper")
+        verdict = Verdict(to_number(token), float(after.group(1)) if after else None, match.start(), match.end(), "paper")
+        # The first number is a guess at a terse answer, not a stated verdict: off the scale ("502 Bad
+        # Gateway") it means there is none.
+        on_scale = verdict.value is not None and scale.low <= verdict.value <= scale.high
+        return verdict if on_scale and verdict.den in (None, scale.high) else None
     return None
 
 
