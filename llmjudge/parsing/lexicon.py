@@ -219,7 +219,13 @@ _NUMBER_WORD = re.compile(
 )
 
 
+# "the second one.", "this one," are pronouns, not scores.
+_PRONOUN_ONE = re.compile(r"(?:the|this|that|which|each|every|other|another|first|second|better|best|worse|latter|former)\s+\Z")
+
+
 def _digits(match: re.Match[str]) -> str:
+    if match.group("word") == "one" and _PRONOUN_ONE.search(match.string, max(0, match.start() - 12), match.start()):
+        return match.group(0)
     value = LEX.number_words[match.group("word")] + (0.5 if match.group("half") else 0.0)
     digits = str(int(value)) if value.is_integer() else str(value)
     # Padded to the word's length, so positions stay those of the original text.

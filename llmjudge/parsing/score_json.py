@@ -27,6 +27,7 @@ _CRITERION_KEYS = ("criterion", "criteria", "aspect", "name", "dimension", "metr
 _NOT_RATINGS = ("confidence", "certainty", "probability", "scale", "max", "min", "max_score", "min_score", "length")
 _NUMBER_ONLY = re.compile(r"\s*" + NUM + DEN + r"\s*\Z", FOLDED)
 _LABEL_WORDS = re.compile(rf"{LEX.labels}\Z", FOLDED)
+_NAMED_KEY = re.compile(r"[^\W\d_][\w ]*\Z")
 
 
 @dataclass(frozen=True)
@@ -49,11 +50,10 @@ def _entries(value: dict[str, object] | list[object]) -> dict[str, object]:
             entries.setdefault(name.lower(), score)
             continue
         for key, sub in item.items():
+            entries.setdefault(key, sub)
             if isinstance(sub, dict):
                 for inner, inner_value in sub.items():
                     entries.setdefault(inner, inner_value)
-            else:
-                entries.setdefault(key, sub)
     return entries
 
 
@@ -80,7 +80,8 @@ def _score_key(entries: dict[str, object], aspect: str | None) -> str | None:
 
 
 def _sub_scores(entries: dict[str, object]) -> dict[str, object]:
-    return {k: v for k, v in entries.items() if _is_number(v) and k not in _NOT_RATINGS}
+    """The numbers under names ("fluency": 4): a criterion has a name made of letters."""
+    return {k: v for k, v in entries.items() if _is_number(v) and k not in _NOT_RATINGS and _NAMED_KEY.match(k)}
 
 
 def find_score_json(text: str, aspect: str | None) -> FoundJson | None:
