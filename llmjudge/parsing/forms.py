@@ -73,11 +73,7 @@ OTHER_SCALE = _c(rf"{LEX.other_scale_labels}{_REQUIRED_SEP}{_OPEN}{NUM}")
 FINAL_LABELED = _c(
     rf"(?:{LEX.final_prefixes}[^\S\n]+(?:{_ANY_LABEL}|verdict|answer|decision|assessment|evaluation)"
     rf"{_OPTIONAL_SEP}|{_ANY_LABEL}[^\S\n]+{LEX.final_suffixes}{_OPTIONAL_SEP}|{LEX.final_labels}{_OPTIONAL_SEP}"
-    rf"|{LEX.final_prefixes}{_REQUIRED_SEP})"
-    + _OPEN
-    + NUM
-    + DEN
-    + _PCT
+    rf"|{LEX.final_prefixes}{_REQUIRED_SEP})" + _OPEN + NUM + DEN + _PCT
 )
 BOXED = _c(rf"\\boxed\{{\s*+{NUM}{DEN}\s*+\}}")
 TAGGED = _c(rf"<(?P<tag>answer|score|rating|grade)>\s*+{NUM}{DEN}\s*+</(?P=tag)>")
@@ -106,9 +102,7 @@ TOP = _c(rf"(?:\b(?:a|the)\s+)?{LEX.top_phrases}(?![^\S\n]*+(?:of\s+)?\d)")
 ORDINAL = _c(rf"(?P<ord>{LEX.ordinal_words})\s+{LEX.levels}")
 VERDICT_TEMPLATES = tuple(_c(template(t, {"n": f"(?P<num>{NUMBER})"})) for t in LEX.verdict_templates)
 FRACTION = _c(NUM + DEN_BODY + _PCT)
-MAX_FIRST = tuple(
-    _c(template(t, {"n": f"(?P<num>{NUMBER})", "max": f"(?P<den>{NUMBER})"})) for t in LEX.max_first
-)
+MAX_FIRST = tuple(_c(template(t, {"n": f"(?P<num>{NUMBER})", "max": f"(?P<den>{NUMBER})"})) for t in LEX.max_first)
 BOLD = _c(rf"\*\*\s*+{NUM}{DEN}\s*+\*\*")
 # "this is a solid three.": an article before a number word marks it as a rating, not a count (the word is
 # checked on the original text: "a 3" is no such form).
@@ -120,14 +114,15 @@ RANGES = tuple(
     _c(
         template(
             t,
-            {"a": f"{'' if t.startswith('{a}') else _END_ARTICLE}(?P<num>{NUMBER})", "b": f"{_END_ARTICLE}(?P<b>{NUMBER})"},
+            {
+                "a": f"{'' if t.startswith('{a}') else _END_ARTICLE}(?P<num>{NUMBER})",
+                "b": f"{_END_ARTICLE}(?P<b>{NUMBER})",
+            },
         )
     )
     for t in LEX.ranges
 )
-LEADING = _c(
-    rf"\A[\s#>]*{NUM}{DEN}[^\S\n]*+(?:{LEX.units})?[^\S\n]*+(?:[.:;,!)\-\u2013\u2014]|\n|\Z)"
-)
+LEADING = _c(rf"\A[\s#>]*{NUM}{DEN}[^\S\n]*+(?:{LEX.units})?[^\S\n]*+(?:[.:;,!)\-\u2013\u2014]|\n|\Z)")
 # Searched in the answer's last characters only (``tail``): a pattern that may start at every line break of
 # a page of line breaks would cost its square.
 TRAILING = _c(rf"(?:\A|[.!?:]\s|\n)\s*+{NUM}{DEN}[^\S\n]*+[.!]?\s*\Z")

@@ -10,6 +10,7 @@ Python literal. Keys are lower-cased. A key written twice with two different val
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import re
 from collections.abc import Callable
@@ -105,7 +106,7 @@ def find_json(text: str, wanted: Callable[[dict[str, object] | list[object], boo
     for candidate in [m.group(1) for m in _FENCE.finditer(text)] + [text]:
         body = candidate.strip()
         starts = [0] if body.startswith("[") else []
-        starts += [m.start() for _, m in zip(range(MAX_STARTS), _OBJECT_START.finditer(body))]
+        starts += [m.start() for m in itertools.islice(_OBJECT_START.finditer(body), MAX_STARTS)]
         for start in starts:
             end = _balanced_end(body, start, budget)
             if end == -1:

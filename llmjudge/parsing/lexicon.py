@@ -1,9 +1,10 @@
 """The words of the languages the parser reads, loaded once from ``words/<code>.json`` and merged.
 
 The word lists are data, like the prompts: each file holds one language's score labels, final labels,
-"X of Y" connectors, number words, score units, phrases for the top of the scale, rating verbs, self-corrections, ranges, conditionals,
-negations, references, refusal phrases, aspect names and pairwise words. A judge's language is not known
-beforehand, so every pattern accepts the words of all the languages.
+"X of Y" connectors, number words, score units, phrases for the top of the scale, rating verbs,
+self-corrections, ranges, conditionals, contrasts, negations, references, refusal phrases, aspect names and
+pairwise words. A judge's language is not known beforehand, so every pattern accepts the words of all the
+languages.
 
 Templates (``verdict_templates``, ``decision_templates``, ``max_first``, ``ranges``) are tokens separated
 by spaces: ``{n}`` is the score, ``{max}`` the scale's top, ``{a}``/``{b}`` a range's ends; a space is
@@ -220,7 +221,9 @@ _NUMBER_WORD = re.compile(
 
 
 # "the second one.", "this one," are pronouns, not scores.
-_PRONOUN_ONE = re.compile(r"(?:the|this|that|which|each|every|other|another|first|second|better|best|worse|latter|former)\s+\Z")
+_PRONOUN_ONE = re.compile(
+    r"(?:the|this|that|which|each|every|other|another|first|second|better|best|worse|latter|former)\s+\Z"
+)
 
 
 def _digits(match: re.Match[str]) -> str:
@@ -236,6 +239,8 @@ def words_to_digits(low: str) -> str:
     """Number words in a verdict's place, in any of the languages, as digits: "four out of five" reads as
     "4    out of 5   ". ``low`` is folded text; the result has the same length."""
     return _NUMBER_WORD.sub(_digits, low)
+
+
 NEGATION = rf"(?:{LEX.negations}|n't)"
 
 
@@ -245,7 +250,7 @@ def unnamed(pattern: str) -> str:
 
 
 def to_number(token: str) -> float | None:
-    """"4", "3.5", "-1" -> the number; None when the token is none."""
+    """ "4", "3.5", "-1" -> the number; None when the token is none."""
     try:
         return float(token.strip().replace("\u2212", "-"))
     except ValueError:

@@ -7,16 +7,16 @@ Pure. Each step keeps a number's meaning and drops what cannot be a rating:
   shorter than that once the reasoning trace, whatever its length, is split off by ``str.find``).
 - ``glyphs``: full-width digits and punctuation, circled digits, keycaps ("4️⃣", "🔟"), decimal commas ("3,5"),
   curly quotes, and star runs ("★★★½☆" -> "3.5/5", "⭐⭐⭐⭐" -> "4").
-- ``prepare``: all of it, number words in a verdict's place as digits ("four out of five"), then blanks the scale's range ("1-5", "1 to 10", "1から5"), "with 1 being the lowest", format
-  placeholders ("<1-5>", "[your score here]", "Score: N"), instructions repeated from the prompt, the question
-  text itself, a reference answer's "(Score 5)", "title 1"/"title 2" in adversarial studies, markdown
-  emphasis and the markers of a numbered list.
+- ``prepare``: all of it, number words in a verdict's place as digits ("four out of five"), then blanks the
+  scale's range ("1-5", "1 to 10", "1から5"), "with 1 being the lowest", format placeholders ("<1-5>",
+  "[your score here]", "Score: N"), instructions repeated from the prompt, the question text itself, a
+  reference answer's "(Score 5)", "title 1"/"title 2" in adversarial studies, markdown emphasis and the
+  markers of a numbered list.
 """
 
 from __future__ import annotations
 
 import re
-
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -100,7 +100,9 @@ _GENERIC_LABELS = r"lowest|highest|worst|best|strongly\s+(?:dis)?agree"
 _ADVERSARIAL = re.compile(r"\btitle\s*+#?\s*+[12]\b", FOLDED)
 _RANGE_JOIN = r"(?:-|\u2013|\u2014|~|\u301c|\uff5e|to|and|bis|und|a|à|até|e|et|y|до|и|から|到|至|에서|와|과)"
 _UNIT = r"(?:[^\S\n]*(?:分|点|점))?"
-_PLACEHOLDER = re.compile(r"<(?!/?(?:answer|score|rating|grade|feedback|think|thinking)\b)[^<>\n]{1,40}>|\[\s*your\b[^\]\n]{0,60}\]")
+_PLACEHOLDER = re.compile(
+    r"<(?!/?(?:answer|score|rating|grade|feedback|think|thinking)\b)[^<>\n]{1,40}>|\[\s*your\b[^\]\n]{0,60}\]"
+)
 # "Score: X/5", "where N is an integer": a capital letter standing for the number (read on the original case).
 _LETTER_PLACEHOLDER = re.compile(r"[XNY](?<![\w/][XNY])(?:\s*/\s*\d+)?(?![\w/])")
 # A line that repeats the prompt's instructions: its numbers are the prompt's, not the judge's.

@@ -15,7 +15,6 @@ import re
 from dataclasses import dataclass, replace
 
 from llmjudge.parsing.common import (
-    last_result_mark,
     CUT_OFF,
     CUT_OFF_REASONING,
     EMPTY,
@@ -29,6 +28,7 @@ from llmjudge.parsing.common import (
     feedback_before,
     is_conditional,
     is_negated,
+    last_result_mark,
     sentence_at,
 )
 from llmjudge.parsing.forms import bounded, tail
@@ -74,7 +74,9 @@ _FINAL: tuple[re.Pattern[str], ...] = (
     _c(rf"\[\s*+(?:{_NOUN})\s+(?P<choice>a|b)\s*+\]"),
     _LABELED,
 )
-_CORRECTION = _c(rf"{LEX.corrections}[\s,.:;!\u2013\u2014\-]*+(?:{_NOUN}\s+)?[(\[]?(?P<cap>[ab])\b(?!\s+is\s+(?:not|worse))")
+_CORRECTION = _c(
+    rf"{LEX.corrections}[\s,.:;!\u2013\u2014\-]*+(?:{_NOUN}\s+)?[(\[]?(?P<cap>[ab])\b(?!\s+is\s+(?:not|worse))"
+)
 _END = r"(?=\s*(?:[.!\n]|\Z))"
 # "B is better." is a verdict; "A is better written" or "better at X" only describes one side.
 _UNQUALIFIED = r"(?=\s*(?:[.,;:!)\n]|\Z|(?:than|because|since|overall|here|in\s+general)\b))"
@@ -97,7 +99,10 @@ _TIERS: tuple[tuple[re.Pattern[str], ...], ...] = (
             _TOKEN + r"\s+(?:is|was|seems|reads)\s+(?:\w+ly\s+|much\s+|far\s+|a\s+bit\s+|the\s+)?"
             r"(?:better|superior|preferable|preferred|stronger|winner)\b" + _UNQUALIFIED
         ),
-        _c(_TOKEN + r"\s+(?:gives|provides|offers|writes|has)\s+the\s+(?:more\s+\w+|better|stronger)\s+(?:answer|response)"),
+        _c(
+            _TOKEN
+            + r"\s+(?:gives|provides|offers|writes|has)\s+the\s+(?:more\s+\w+|better|stronger)\s+(?:answer|response)"
+        ),
         _c(rf"(?:{_NOUN})\s*(?P<cap>[ab])(?![a-z])[^.!?\n]{{0,14}}?{LEX.pair_better_foreign}"),
         _c(
             r"\b(?P<tie>it'?s\s+a\s+tie|(?:they|both(?:\s+\w+){0,3}?)\s+are\s+(?:equally\s+(?:good|strong|bad|weak)|"
@@ -105,9 +110,7 @@ _TIERS: tuple[tuple[re.Pattern[str], ...], ...] = (
         ),
         _c(rf"(?P<tie>{LEX.pair_tie})"),
     ),
-    (
-        _c(_TOKEN + r"\s+(?:is|was|seems|reads)\s+(?:\w+ly\s+|much\s+|far\s+)?(?:more\s+\w+|better|stronger|superior)"),
-    ),
+    (_c(_TOKEN + r"\s+(?:is|was|seems|reads)\s+(?:\w+ly\s+|much\s+|far\s+)?(?:more\s+\w+|better|stronger|superior)"),),
 )
 _FINAL_WORDS = _c(r"\b(?:overall|final|finally|in the end|ultimately|therefore|so|on balance)\b")
 _CUE = _c(rf"{LEX.corrections}|{LEX.revisions}|reconsider|second\s+thought|closer\s+inspection")
@@ -266,7 +269,9 @@ def _final(r: Prepared) -> Choice | None:
     found = [c for p in _FINAL for c in _found(p, r, "final")]
     for match in bounded(_CORRECTION, r.low):
         # A correction corrects something: a choice stands shortly before it.
-        if _capitals(r.text, match) and re.search(r"(?<![a-z])[ab](?![a-z])", r.low[max(0, match.start() - 60) : match.start()]):
+        if _capitals(r.text, match) and re.search(
+            r"(?<![a-z])[ab](?![a-z])", r.low[max(0, match.start() - 60) : match.start()]
+        ):
             found.append(Choice(match.group("cap").upper(), match.start(), "correction"))
     return _resolve(found, r.low)
 
@@ -277,7 +282,9 @@ def _read(answer: str, assistant_names: bool) -> ParsedChoice:
         choice, rationale = from_json
         if choice is None:
             refused = is_refusal(rationale)
-            return ParsedChoice(None, REFUSED if refused else UNPARSEABLE, rationale, reason="" if refused else NO_VERDICT)
+            return ParsedChoice(
+                None, REFUSED if refused else UNPARSEABLE, rationale, reason="" if refused else NO_VERDICT
+            )
         return ParsedChoice(choice, OK, rationale)
     r = prepare(answer, EchoOptions(), letters=lambda text: _letters(text, assistant_names))
     if RESULT_MARK.search(r.low):

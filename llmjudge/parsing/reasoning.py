@@ -63,13 +63,12 @@ def _split_gpt_oss(text: str) -> tuple[str, str, bool] | None:
         trace_end = end if end != -1 and (final == -1 or end < final) else final
         answer = _answer(text[final + len(_GPT_OSS_FINAL) :]) if final != -1 else ""
         return text[body:trace_end].strip(), answer, False
-    if _LEADING_START.match(text) is None and _GPT_OSS_STRIPPED.match(text):
+    stripped = _GPT_OSS_STRIPPED.match(text) if _LEADING_START.match(text) is None else None
+    if stripped is not None:
         # Special tokens stripped by the server: "analysis<trace>assistantfinal<answer>".
         final = text.rfind(_GPT_OSS_STRIPPED_FINAL)
         if final != -1:
-            body = _GPT_OSS_STRIPPED.match(text)
-            assert body is not None
-            return text[body.end() : final].strip(), _answer(text[final + len(_GPT_OSS_STRIPPED_FINAL) :]), False
+            return text[stripped.end() : final].strip(), _answer(text[final + len(_GPT_OSS_STRIPPED_FINAL) :]), False
     return None
 
 

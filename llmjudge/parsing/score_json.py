@@ -86,6 +86,7 @@ def _sub_scores(entries: dict[str, object]) -> dict[str, object]:
 
 def find_score_json(text: str, aspect: str | None) -> FoundJson | None:
     """The JSON answer in ``text`` (as written, so that its explanation keeps its case), if it has one."""
+
     def wanted(value: dict[str, object] | list[object], whole: bool) -> bool:
         entries = _entries(value)
         return _score_key(entries, aspect) is not None or (whole and bool(_sub_scores(entries)))

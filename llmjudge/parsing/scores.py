@@ -11,9 +11,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 
-from llmjudge.parsing import forms
+import llmjudge.parsing.forms as forms
 from llmjudge.parsing.common import (
-    last_result_mark,
     CUT_OFF,
     CUT_OFF_REASONING,
     EMPTY,
@@ -26,6 +25,7 @@ from llmjudge.parsing.common import (
     UNPARSEABLE,
     ParsedScore,
     feedback_before,
+    last_result_mark,
 )
 from llmjudge.parsing.forms import Verdict, find
 from llmjudge.parsing.lexicon import DEN, FOLDED, NUM, is_refusal, refusals, to_number

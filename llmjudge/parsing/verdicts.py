@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from llmjudge.parsing import forms
+import llmjudge.parsing.forms as forms
 from llmjudge.parsing.common import fmt, is_conditional, is_negated
 from llmjudge.parsing.forms import Verdict, find
 from llmjudge.parsing.lexicon import DEN, FOLDED, LEX, NUM, to_number
@@ -101,7 +101,7 @@ def _final_tier(r: Prepared) -> list[Verdict]:
 
 
 def _named(r: Prepared) -> list[Verdict]:
-    """"Fluency: 4", "| Accuracy | 3 |", "Score for clarity: 3": ratings of named criteria."""
+    """ "Fluency: 4", "| Accuracy | 3 |", "Score for clarity: 3": ratings of named criteria."""
     found = []
     for match in forms.bounded(_NAMED, r.low):
         name = _name_before(r.low, match.start())
@@ -136,7 +136,9 @@ def label_words(low: str, words: dict[str, float], start: int = 0) -> list[Verdi
     alt = "|".join(re.escape(w.lower()) for w in sorted(words, key=len, reverse=True))
     pattern = re.compile(
         r"(?m:(?:\A\W*|\b(?:score|rating|grade|result|verdict|answer)\W{0,4}(?:is\s+)?|^[^\S\n]*\w+[^\S\n]*[:=][^\S\n]*"
-        r"|(?<=[.!?])\s+|\b(?:rate|rated|give)\b" + forms.GAP + r"\b(?:as\s+)?))(?:the\s+|a\s+|an\s+)?[\"']?(?P<word>"
+        r"|(?<=[.!?])\s+|\b(?:rate|rated|give)\b"
+        + forms.GAP
+        + r"\b(?:as\s+)?))(?:the\s+|a\s+|an\s+)?[\"']?(?P<word>"
         + alt
         + r")\b[\"']?(?=\W*\Z|[^\S\n]*[.,;!)\n]|[^\S\n]+[-\u2013\u2014])",
         FOLDED,
@@ -149,7 +151,7 @@ def label_words(low: str, words: dict[str, float], start: int = 0) -> list[Verdi
 
 
 def _top(low: str, scale: Scale) -> list[Verdict]:
-    """"This deserves a perfect score!": the top of the scale; "not a perfect score" and "a perfect score
+    """ "This deserves a perfect score!": the top of the scale; "not a perfect score" and "a perfect score
     would require ..." are not."""
     return [
         Verdict(scale.high, None, m.start(), m.end(), "top")
@@ -159,7 +161,7 @@ def _top(low: str, scale: Scale) -> list[Verdict]:
 
 
 def _max_first(r: Prepared, found: list[Verdict]) -> list[Verdict]:
-    """"별점: 다섯 개 중 세 개", "評価：5段階中4": after a label, the scale's top may come first."""
+    """ "별점: 다섯 개 중 세 개", "評価：5段階中4": after a label, the scale's top may come first."""
     read = []
     for verdict in found:
         match = next((m for p in forms.MAX_FIRST if (m := p.match(r.low, verdict.start))), None)
@@ -167,15 +169,19 @@ def _max_first(r: Prepared, found: list[Verdict]) -> list[Verdict]:
     return read
 
 
-def _general_classes(r: Prepared, bold: list[Verdict], scale: Scale, options: Options) -> tuple[Callable[[], list[Verdict]], ...]:
+def _general_classes(
+    r: Prepared, bold: list[Verdict], scale: Scale, options: Options
+) -> tuple[Callable[[], list[Verdict]], ...]:
     def several(*patterns: re.Pattern[str], kind: str, prose: bool = True, ambiguous: bool = False) -> list[Verdict]:
         return [v for p in patterns for v in find(p, r.text, r.low, kind, prose=prose, ambiguous=ambiguous)]
 
     verbs = (forms.VERB, forms.IS_A, forms.UPPER_BOUND, forms.LEVEL, forms.ORDINAL, *forms.VERDICT_TEMPLATES)
     return (
-        lambda: _max_first(r, several(forms.LABELED, forms.GLOSSED, kind="label"))
-        # "Schulnote: 2": a number on another scale whatever its value.
-        + [replace(v, den=float("inf")) for v in several(forms.OTHER_SCALE, kind="label")],
+        lambda: (
+            _max_first(r, several(forms.LABELED, forms.GLOSSED, kind="label"))
+            # "Schulnote: 2": a number on another scale whatever its value.
+            + [replace(v, den=float("inf")) for v in several(forms.OTHER_SCALE, kind="label")]
+        ),
         lambda: [] if options.aspect else _named(r),
         lambda: several(*verbs, kind="verb"),
         lambda: _top(r.low, scale),
@@ -203,7 +209,9 @@ def _paper(r: Prepared, scale: Scale) -> Verdict | None:
         if forms.is_count(text, match):
             continue
         after = _AFTER_DEN.match(low, match.end())
-        verdict = Verdict(to_number(token), float(after.group(1)) if after else None, match.start(), match.end(), "paper")
+        verdict = Verdict(
+            to_number(token), float(after.group(1)) if after else None, match.start(), match.end(), "paper"
+        )
         # The first number is a guess at a terse answer, not a stated verdict: off the scale ("502 Bad
         # Gateway") it means there is none.
         on_scale = verdict.value is not None and scale.low <= verdict.value <= scale.high

@@ -50,7 +50,9 @@ def _expected_score(row: dict[str, Any]) -> ParsedScore:
 
 
 def _expected_choice(row: dict[str, Any]) -> ParsedChoice:
-    return ParsedChoice(row["choice"], row["status"], row["rationale"], reason=row["reason"], reasoning=row["reasoning"])
+    return ParsedChoice(
+        row["choice"], row["status"], row["rationale"], reason=row["reason"], reasoning=row["reasoning"]
+    )
 
 
 @pytest.mark.parametrize("row", _params(ANSWERS, "score") + _params(PROMETHEUS, "score"))
@@ -75,7 +77,12 @@ def test_the_tables_cover_every_reason_the_parser_gives_but_a_parser_error() -> 
         ("<think>\nHmm, a 3.\n</think>\n\nScore: 4", "Hmm, a 3.", "Score: 4", False),
         ("A 3 or a 4.\n</think>\n\\boxed{4}", "A 3 or a 4.", "\\boxed{4}", False),
         ("<think>\nStill weighing a 2", "Still weighing a 2", "", True),
-        ("<|channel|>analysis<|message|>4.<|end|><|start|>assistant<|channel|>final<|message|>4<|return|>", "4.", "4", False),
+        (
+            "<|channel|>analysis<|message|>4.<|end|><|start|>assistant<|channel|>final<|message|>4<|return|>",
+            "4.",
+            "4",
+            False,
+        ),
         ("<|channel|>analysis<|message|>Maybe 2", "Maybe 2", "", True),
         ("analysisLooks like a 2.assistantfinal**2**", "Looks like a 2.", "**2**", False),
         ("Analysis: the response is clear. Score: 4", "", "Analysis: the response is clear. Score: 4", False),
@@ -84,7 +91,9 @@ def test_the_tables_cover_every_reason_the_parser_gives_but_a_parser_error() -> 
         ("  Score: 3  ", "", "Score: 3", False),
     ],
 )
-def test_split_reasoning_separates_the_trace_from_the_answer(text: str, reasoning: str, answer: str, cut_off: bool) -> None:
+def test_split_reasoning_separates_the_trace_from_the_answer(
+    text: str, reasoning: str, answer: str, cut_off: bool
+) -> None:
     assert split_reasoning(text) == (reasoning, answer, cut_off)
 
 
@@ -128,8 +137,19 @@ def test_a_refusal_never_gets_a_score_whatever_numbers_it_holds(
     text=st.text(max_size=400)
     | st.from_regex(r"[\[\]{}<>|\"'\w\s:./*\-★☆½⭐]{0,200}", fullmatch=True)
     | st.sampled_from(
-        ["<think>", "</think>", "<|channel|>analysis<|message|>", "Thinking...\n", "[RESULT] ", "评分：", "\\boxed{",
-         "[[", '{"score": ', "Score: 3. Wait — Score: ", "Fluency: 4\nCoherence: "]
+        [
+            "<think>",
+            "</think>",
+            "<|channel|>analysis<|message|>",
+            "Thinking...\n",
+            "[RESULT] ",
+            "评分：",
+            "\\boxed{",
+            "[[",
+            '{"score": ',
+            "Score: 3. Wait — Score: ",
+            "Fluency: 4\nCoherence: ",
+        ]
     ).flatmap(lambda prefix: st.text(max_size=80).map(lambda rest: prefix + rest)),
     scale=st.sampled_from([(1, 5), (1, 7), (0, 10), (1, 3), (0, 1)]),
     aspect=st.sampled_from([None, "fluency", ("coherence", "Do the sentences fit together?"), "a(b"]),
