@@ -9,6 +9,7 @@ the word after a number lower-case?) reads the original text at the same positio
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -25,6 +26,7 @@ from llmjudge.parsing.lexicon import (
     alternation,
     aspect_names,
     template,
+    template_needs,
     to_number,
 )
 
@@ -50,9 +52,11 @@ _PCT = r"(?P<pct>[^\S\n]*+%)?"
 _ANY_LABEL = rf"(?:{LEX.bare_labels}|{LEX.labels})"
 # The gap between a verdict verb and its number may not cross a sentence end, a digit, or a word that
 # turns the sentence around ("I cannot give a rating because the 3 characters ...").
+# The words are checked after a space only, where a word starts: a check at every character made a page of
+# "I'd give it a" cost five times as much.
 GAP = (
-    r"(?:(?!\b(?:because|since|but|however|although|not|cannot|can't|unable|if|when|unless)\b)"
-    r"[^.\n\d!?;]){0,60}?"
+    r"(?:[^.\n\d!?;\s]|\s(?!(?:because|since|but|however|although|not|cannot|can't|unable|if|when|unless)\b))"
+    r"{0,60}?"
 )
 
 
@@ -85,7 +89,26 @@ CORRECTED = _c(
     rf"{LEX.corrections}[\s,.:;!\u2013\u2014\-]*+(?:(?:let's\s+say|i'd\s+say|make\s+it|it's|it\s+is|um|uma|un|una|une"
     rf"|a|an|to|eher|plutôt)\s+)?{NUM}{DEN}"
 )
-DECISION_TEMPLATES = tuple(_c(template(t, {"n": f"(?P<num>{NUMBER})"})) for t in LEX.decision_templates)
+# The templates of the word lists, each with the words it needs (see ``present``).
+NEEDS: dict[re.Pattern[str], tuple[str, ...]] = {}
+
+
+def _templates(texts: tuple[str, ...], groups: Callable[[str], dict[str, str]]) -> tuple[re.Pattern[str], ...]:
+    compiled = []
+    for text in texts:
+        pattern = _c(template(text, groups(text)))
+        NEEDS[pattern] = template_needs(text)
+        compiled.append(pattern)
+    return tuple(compiled)
+
+
+def present(patterns: tuple[re.Pattern[str], ...], low: str) -> tuple[re.Pattern[str], ...]:
+    """The templates among ``patterns`` whose words all occur in ``low``: the others cannot match, and a
+    page of digits would cost each of them a search."""
+    return tuple(p for p in patterns if all(word in low for word in NEEDS.get(p, ())))
+
+
+DECISION_TEMPLATES = _templates(LEX.decision_templates, lambda _: {"n": f"(?P<num>{NUMBER})"})
 VERB = _c(rf"{LEX.verbs}{GAP}{NUM}{DEN}")
 IS_A = _c(
     r"\b(?:this|it|that|which|one|response|answer|summary|text|essay|story|reply|translation)(?:\s+one)?"
@@ -100,9 +123,9 @@ LEVEL = _c(
 # "this deserves a perfect score!": the scale's top, whatever its number.
 TOP = _c(rf"(?:\b(?:a|the)\s+)?{LEX.top_phrases}(?![^\S\n]*+(?:of\s+)?\d)")
 ORDINAL = _c(rf"(?P<ord>{LEX.ordinal_words})\s+{LEX.levels}")
-VERDICT_TEMPLATES = tuple(_c(template(t, {"n": f"(?P<num>{NUMBER})"})) for t in LEX.verdict_templates)
+VERDICT_TEMPLATES = _templates(LEX.verdict_templates, lambda _: {"n": f"(?P<num>{NUMBER})"})
 FRACTION = _c(NUM + DEN_BODY + _PCT)
-MAX_FIRST = tuple(_c(template(t, {"n": f"(?P<num>{NUMBER})", "max": f"(?P<den>{NUMBER})"})) for t in LEX.max_first)
+MAX_FIRST = _templates(LEX.max_first, lambda _: {"n": f"(?P<num>{NUMBER})", "max": f"(?P<den>{NUMBER})"})
 BOLD = _c(rf"\*\*\s*+{NUM}{DEN}\s*+\*\*")
 # "this is a solid three.": an article before a number word marks it as a rating, not a count (the word is
 # checked on the original text: "a 3" is no such form).
@@ -110,17 +133,12 @@ ARTICLE_WORD = _c(rf"\b(?:a|an)\s+(?:(?:solid|strong|weak|low|high|fair|generous
 _END_ARTICLE = r"(?:a\s+|an\s+|um\s+|un\s+|una\s+)?"
 # No article before a template's first number: a pattern that starts with an optional group is tried at
 # every position of the text, one that starts with a digit only where a digit is.
-RANGES = tuple(
-    _c(
-        template(
-            t,
-            {
-                "a": f"{'' if t.startswith('{a}') else _END_ARTICLE}(?P<num>{NUMBER})",
-                "b": f"{_END_ARTICLE}(?P<b>{NUMBER})",
-            },
-        )
-    )
-    for t in LEX.ranges
+RANGES = _templates(
+    LEX.ranges,
+    lambda t: {
+        "a": f"{'' if t.startswith('{a}') else _END_ARTICLE}(?P<num>{NUMBER})",
+        "b": f"{_END_ARTICLE}(?P<b>{NUMBER})",
+    },
 )
 LEADING = _c(rf"\A[\s#>]*{NUM}{DEN}[^\S\n]*+(?:{LEX.units})?[^\S\n]*+(?:[.:;,!)\-\u2013\u2014]|\n|\Z)")
 # Searched in the answer's last characters only (``tail``): a pattern that may start at every line break of

@@ -34,7 +34,7 @@ _SPECIAL = re.compile(r"[\"'{}\[\]\\]")
 _OBJECT_START = re.compile(r"\{\s*+[\"'\w]")
 # The balanced scan visits at most this many brackets and quotes in all, so a page of unbalanced braces
 # costs a bounded time.
-_SCAN_BUDGET = 20_000
+_SCAN_BUDGET = 4_000
 
 
 def _balanced_end(text: str, start: int, budget: list[int]) -> int:

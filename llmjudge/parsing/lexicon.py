@@ -96,6 +96,12 @@ def template(text: str, groups: dict[str, str]) -> str:
     return "".join(parts)
 
 
+def template_needs(text: str) -> tuple[str, ...]:
+    """The words a template cannot match without ("段階", "中" in "{max} 段階 中 {n}"): where one is missing
+    from the text, the template is not searched at all."""
+    return tuple(t.lower() for t in text.split() if not t.endswith("?") and not (t.startswith("{") and t.endswith("}")))
+
+
 @dataclass(frozen=True)
 class Lexicon:
     """The merged word lists; string fields are regex alternations, ready to compose."""

@@ -91,7 +91,7 @@ def _name_before(low: str, sep: int) -> str | None:
 def _final_tier(r: Prepared) -> list[Verdict]:
     finals = (forms.FINAL_LABELED, forms.BOXED, forms.TAGGED, forms.DOUBLE_BRACKET)
     found = [v for p in finals for v in find(p, r.text, r.low, "final")]
-    for pattern in (forms.REVISED, forms.DECIDED, *forms.DECISION_TEMPLATES):
+    for pattern in (forms.REVISED, forms.DECIDED, *forms.present(forms.DECISION_TEMPLATES, r.low)):
         found += find(pattern, r.text, r.low, "revision", prose=True)
     for verdict in find(forms.CORRECTED, r.text, r.low, "revision", prose=True):
         # A correction corrects something: a number stands shortly before it.
@@ -164,7 +164,7 @@ def _max_first(r: Prepared, found: list[Verdict]) -> list[Verdict]:
     """ "별점: 다섯 개 중 세 개", "評価：5段階中4": after a label, the scale's top may come first."""
     read = []
     for verdict in found:
-        match = next((m for p in forms.MAX_FIRST if (m := p.match(r.low, verdict.start))), None)
+        match = next((m for p in forms.present(forms.MAX_FIRST, r.low) if (m := p.match(r.low, verdict.start))), None)
         read.append(forms.verdict_of(match, verdict.kind) if match else verdict)
     return read
 
@@ -175,7 +175,8 @@ def _general_classes(
     def several(*patterns: re.Pattern[str], kind: str, prose: bool = True, ambiguous: bool = False) -> list[Verdict]:
         return [v for p in patterns for v in find(p, r.text, r.low, kind, prose=prose, ambiguous=ambiguous)]
 
-    verbs = (forms.VERB, forms.IS_A, forms.UPPER_BOUND, forms.LEVEL, forms.ORDINAL, *forms.VERDICT_TEMPLATES)
+    templates = forms.present(forms.VERDICT_TEMPLATES, r.low)
+    verbs = (forms.VERB, forms.IS_A, forms.UPPER_BOUND, forms.LEVEL, forms.ORDINAL, *templates)
     return (
         lambda: (
             _max_first(r, several(forms.LABELED, forms.GLOSSED, kind="label"))
@@ -185,11 +186,11 @@ def _general_classes(
         lambda: [] if options.aspect else _named(r),
         lambda: several(*verbs, kind="verb"),
         lambda: _top(r.low, scale),
-        lambda: several(forms.FRACTION, *forms.MAX_FIRST, kind="fraction"),
+        lambda: several(forms.FRACTION, *forms.present(forms.MAX_FIRST, r.low), kind="fraction"),
         lambda: bold,
         lambda: [v for v in several(forms.ARTICLE_WORD, kind="article") if r.text[v.start].isalpha()],
         lambda: label_words(r.low, options.words),
-        lambda: several(*forms.RANGES, kind="range", prose=False, ambiguous=True),
+        lambda: several(*forms.present(forms.RANGES, r.low), kind="range", prose=False, ambiguous=True),
         lambda: [] if r.is_list else several(forms.LEADING, kind="leading"),
         lambda: find(forms.TRAILING, r.text, r.low, "trailing", prose=True, span=forms.tail(r.low)),
     )

@@ -10,6 +10,7 @@ character, of one verdict form, of braces, of number words, a megabyte of reason
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import time
@@ -70,7 +71,8 @@ def main() -> None:
         ratio = max(score, pairwise) / lower if lower else float("inf")
         print(f"{name:28} {lower:8.2f} {search:8.2f} {score:8.2f} {pairwise:9.2f} {ratio:8.1f}")
     verdict = "within" if worst < BUDGET_MS else "over"
-    print(f"slowest parse: {worst:.1f} ms ({verdict} the {BUDGET_MS:.0f} ms budget)")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"slowest parse: {worst:.1f} ms ({verdict} the {BUDGET_MS:.0f} ms budget); load average {load}")
 
 
 if __name__ == "__main__":
