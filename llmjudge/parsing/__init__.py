@@ -1,4 +1,41 @@
-"""DOCSTRING"""
+"""Turn a judge model's free-text answer into a score or a choice, reading it as a careful human does.
+
+Pure functions, no Django: the judging service stores the typed result, the tests feed it tables of answers
+(``tests/llmjudge/parsing/``: ``parsing_answers.jsonl`` of issue 15, ``judge_answers_2026.jsonl`` and
+``prometheus_eval_cases.jsonl`` of issue 24). Unparseable is a status with a reason, never a guess (STYLE.md
+rule 8), so nothing here clips, rescales or re-samples.
+
+How ``parse_score`` decides, in order:
+
+1. The reasoning trace is split off (``split_reasoning``: ``<think>…</think>``, a lone ``</think>``, gpt-oss
+   channels, Ollama's "Thinking… …done thinking.") and never read for the verdict. An answer that ends inside
+   its trace is unparseable, "cut off while reasoning"; an empty answer is "empty" ("cut off" when the server
+   says it stopped at max_tokens).
+2. The answer is prepared (``normalize``): its first 2 KB and last 6 KB, full-width digits, keycaps, stars with
+   halves ("★★★½☆" is 3.5/5), decimal commas, number words in a verdict's place in ten languages; the
+   question's echoes are blanked (the scale's range, "with 1 being the lowest", format placeholders, repeated
+   instructions, the question text, a reference answer's "(Score 5)").
+3. A JSON answer (also loosely written) gives the aspect's key, else ``overall``/``final_score``, else
+   ``score``/``rating``/... (``score_json``).
+4. Prometheus ``[RESULT] 4``: the last marker; a marker with nothing readable after it is no verdict.
+5. Otherwise the prose, tier by tier (``verdicts``): the aspect asked ("Fluency: 5", "流畅度：5分") > the final
+   markers ("Final answer: 4", ``\\boxed{4}``, ``<score>4</score>``, ``[[4]]``, "Overall: 4", "so I'd lower it
+   to 3", "which maps to a 4", "3... no, 4") > with an aspect asked and absent, the other aspects' ratings are
+   dropped > a sole verdict, in classes (labels "Score: 4" in every language, named criteria, rating verbs,
+   "a perfect score", "4 out of 5"/"4 von 5"/"5段階中4", bold, "a solid four", the study's label words,
+   ranges, a number opening or closing the answer) > a refusal > the paper's first-number rule.
+   Within a tier, verdicts that agree are one; the later of two after a self-correction ("Wait", "actually",
+   "nein, eher") stands; otherwise they are "two verdicts".
+6. Never a score: counts, years, section and list numbers, the scale's range, the maximum of an "X of Y"
+   form, a repeated format example, a negated or hypothetical number ("a 5 would require ..."), a number
+   inside a refusal. A refusal in any of the ten languages is ``refused`` unless a verdict stands apart from
+   it ("I can't comment on X, but I'd give it a 4").
+7. Off the scale or on another scale ("8/10" on 1-5, "70%", "Schulnote: 2") is "out of scale".
+
+``parse_pairwise`` follows the same principles for A/B/tie; see ``llmjudge.parsing.pairwise``. The rationale
+is the feedback before ``[RESULT]``, the explanation field of a JSON answer, and the whole answer (trace
+split off) otherwise. docs/judges.md gives the rules with examples and the tables' counts.
+"""
 
 from __future__ import annotations
 
