@@ -131,7 +131,7 @@ def _other_aspects(r: Prepared) -> tuple[Prepared, int]:
 
 def label_words(low: str, words: dict[str, float], start: int = 0) -> list[Verdict]:
     """A label word in a verdict's place: "Rating: Positive", "[RESULT] highest", "I'd rate it the highest"."""
-    if not words:
+    if not any(word in low for word in words):
         return []
     alt = "|".join(re.escape(w.lower()) for w in sorted(words, key=len, reverse=True))
     pattern = re.compile(
