@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from llmjudge.parsing.lexicon import FLAGS, FOLDED, LEX, NEGATION
+from llmjudge.parsing.lexicon import FLAGS, FOLDED, LEX, NEGATION, Lazy
 
 OK = "ok"
 UNPARSEABLE = "unparseable"
@@ -47,16 +47,16 @@ class ParsedChoice:
     reasoning: str = ""
 
 
-REFUSAL_PATTERNS: tuple[re.Pattern[str], ...] = LEX.refusals
+REFUSAL_PATTERNS: tuple[Lazy, ...] = LEX.refusals
 
 RESULT_MARK = re.compile(r"\[\s*result\s*(?:\]|:)", FLAGS)
 _FEEDBACK_PREFIX = re.compile(r"^\s*(?:#+\s*)?\**feedback\**\s*:?\**\s*", FLAGS)
 # "would not give it a 5", "I wouldn't choose A", "ni siquiera un 1": a verdict under negation is not the
 # verdict. "I would not hesitate to give it a 5" is a 5.
-_NEGATED = re.compile(rf"{NEGATION}\s+(?!hesitate)(?:\w+\s+){{0,2}}\Z", FOLDED)
+_NEGATED = Lazy(rf"{NEGATION}\s+(?!hesitate)(?:\w+\s+){{0,2}}\Z", FOLDED)
 # A sentence ends at . ! ? ; or a line break; Chinese and Japanese put no space after their full stop.
-_SENTENCE_END = re.compile(r"[.!?;](?:\s|(?=[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]))|\n")
-_CONDITIONAL = re.compile(LEX.conditionals, FOLDED)
+_SENTENCE_END = Lazy(r"[.!?;](?:\s|(?=[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]))|\n")
+_CONDITIONAL = Lazy(LEX.conditionals, FOLDED)
 
 
 def fmt(value: float) -> str:

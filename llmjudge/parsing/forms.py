@@ -23,6 +23,7 @@ from llmjudge.parsing.lexicon import (
     LEX,
     NUM,
     NUMBER,
+    Lazy,
     alternation,
     aspect_names,
     template,
@@ -60,8 +61,8 @@ GAP = (
 )
 
 
-def _c(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, FOLDED)
+def _c(pattern: str) -> Lazy:
+    return Lazy(pattern, FOLDED)
 
 
 LABELED = _c(
@@ -90,10 +91,10 @@ CORRECTED = _c(
     rf"|a|an|to|eher|plutôt)\s+)?{NUM}{DEN}"
 )
 # The templates of the word lists, each with the words it needs (see ``present``).
-NEEDS: dict[re.Pattern[str], tuple[str, ...]] = {}
+NEEDS: dict[Lazy, tuple[str, ...]] = {}
 
 
-def _templates(texts: tuple[str, ...], groups: Callable[[str], dict[str, str]]) -> tuple[re.Pattern[str], ...]:
+def _templates(texts: tuple[str, ...], groups: Callable[[str], dict[str, str]]) -> tuple[Lazy, ...]:
     compiled = []
     for text in texts:
         pattern = _c(template(text, groups(text)))
@@ -102,7 +103,7 @@ def _templates(texts: tuple[str, ...], groups: Callable[[str], dict[str, str]]) 
     return tuple(compiled)
 
 
-def present(patterns: tuple[re.Pattern[str], ...], low: str) -> tuple[re.Pattern[str], ...]:
+def present(patterns: tuple[Lazy, ...], low: str) -> tuple[Lazy, ...]:
     """The templates among ``patterns`` whose words all occur in ``low``: the others cannot match, and a
     page of digits would cost each of them a search."""
     return tuple(p for p in patterns if all(word in low for word in NEEDS.get(p, ())))
@@ -149,7 +150,7 @@ TAIL = 120
 # After a rating come "stars", "out of", "because", "overall", an adverb...; any other lower-case word
 # makes the number a count ("2 twists and 1 major flaw", "3 sentences", "2 ошибки"). A capital starts a
 # new sentence ("5 Great story!").
-_COUNT = re.compile(
+_COUNT = Lazy(
     r"[^\S\n]+(?!(?:stars?|points?|out|of|and|or|to|for|because|but|since|as|on|in|overall|given|due|is|was|"
     r"would|will|should|seems?|feels?|here|there|at|with|without|from|by|after|before|this|it|considering|too|"
     r"though|while|then|now|also|based|which|so|if|even|despite|being|i|tops|max|instead|rather|myself|"
@@ -212,7 +213,7 @@ def tail(low: str) -> tuple[int, int]:
     return max(0, stop - TAIL), stop
 
 
-def bounded(pattern: re.Pattern[str], low: str, span: tuple[int, int] | None = None) -> list[re.Match[str]]:
+def bounded(pattern: Lazy, low: str, span: tuple[int, int] | None = None) -> list[re.Match[str]]:
     """The matches of ``pattern`` in ``low`` (or in ``span`` of it), at most the first and last
     ``MAX_MATCHES // 2`` of them."""
     matches = list(pattern.finditer(low, *span) if span else pattern.finditer(low))
@@ -226,7 +227,7 @@ def is_hypothetical(text: str, end: int) -> bool:
 
 
 def find(
-    pattern: re.Pattern[str],
+    pattern: Lazy,
     text: str,
     low: str,
     kind: str,
@@ -256,7 +257,7 @@ def find(
 
 
 @lru_cache(maxsize=64)
-def aspect_patterns(key: str) -> tuple[re.Pattern[str], ...]:
+def aspect_patterns(key: str) -> tuple[Lazy, ...]:
     """The ways an answer rates the aspect ``key`` ("Fluency: 4", "Coherence is strong (4)", "a 4 for relevance",
     "I'd rate the relevance a 2"), in all the languages' names of the aspect."""
     names = aspect_names(key)

@@ -33,7 +33,7 @@ from llmjudge.parsing.common import (
 )
 from llmjudge.parsing.forms import bounded, tail
 from llmjudge.parsing.jsonish import find_json
-from llmjudge.parsing.lexicon import FLAGS, FOLDED, LEX, fold, is_refusal, refusals
+from llmjudge.parsing.lexicon import FLAGS, FOLDED, LEX, Lazy, fold, is_refusal, refusals
 from llmjudge.parsing.normalize import EchoOptions, Prepared, prepare, window
 from llmjudge.parsing.reasoning import split_reasoning
 from llmjudge.parsing.score_json import RATIONALE_KEYS
@@ -48,8 +48,8 @@ class Choice:
     alternatives: bool = False  # "A or B": both options named, none chosen
 
 
-def _c(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, FOLDED)
+def _c(pattern: str) -> Lazy:
+    return Lazy(pattern, FOLDED)
 
 
 _NOUN = LEX.pair_nouns
@@ -66,7 +66,7 @@ _LABELED = _c(
     r"(?<!\w)(?:winner|verdict|answer|choice|preference|better\s+response|preferred(?:\s+response)?)"
     rf"(?:\s*[:=\-]|\s+is\b)\s*+[(\[]?\s*+{_CHOICE_TOKEN}"
 )
-_FINAL: tuple[re.Pattern[str], ...] = (
+_FINAL: tuple[Lazy, ...] = (
     _c(r"\[\[\s*+(?P<left>[ab])\s*+(?P<op>>>|>|=|<<|<)\s*+(?P<right>[ab])\s*+\]\]"),
     _c(r"(?P<left>[ab])(?<![\w<>=\[][ab])[^\S\n]*+(?P<op>>>|>|=|<<|<)[^\S\n]*+(?P<right>[ab])(?![\w<>=\]])"),
     _c(r"\[\[\s*+(?P<choice>a|b|c|tie)\s*+\]\]"),
@@ -80,7 +80,7 @@ _CORRECTION = _c(
 _END = r"(?=\s*(?:[.!\n]|\Z))"
 # "B is better." is a verdict; "A is better written" or "better at X" only describes one side.
 _UNQUALIFIED = r"(?=\s*(?:[.,;:!)\n]|\Z|(?:than|because|since|overall|here|in\s+general)\b))"
-_TIERS: tuple[tuple[re.Pattern[str], ...], ...] = (
+_TIERS: tuple[tuple[Lazy, ...], ...] = (
     (
         _c(
             r"\b(?:prefer|preferred|choose|chose|pick|picked|select|selected|go\s+with|favou?r|vote\s+for|"
@@ -123,11 +123,11 @@ _LEADING = _c(
 )
 # The answer closes with the choice alone: "... [Response B]", "... Response B Response A" (two).
 _CLOSING = _c(rf"(?:\A|[.!?:\n])\s*+((?:(?:{_NOUN})\s+[(\[]?[ab][)\]]?[\s,.]*+){{1,3}})\Z")
-_CLOSING_LETTER = re.compile(rf"(?:{LEX.pair_nouns.replace('(?:', '(?i:', 1)})\s+[(\[]?(?P<cap>[AB])")
+_CLOSING_LETTER = Lazy(rf"(?:{LEX.pair_nouns.replace('(?:', '(?i:', 1)})\s+[(\[]?(?P<cap>[AB])")
 _CYRILLIC = {"\u0410": "A", "\u0411": "B"}
 _CYRILLIC_LETTER = re.compile(r"(?<![\w])([\u0410\u0411])(?![\w])")
-_MODEL_KEY = re.compile(r"\bmodel_(?P<c>[ab])\b", FLAGS)
-_ASSISTANT_NUMBER = re.compile(r"\b(assistant|response|answer|output)\s?([12])\b", FLAGS)
+_MODEL_KEY = Lazy(r"\bmodel_(?P<c>[ab])\b", FLAGS)
+_ASSISTANT_NUMBER = Lazy(r"\b(assistant|response|answer|output)\s?([12])\b", FLAGS)
 _JSON_CHOICE_KEYS = ("winner", "preferred", "preference", "choice", "verdict", "better", "better_response", "answer")
 
 
@@ -190,7 +190,7 @@ def _resolve(found: list[Choice], low: str) -> Choice | None:
     return replace(last, ambiguous=True)
 
 
-def _found(pattern: re.Pattern[str], r: Prepared, kind: str) -> list[Choice]:
+def _found(pattern: Lazy, r: Prepared, kind: str) -> list[Choice]:
     found = []
     for match in bounded(pattern, r.low):
         if is_negated(r.low, match.start()) or not _capitals(r.text, match):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from llmjudge.parsing.forms import Verdict, verdict_of
 from llmjudge.parsing.jsonish import FoundJson, find_json
-from llmjudge.parsing.lexicon import DEN, FOLDED, LEX, NUM, aspect_names, fold, words_to_digits
+from llmjudge.parsing.lexicon import DEN, FOLDED, LEX, NUM, Lazy, aspect_names, fold, words_to_digits
 from llmjudge.parsing.normalize import glyphs
 
 RATIONALE_KEYS = ("explanation", "rationale", "reason", "reasoning", "feedback", "justification", "comment")
@@ -25,8 +25,8 @@ _SCORE_KEYS = ("score", "rating", "grade", "label", "result", "points")
 _CRITERION_KEYS = ("criterion", "criteria", "aspect", "name", "dimension", "metric")
 # Numbers a judge reports beside its verdict that are not ratings.
 _NOT_RATINGS = ("confidence", "certainty", "probability", "scale", "max", "min", "max_score", "min_score", "length")
-_NUMBER_ONLY = re.compile(r"\s*" + NUM + DEN + r"\s*\Z", FOLDED)
-_LABEL_WORDS = re.compile(rf"{LEX.labels}\Z", FOLDED)
+_NUMBER_ONLY = Lazy(r"\s*" + NUM + DEN + r"\s*\Z", FOLDED)
+_LABEL_WORDS = Lazy(rf"{LEX.labels}\Z", FOLDED)
 _NAMED_KEY = re.compile(r"[^\W\d_][\w ]*\Z")
 
 

@@ -28,13 +28,13 @@ from llmjudge.parsing.common import (
     last_result_mark,
 )
 from llmjudge.parsing.forms import Verdict, find
-from llmjudge.parsing.lexicon import DEN, FOLDED, NUM, is_refusal, refusals, to_number
+from llmjudge.parsing.lexicon import DEN, FOLDED, NUM, Lazy, is_refusal, refusals, to_number
 from llmjudge.parsing.normalize import EchoOptions, Prepared, prepare, window
 from llmjudge.parsing.reasoning import split_reasoning
 from llmjudge.parsing.score_json import find_score_json, read_score_json
 from llmjudge.parsing.verdicts import Options, Scale, label_words, read_prose
 
-_RESULT = re.compile(
+_RESULT = Lazy(
     r"\[\s*result\s*(?:\]|:)\s*+(?:[:=]|-(?!\d))?\s*+(?:(?:score|result)\s*+(?:of\b|[:=])?\s*+)?[(\[]?\s*+" + NUM + DEN,
     FOLDED,
 )

@@ -16,34 +16,34 @@ from dataclasses import dataclass, replace
 import llmjudge.parsing.forms as forms
 from llmjudge.parsing.common import fmt, is_conditional, is_negated
 from llmjudge.parsing.forms import Verdict, find
-from llmjudge.parsing.lexicon import DEN, FOLDED, LEX, NUM, to_number
+from llmjudge.parsing.lexicon import DEN, FOLDED, LEX, NUM, Lazy, to_number
 from llmjudge.parsing.normalize import Prepared
 
 # What tells a self-correction: the later of two different verdicts stands.
-_CUE = re.compile(
+_CUE = Lazy(
     rf"{LEX.corrections}|{LEX.revisions}|reconsider|second\s+thought|closer\s+inspection|after\s+(?:re-?reading|checking)",
     FOLDED,
 )
 # "Fluency: 4", "| Accuracy | 3 |": a separator and a number, whose name is read backwards from the separator.
-_NAMED = re.compile(r"(?:[:=|]|-(?!\d)|[\u2013\u2014])[^\S\n]*+[(\[]?\s*+" + NUM + DEN, FOLDED)
-_NAME_BEFORE = re.compile(
+_NAMED = Lazy(r"(?:[:=|]|-(?!\d)|[\u2013\u2014])[^\S\n]*+[(\[]?\s*+" + NUM + DEN, FOLDED)
+_NAME_BEFORE = Lazy(
     r"([^\W\d_][^\W\d_'\-]*(?:[ \t]+[^\W\d_][^\W\d_'\-]*){0,2})[\"']?[ \t]*(?:\([^)\n]{0,15}\)[ \t]*)?\Z"
 )
-_PAREN_NUMBER = re.compile(r"\(\s*+" + NUM + DEN + r"\s*+\)", FOLDED)
-_WORD_BEFORE = re.compile(r"[^\W\d_]{3,}[ \t]*\Z")
+_PAREN_NUMBER = Lazy(r"\(\s*+" + NUM + DEN + r"\s*+\)", FOLDED)
+_WORD_BEFORE = Lazy(r"[^\W\d_]{3,}[ \t]*\Z")
 # Numbers a judge names beside its verdict that are not ratings ("Confidence: 0.7").
-_NOT_RATINGS = re.compile(
+_NOT_RATINGS = Lazy(
     r"(?:confidence|certainty|probability|length|word\s+count|words|tokens|date|year|time|version|page|step|"
     r"temperature|price|cost|weight|age|id|count|average|mean|sum|n)\Z",
     FOLDED,
 )
 # A name that ends in a label ("Score", "Overall score", "I would answer") names the verdict, not an aspect.
-_LABEL_NAME = re.compile(rf"(?:{LEX.bare_labels}|{LEX.labels}|{LEX.final_prefixes}|{LEX.final_labels})\Z", FOLDED)
-_CONTRAST = re.compile(rf"{LEX.contrasts}|[.!?;\n]", FOLDED)
-_PAPER_NUM = re.compile(
+_LABEL_NAME = Lazy(rf"(?:{LEX.bare_labels}|{LEX.labels}|{LEX.final_prefixes}|{LEX.final_labels})\Z", FOLDED)
+_CONTRAST = Lazy(rf"{LEX.contrasts}|[.!?;\n]", FOLDED)
+_PAPER_NUM = Lazy(
     r"(?P<num>-(?<![\w.\-/:,]-)\d+(?:\.\d+)?|\d(?<![\w.\-/:,]\d)\d*(?:\.\d+)?)(?![\w%])(?![.,:]\d)", FOLDED
 )
-_AFTER_DEN = re.compile(r"\s*(?:/|out\s+of)\s*(\d+(?:\.\d+)?)(?!\w)", FOLDED)
+_AFTER_DEN = Lazy(r"\s*(?:/|out\s+of)\s*(\d+(?:\.\d+)?)(?!\w)", FOLDED)
 
 
 @dataclass(frozen=True)
@@ -172,7 +172,7 @@ def _max_first(r: Prepared, found: list[Verdict]) -> list[Verdict]:
 def _general_classes(
     r: Prepared, bold: list[Verdict], scale: Scale, options: Options
 ) -> tuple[Callable[[], list[Verdict]], ...]:
-    def several(*patterns: re.Pattern[str], kind: str, prose: bool = True, ambiguous: bool = False) -> list[Verdict]:
+    def several(*patterns: Lazy, kind: str, prose: bool = True, ambiguous: bool = False) -> list[Verdict]:
         return [v for p in patterns for v in find(p, r.text, r.low, kind, prose=prose, ambiguous=ambiguous)]
 
     templates = forms.present(forms.VERDICT_TEMPLATES, r.low)
