@@ -103,6 +103,7 @@ _TIERS: tuple[tuple[Lazy, ...], ...] = (
             _TOKEN
             + r"\s+(?:gives|provides|offers|writes|has)\s+the\s+(?:more\s+\w+|better|stronger)\s+(?:answer|response)"
         ),
+        _c(_TOKEN + r"\s+(?:\w+ly\s+)?(?:wins|is\s+the\s+winner|comes\s+out\s+ahead)\b"),
         _c(rf"(?:{_NOUN})\s*(?P<cap>[ab])(?![a-z])[^.!?\n]{{0,14}}?{LEX.pair_better_foreign}"),
         _c(
             r"\b(?P<tie>it'?s\s+a\s+tie|(?:they|both(?:\s+\w+){0,3}?)\s+are\s+(?:equally\s+(?:good|strong|bad|weak)|"

@@ -199,25 +199,30 @@ def _general_classes(
 def _paper(r: Prepared, scale: Scale) -> Verdict | None:
     """The paper's rule (Chiang & Lee 2023, appendix D.2.1): drop "out of <max>" and "/<max>", take the first
     number. A denominator other than the scale's maximum survives this and marks another scale. Years,
-    counts, references and examples are skipped: they are not ratings."""
+    counts, references and examples are skipped: they are not ratings.
+
+    The first number is a guess at a terse answer, not a stated verdict: off the scale ("502 Bad Gateway")
+    it means there is none, and another plausible number after it ("Hmm. 3? Maybe 4.") makes two."""
     hi = re.escape(fmt(scale.high))
     spans = [m.span() for m in re.finditer(rf"(?<!\s)\s*+(?:/|out\s+of)\s*+{hi}(?![\d.])", r.low)]
     text, low = _blank(r.text, spans), _blank(r.low, spans)
-    for match in _PAPER_NUM.finditer(low):
+    found = []
+    for match in forms.bounded(_PAPER_NUM, low):
         token = match.group("num")
         if re.fullmatch(r"\d{4,}", token) or forms.is_reference(low, match.start()) or is_negated(low, match.start()):
             continue
         if forms.is_count(text, match):
             continue
         after = _AFTER_DEN.match(low, match.end())
-        verdict = Verdict(
-            to_number(token), float(after.group(1)) if after else None, match.start(), match.end(), "paper"
-        )
-        # The first number is a guess at a terse answer, not a stated verdict: off the scale ("502 Bad
-        # Gateway") it means there is none.
-        on_scale = verdict.value is not None and scale.low <= verdict.value <= scale.high
-        return verdict if on_scale and verdict.den in (None, scale.high) else None
-    return None
+        den = float(after.group(1)) if after else None
+        found.append(Verdict(to_number(token), den, match.start(), match.end(), "paper"))
+    if not found:
+        return None
+    first = found[0]
+    if first.value is None or not scale.low <= first.value <= scale.high or first.den not in (None, scale.high):
+        return None
+    plausible = [v for v in found if v.value is not None and scale.low <= v.value <= scale.high]
+    return resolve(plausible, r.low)
 
 
 def _in_refusal(low: str, verdict: Verdict, refusal: re.Match[str]) -> bool:
