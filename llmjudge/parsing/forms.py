@@ -165,7 +165,8 @@ _PART_OF = _c(
 )
 # "A score of 5 would require vivid imagery": a number the answer talks about, not its rating.
 _HYPOTHETICAL = _c(
-    r"[^\S\n]*(?:would\s+(?:require|need|mean|imply|be\s+too)|requires|needs|is\s+reserved|would\s+have\s+been)\b"
+    r"[^\S\n]*(?:would\s+(?:require|need|mean|imply|be\s+too)|requires|needs|is\s+reserved|would\s+have\s+been"
+    r"|(?:if|unless|si|se|wenn|falls|если)\s)"
 )
 _REFERENCE = _c(rf"(?:{LEX.references})\s*#?\s*\Z|第\s*\Z")
 _EXAMPLE = _c(r"(?:e\.\s*g\.|for example|for instance|such as|like)\s*,?\s*\(?\Z")

@@ -169,6 +169,35 @@ def _max_first(r: Prepared, found: list[Verdict]) -> list[Verdict]:
     return read
 
 
+# The classes of ``_general_classes`` whose verdicts are stated ones (labels, rating verbs, fractions): one of
+# them that disagrees with the class that decided makes two verdicts ("I'd give it 4/5 for clarity but only
+# 2/5 for accuracy").
+_STRONG = (0, 2, 4)
+
+
+def _sole(
+    found: Verdict, others: list[Callable[[], list[Verdict]]], r: Prepared, refused: list[re.Match[str]], scale: Scale
+) -> Verdict:
+    """``found``, unless a later class of stated verdicts gives a different one: after a self-correction the
+    later of the two stands, without one they are two verdicts. A bare number off the scale there is no
+    rival ("gets the sample size right (n = 412)")."""
+    if found.ambiguous:
+        return found
+    for general in others:
+        for other in _usable(general(), r.low, refused):
+            if other.den is None and (other.value is None or not scale.low <= other.value <= scale.high):
+                continue
+            # "打3分（满分5分）", "4 Sterne ★★★★☆": the same number with and without its scale agree.
+            if other.value == found.value and (other.den is None or found.den is None or other.den == found.den):
+                continue
+            first, last = sorted((found, other), key=lambda v: v.start)
+            if not _CUE.search(r.low, first.end, max(first.end, last.start)):
+                return replace(found, ambiguous=True)
+            if last is other:
+                return other
+    return found
+
+
 def _general_classes(
     r: Prepared, bold: list[Verdict], scale: Scale, options: Options
 ) -> tuple[Callable[[], list[Verdict]], ...]:
@@ -259,10 +288,11 @@ def read_prose(
     others = 0
     if options.aspect:
         r, others = _other_aspects(r)
-    for general in _general_classes(r, bold, scale, options):
+    classes = _general_classes(r, bold, scale, options)
+    for index, general in enumerate(classes):
         found = resolve(_usable(general(), r.low, refused), r.low)
         if found is not None:
-            return found
+            return _sole(found, [classes[i] for i in _STRONG if i > index], r, refused, scale)
     if refused:
         return None
     found = _paper(r, scale)
