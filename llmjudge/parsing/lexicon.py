@@ -282,11 +282,6 @@ def words_to_digits(low: str) -> str:
 NEGATION = rf"(?:{LEX.negations}|n't)"
 
 
-def unnamed(pattern: str) -> str:
-    """``pattern`` without its named groups, to use it twice in one regex."""
-    return re.sub(r"\(\?P<\w+>", "(?:", pattern)
-
-
 def to_number(token: str) -> float | None:
     """ "4", "3.5", "-1" -> the number; None when the token is none."""
     try:

@@ -96,8 +96,10 @@ _TIERS: tuple[tuple[Lazy, ...], ...] = (
     ),
     (
         _c(
-            _TOKEN + r"\s+(?:is|was|seems|reads)\s+(?:\w+ly\s+|much\s+|far\s+|a\s+bit\s+|the\s+)?"
-            r"(?:better|superior|preferable|preferred|stronger|winner)\b" + _UNQUALIFIED
+            _TOKEN
+            + r"\s+(?:is|was|seems|reads)\s+(?:\w+ly\s+|much\s+|far\s+|a\s+bit\s+|the\s+)?"
+            + LEX.pair_better
+            + _UNQUALIFIED
         ),
         _c(
             _TOKEN
