@@ -1,56 +1,62 @@
 """Turn a judge model's free-text answer into a score or a choice, reading it as a careful human does.
 
-Pure functions, no Django: the judging service stores the typed result, the tests feed it a table
-of answers (``tests/llmjudge/parsing/parsing_answers.jsonl``). Unparseable is a status, never a guess
-(STYLE.md rule 8), so nothing here clips, rescales or re-samples.
+Pure functions, no Django: the judging service stores the typed result, the tests feed it tables of answers
+(``tests/llmjudge/parsing/``: ``parsing_answers.jsonl`` of issue 15, ``judge_answers_2026.jsonl`` and
+``prometheus_eval_cases.jsonl`` of issue 24). Unparseable is a status with a reason, never a guess (STYLE.md
+rule 8), so nothing here clips, rescales or re-samples.
 
-How ``parse_score`` decides, in order (the first rule that finds a verdict wins):
+How ``parse_score`` decides, in order:
 
-1. Empty text -> ``unparseable``. A JSON answer (keys score/rating/grade, or the aspect asked
-   about; also inside a ```json fence) -> its value.
-2. Echoes of the question are cut, because their numbers are not ratings: the scale's range
-   ("on a scale of 1-5", "1 (lowest) to 5 (highest)"), "with 1 being the lowest", "(1 = lowest)";
-   "title 1"/"title 2" in adversarial studies. A scale label right after a number is a gloss:
-   "5 (highest)" reads as 5. Markdown emphasis and code marks are read through.
-3. Prometheus ``[RESULT] 4``: the last marker; a marker with no score after it is unparseable
-   (never a number from the feedback), or refused when the answer refuses.
-4. In the rest of the answer, in this order: the aspect asked about ("Relevance: 1", when the
-   caller passes ``aspect``) > the answer's final word (the last "final score: 4", "so I'd lower it
-   to 3") > FastChat ``[[4]]`` > a label ("Score: 4", "Rating: 3.5/5") > bold ``**4**`` > "4 out of
-   5"/"4/5" > a rating verb ("I'd rate it 5", "this would be a three", not "I would not give it a
-   5") > a number word after an article ("a solid four.") > a label word of the study ("Rating:
-   Positive", "I'd rate it the highest") > a number opening the answer ("4. The story ...").
-5. A verdict followed by another ("3 or 4") is two verdicts and no final one: ``unparseable``.
-6. A refusal ("I cannot assign a score", "I'm unable to provide a rating", "I am not comfortable
-   rating this") is ``refused`` unless an explicit verdict stands outside a hypothetical sentence
-   ("If it were complete, I might give it a 3" is no verdict).
-7. Otherwise the paper's rule (Chiang & Lee 2023): drop "out of 5" and "/5", take the first number,
-   skipping what cannot be a rating: counts ("2 twists and 1 major flaw"), examples ("e.g. 3"),
-   years, "GPT-2", "3rd", "90%", "3,000".
-8. A score off the scale or on another scale ("4/10" on 1-5) is ``unparseable``; half points stay.
+1. The reasoning trace is split off (``split_reasoning``: ``<think>…</think>``, a lone ``</think>``, gpt-oss
+   channels, Ollama's "Thinking… …done thinking.") and never read for the verdict. An answer that ends inside
+   its trace is unparseable, "cut off while reasoning"; an empty answer is "empty" ("cut off" when the server
+   says it stopped at max_tokens).
+2. The answer is prepared (``normalize``): its first 2 KB and last 6 KB, full-width digits, keycaps, stars with
+   halves ("★★★½☆" is 3.5/5), decimal commas, number words in a verdict's place in ten languages; the
+   question's echoes are blanked (the scale's range, "with 1 being the lowest", format placeholders, repeated
+   instructions, the question text, a reference answer's "(Score 5)").
+3. A JSON answer (also loosely written) gives the aspect's key, else ``overall``/``final_score``, else
+   ``score``/``rating``/... (``score_json``).
+4. Prometheus ``[RESULT] 4``: the last marker; a marker with nothing readable after it is no verdict.
+5. Otherwise the prose, tier by tier (``verdicts``): the aspect asked ("Fluency: 5", "流畅度：5分") > the final
+   markers ("Final answer: 4", ``\\boxed{4}``, ``<score>4</score>``, ``[[4]]``, "Overall: 4", "so I'd lower it
+   to 3", "which maps to a 4", "3... no, 4") > with an aspect asked and absent, the other aspects' ratings are
+   dropped > a sole verdict, in classes (labels "Score: 4" in every language, named criteria, rating verbs,
+   "a perfect score", "4 out of 5"/"4 von 5"/"5段階中4", bold, "a solid four", the study's label words,
+   ranges, a number opening or closing the answer) > a refusal > the paper's first-number rule.
+   Within a tier, verdicts that agree are one; the later of two after a self-correction ("Wait", "actually",
+   "nein, eher") stands; otherwise they are "two verdicts".
+6. Never a score: counts, years, section and list numbers, the scale's range, the maximum of an "X of Y"
+   form, a repeated format example, a negated or hypothetical number ("a 5 would require ..."), a number
+   inside a refusal. A refusal in any of the ten languages is ``refused`` unless a verdict stands apart from
+   it ("I can't comment on X, but I'd give it a 4").
+7. Off the scale or on another scale ("8/10" on 1-5, "70%", "Schulnote: 2") is "out of scale".
 
-Number words (zero..ten, "four and a half") count only in a verdict's place, because "one" in
-prose ("one of the best") is not a score. ``parse_pairwise`` follows the same order for choices:
-``[RESULT] A`` > ``[[A]]`` > "Winner: A" > prose, in tiers (a stated choice "I prefer Response B" >
-a verdict "Output (a) is better" > a description "B is more concise"; two different choices in the
-first tier that speaks and no "overall"/"final" one -> unparseable) > an answer that is only, or
-opens with, the choice > refusal.
-
-The rationale is the feedback before ``[RESULT]``, the explanation field of a JSON answer, and the
-whole answer stripped otherwise.
+``parse_pairwise`` follows the same principles for A/B/tie; see ``llmjudge.parsing.pairwise``. The rationale
+is the feedback before ``[RESULT]``, the explanation field of a JSON answer, and the whole answer (trace
+split off) otherwise. docs/judges.md gives the rules with examples and the tables' counts.
 """
 
 from __future__ import annotations
 
 from llmjudge.parsing.common import (
+    CUT_OFF,
+    CUT_OFF_REASONING,
+    EMPTY,
+    NO_VERDICT,
     OK,
+    OUT_OF_SCALE,
+    PARSER_ERROR,
+    REASONS,
     REFUSAL_PATTERNS,
     REFUSED,
+    TWO_VERDICTS,
     UNPARSEABLE,
     ParsedChoice,
     ParsedScore,
 )
 from llmjudge.parsing.pairwise import parse_pairwise
+from llmjudge.parsing.reasoning import split_reasoning
 from llmjudge.parsing.scores import parse_score
 
 # Bump when a change can turn the same text into a different result; stored with every LLM rating
@@ -59,16 +65,27 @@ from llmjudge.parsing.scores import parse_score
 # 3: a pairwise answer that is only the choice ("A", "**B**", "Story B.") is read as that choice.
 # 4: issue 15, read as a careful human: final verdicts, the aspect asked about, label and number
 #    words, markdown, counts skipped, refusals that mention numbers, pairwise prose, "A or B".
-PARSER_VERSION = "4"
+# 5: issue 24: the reasoning trace split off and never scored, final markers, several aspects, ten
+#    languages, glyphs, "X of Y" in any language, reasons for unparseable answers, pairwise [[A>B]] forms.
+PARSER_VERSION = "5"
 
 __all__ = [
+    "CUT_OFF",
+    "CUT_OFF_REASONING",
+    "EMPTY",
+    "NO_VERDICT",
     "OK",
+    "OUT_OF_SCALE",
+    "PARSER_ERROR",
     "PARSER_VERSION",
+    "REASONS",
     "REFUSAL_PATTERNS",
     "REFUSED",
+    "TWO_VERDICTS",
     "UNPARSEABLE",
     "ParsedChoice",
     "ParsedScore",
     "parse_pairwise",
     "parse_score",
+    "split_reasoning",
 ]

@@ -1,4 +1,4 @@
-"""What the score and the pairwise parser share: the typed results, refusals, numbers, markdown.
+"""What the score and the pairwise parser share: the typed results, the reasons, sentences and negation.
 
 Pure, no Django. See ``llmjudge.parsing`` for the rules in order.
 """
@@ -9,9 +9,21 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from llmjudge.parsing.lexicon import FLAGS, FOLDED, LEX, NEGATION, Lazy
+
 OK = "ok"
 UNPARSEABLE = "unparseable"
 REFUSED = "refused"
+
+# Why an answer is unparseable ("" for ok and refused answers). The run page and ``reparse`` count by these.
+EMPTY = "empty"
+NO_VERDICT = "no verdict"
+TWO_VERDICTS = "two verdicts"
+OUT_OF_SCALE = "out of scale"
+CUT_OFF_REASONING = "cut off while reasoning"
+CUT_OFF = "cut off"
+PARSER_ERROR = "parser error"
+REASONS = (EMPTY, NO_VERDICT, TWO_VERDICTS, OUT_OF_SCALE, CUT_OFF_REASONING, CUT_OFF, PARSER_ERROR)
 
 
 @dataclass(frozen=True)
@@ -22,6 +34,8 @@ class ParsedScore:
     # Structured account of how the score came about, kept with the attempt in the rating's history
     # (e.g. a role-player panel's votes and confidences). None for a plain parse.
     details: dict[str, Any] | None = None
+    reason: str = ""  # one of REASONS when unparseable, else ""
+    reasoning: str = ""  # the model's reasoning trace, split off the answer and never scored
 
 
 @dataclass(frozen=True)
@@ -29,111 +43,32 @@ class ParsedChoice:
     choice: str | None  # "A" | "B" | "tie" | None
     status: str
     rationale: str
+    reason: str = ""
+    reasoning: str = ""
 
 
-FLAGS = re.IGNORECASE
+REFUSAL_PATTERNS: tuple[Lazy, ...] = LEX.refusals
 
-# Stems, so "rating", "scoring" and "choosing" count as well as "rate", "score" and "choose".
-_REFUSE_VERBS = r"(?:provid|giv|assign|offer|mak|rat|evaluat|assess|judg|scor|grad|choos|compar|pick)\w*"
-REFUSAL_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
-    re.compile(p, FLAGS)
-    for p in (
-        (
-            r"\bas an ai\b(?:[ -](?:language model|assistant|model|system))?,?\s+i\b[^.\n]{0,40}?"
-            r"\b(?:cannot|can't|can not|don't|do not|am not able|am unable|lack|have no)\b"
-        ),
-        (
-            r"\bi(?:'m| am) sorry,?\s+(?:but\s+)?i\s+(?:cannot|can't|can not|am unable|am not able|"
-            r"won't|will not)\b"
-        ),
-        (
-            r"\bi(?:'m|'d|\s+am|\s+would)?\s+(?:cannot|can't|can not|unable to|not able to|won't|will not|"
-            r"must decline to|have to decline to|(?:do not|don't) feel comfortable|not comfortable|rather not)\s+"
-            r"(?:in good conscience\s+|\w+\s+)?" + _REFUSE_VERBS + r"\b"
-        ),
-        r"\bi\s+(?:must|have to|will)\s+(?:respectfully\s+)?decline\b",
-        r"\b(?:content|usage|safety)\s+polic(?:y|ies)\b",
-        r"\bviolates?\b[^.\n]{0,40}\bpolic(?:y|ies)\b",
-        (
-            r"\bi\s+(?:do not|don't)\s+have\s+(?:personal\s+)?(?:preferences|opinions|feelings|"
-            r"emotions|experiences?|tastes?|the ability to (?:enjoy|experience|feel))\b"
-        ),
-        (
-            r"\b(?:cannot|can't|unable to|not able to)\s+(?:experience|feel)\s+"
-            r"(?:enjoyment|emotions?|pleasure|entertainment)\b"
-        ),
-    )
-)
-
-
-def is_refusal(text: str) -> bool:
-    return any(p.search(text) for p in REFUSAL_PATTERNS)
-
-
-WORDS = {
-    "zero": 0.0,
-    "one": 1.0,
-    "two": 2.0,
-    "three": 3.0,
-    "four": 4.0,
-    "five": 5.0,
-    "six": 6.0,
-    "seven": 7.0,
-    "eight": 8.0,
-    "nine": 9.0,
-    "ten": 10.0,
-}
-WORD_ALT = "|".join(WORDS)
-_DIGITS = r"[-\u2212]?\d+(?:\.\d+)?(?!\w)(?!\.\d)"
-# A number word counts only when what follows looks like the end of a score ("a four.", "four out
-# of five", "four stars"), so "give this one a four" skips "one".
-_WORD_NUM = (
-    rf"(?:{WORD_ALT})(?:\s+and\s+a\s+half)?\b"
-    r"(?=\s*(?:[.,;:!?)\]*_]|stars?\b|points?\b|out\s+of\b|/|\n|\Z))"
-)
-NUM = rf"(?<![\w.])(?P<num>{_DIGITS}|{_WORD_NUM})"
-WORD_NUM = rf"(?P<num>{_WORD_NUM})"
-DEN_BODY = rf"\s*+(?:/|out\s+of)\s*+(?P<den>\d+(?:\.\d+)?(?!\w)|(?:{WORD_ALT})\b)"
-DEN = rf"(?:{DEN_BODY})?"
-
-# The gap between a verdict verb and its number may not cross a sentence end, a digit, or a word
-# that turns the sentence around ("I cannot give a rating because the 3 characters ...").
-GAP = (
-    r"(?:(?!\b(?:because|since|but|however|although|not|cannot|can't|unable|if|when|unless)\b)"
-    r"[^.\n\d!?;]){0,60}?"
-)
-
-RESULT_MARK = re.compile(r"\[\s*result\s*\]", FLAGS)
+RESULT_MARK = re.compile(r"\[\s*result\s*(?:\]|:)", FLAGS)
 _FEEDBACK_PREFIX = re.compile(r"^\s*(?:#+\s*)?\**feedback\**\s*:?\**\s*", FLAGS)
-# Markdown emphasis and code marks: "**[RESULT]** 4", "[RESULT] **4**", "`4`" read as their text.
-_EMPHASIS = re.compile(r"\*\*|__|(?<!\w)_(?=\S)|(?<=\S)_(?!\w)|\*|`")
-# "would not give it a 5", "I wouldn't choose A": a verdict under negation is not the verdict.
-# "I would not hesitate to give it a 5" is a 5.
-_NEGATED = re.compile(r"(?:\bnot|n't|\bnever|\bno|\bnor|\bneither)\s+(?!hesitate)(?:\w+\s+){0,2}\Z", FLAGS)
-_SENTENCE_START = re.compile(r"[.!?;\n]\s")
-_CONDITIONAL = re.compile(r"\b(?:if|were|might|could|would have|hypothetically)\b", FLAGS)
-
-
-def plain(text: str) -> str:
-    return _EMPHASIS.sub("", text)
-
-
-def to_number(token: str) -> float | None:
-    token = token.strip().lower().replace("\u2212", "-")
-    half = 0.0
-    if token.endswith("half"):
-        half = 0.5
-        token = token.split()[0]
-    if token in WORDS:
-        return WORDS[token] + half
-    try:
-        return float(token)
-    except ValueError:
-        return None
+# "would not give it a 5", "I wouldn't choose A", "ni siquiera un 1": a verdict under negation is not the
+# verdict. "I would not hesitate to give it a 5" is a 5.
+_NEGATED = Lazy(rf"{NEGATION}\s+(?!hesitate)(?:\w+\s+){{0,2}}\Z", FOLDED)
+# A sentence ends at . ! ? ; or a line break; Chinese and Japanese put no space after their full stop.
+_SENTENCE_END = Lazy(r"[.!?;](?:\s|(?=[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]))|\n")
+_CONDITIONAL = Lazy(LEX.conditionals, FOLDED)
 
 
 def fmt(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def last_result_mark(answer: str) -> int:
+    """Where the answer's last ``[RESULT]`` marker starts (its length when it has none); looks at the last 8 KB
+    first, so that a megabyte of markers costs what 8 KB cost."""
+    tail = max(0, len(answer) - 8_192)
+    marks = list(RESULT_MARK.finditer(answer, tail)) or list(RESULT_MARK.finditer(answer, 0, tail + 16))
+    return marks[-1].start() if marks else len(answer)
 
 
 def feedback_before(text: str, end: int) -> str:
@@ -141,18 +76,22 @@ def feedback_before(text: str, end: int) -> str:
     return _FEEDBACK_PREFIX.sub("", text[:end], count=1).strip().rstrip("*_").strip()
 
 
+# The helpers below read the case-folded text (``lexicon.fold``).
+
+
 def is_negated(text: str, start: int) -> bool:
     return _NEGATED.search(text[max(0, start - 30) : start]) is not None
 
 
 def sentence_at(text: str, pos: int) -> str:
-    """The sentence (or clause after ';') that holds position ``pos``."""
-    starts = [m.end() for m in _SENTENCE_START.finditer(text, 0, pos)]
-    begin = starts[-1] if starts else 0
-    end_match = _SENTENCE_START.search(text, pos)
-    return text[begin : end_match.start() + 1 if end_match else len(text)]
+    """The sentence (or clause after ';') that holds position ``pos``; looks at most 400 characters each way."""
+    low = max(0, pos - 400)
+    starts = [m.end() for m in _SENTENCE_END.finditer(text, low, pos)]
+    begin = starts[-1] if starts else low
+    end_match = _SENTENCE_END.search(text, pos, pos + 400)
+    return text[begin : end_match.start() + 1 if end_match else min(len(text), pos + 400)]
 
 
 def is_conditional(text: str, pos: int) -> bool:
-    """A verdict in an "if it were ..., I might give it a 3" sentence is hypothetical."""
+    """A verdict in an "if it were ..., I might give it a 3" or "even a 1 ..." sentence is hypothetical."""
     return _CONDITIONAL.search(sentence_at(text, pos)) is not None

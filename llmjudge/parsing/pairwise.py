@@ -1,102 +1,141 @@
-"""``parse_pairwise``: a relative-grading answer to "A", "B" or "tie", or an honest status.
+"""``parse_pairwise``: a relative-grading answer to "A", "B" or "tie", or an honest status and its reason.
 
-Same principles as ``parse_score``: explicit formats first, then prose a careful reader takes as
-a choice; two different choices and no final one is ``unparseable``; a refusal without a verdict
-is ``refused``.
+Same principles as ``parse_score``: the reasoning trace is split off and never read; explicit formats first
+(``[RESULT] A``, a JSON ``winner``, ``[[A>B]]``, ``\\boxed{A}``, ``[Response B]``, "Winner: B", a correction
+"B, no wait, A"), then prose a careful reader takes as a choice, in tiers (a stated choice "I prefer the second
+response" > a verdict "Output (a) is better", "Antwort B ist besser" > a description "B is more concise"), then an
+answer that is only, opens or closes with the choice. Two different choices and no final one are "two
+verdicts"; naming both ("A or B") is no verdict; a refusal without a verdict is ``refused``.
+"Assistant 1/2" are read as A/B only when the study's prompt names the responses so (``assistant_names``).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, replace
 
 from llmjudge.parsing.common import (
-    FLAGS,
+    CUT_OFF,
+    CUT_OFF_REASONING,
+    EMPTY,
+    NO_VERDICT,
     OK,
     REFUSED,
     RESULT_MARK,
+    TWO_VERDICTS,
     UNPARSEABLE,
     ParsedChoice,
     feedback_before,
+    is_conditional,
     is_negated,
-    is_refusal,
-    plain,
+    last_result_mark,
     sentence_at,
 )
+from llmjudge.parsing.forms import bounded, tail
+from llmjudge.parsing.jsonish import find_json
+from llmjudge.parsing.lexicon import FLAGS, FOLDED, LEX, Lazy, fold, is_refusal, refusals
+from llmjudge.parsing.normalize import EchoOptions, Prepared, prepare, window
+from llmjudge.parsing.reasoning import split_reasoning
+from llmjudge.parsing.score_json import RATIONALE_KEYS
 
-_NOUN = r"(?:response|output|answer|story|option|summary|candidate|assistant|text|choice)"
-# "A", "(a)", "Response B", "Output (a)", "option b)": a lettered choice with its optional noun.
-_CHOICE_TOKEN = r"(?:" + _NOUN + r"\s+)?[(\[]?\s*(?P<choice>a|b|c|tie|draw|equal)\b\s*[)\]]?"
-_OTHER_CHOICE = re.compile(r"\s*(?:or|/|vs\.?|and)\s*(?:" + _NOUN + r"\s+)?[(\[]?\s*[ab]\b", FLAGS)
-_PAIR_RESULT = re.compile(r"\[\s*result\s*\]\s*+[:=\-]?\s*+[(\[]?\s*+" + _CHOICE_TOKEN, FLAGS)
-_PAIR_BRACKET = re.compile(r"\[\[\s*+(?P<choice>a|b|c|tie)\s*+\]\]", FLAGS)
-_PAIR_LABELED = re.compile(
+
+@dataclass(frozen=True)
+class Choice:
+    choice: str  # "A" | "B" | "tie"
+    start: int
+    kind: str = ""
+    ambiguous: bool = False  # two choices and no final one
+    alternatives: bool = False  # "A or B": both options named, none chosen
+
+
+def _c(pattern: str) -> Lazy:
+    return Lazy(pattern, FOLDED)
+
+
+_NOUN = LEX.pair_nouns
+_ORDINAL = rf"the\s+(?:(?P<first>{LEX.pair_first})|(?P<second>{LEX.pair_second}))\s+(?:{_NOUN}|one)\b"
+# A bare letter counts in prose only as a capital ("I'd choose B."; checked on the original text: groups
+# named "cap"), a lower-case one only with its noun or parentheses, so "I prefer a shorter answer" is no choice.
+_TOKEN = rf"(?:{_NOUN}\s+[(\[]?(?P<n>[ab])\b[)\]]?|\((?P<p>[ab])\)|\b(?P<cap>[ab])\b|{_ORDINAL})"
+_CHOICE_TOKEN = rf"(?:{_NOUN}\s+)?[(\[]?\s*(?P<choice>a|b|c|tie|draw|equal)\b\s*[)\]]?"
+_OTHER_CHOICE = _c(
+    rf"(?P<dots>[^\S\n]*(?:\.\.\.|,))?\s*(?:or|/|vs\.?|and)\s*(?P<isit>is\s+it\s+)?(?:{_NOUN}\s+)?[(\[]?\s*[ab]\b"
+)
+_RESULT = _c(rf"\[\s*result\s*(?:\]|:)\s*+[:=\-]?\s*+[(\[]?\s*+{_CHOICE_TOKEN}")
+_LABELED = _c(
     r"(?<!\w)(?:winner|verdict|answer|choice|preference|better\s+response|preferred(?:\s+response)?)"
-    r"(?:\s*[:=\-]|\s+is\b)\s*+[(\[]?\s*+" + _CHOICE_TOKEN,
-    FLAGS,
+    rf"(?:\s*[:=\-]|\s+is\b)\s*+[(\[]?\s*+{_CHOICE_TOKEN}"
 )
-# The whole answer is the choice, as a pairwise study's "(Answer A or B.)" asks; nothing else may follow.
-_PAIR_ALONE = re.compile(
-    r"\A[\s\[(\"']*+(?:(?:story|response|output|candidate|option)\s+[(\[]?)?(?P<choice>a|b|tie)[\s\])\"'.!]*+\Z",
-    FLAGS,
+_FINAL: tuple[Lazy, ...] = (
+    _c(r"\[\[\s*+(?P<left>[ab])\s*+(?P<op>>>|>|=|<<|<)\s*+(?P<right>[ab])\s*+\]\]"),
+    _c(r"(?P<left>[ab])(?<![\w<>=\[][ab])[^\S\n]*+(?P<op>>>|>|=|<<|<)[^\S\n]*+(?P<right>[ab])(?![\w<>=\]])"),
+    _c(r"\[\[\s*+(?P<choice>a|b|c|tie)\s*+\]\]"),
+    _c(r"\\boxed\{\s*+(?:\\text\{\s*+)?(?P<choice>a|b|tie)\b\s*+\}?\s*+\}"),
+    _c(rf"\[\s*+(?:{_NOUN})\s+(?P<choice>a|b)\s*+\]"),
+    _LABELED,
 )
-# The answer opens with the choice, then explains it ("Response A. It is more concise."), as the
-# explain variant of a score does ("4. The story ..."); after a bare letter a comma does not close
-# the choice ("A, because ..." may go on to compare), after "Response B" it does.
-_PAIR_LEADING = re.compile(
-    r"\A[\s\[(]*(?:" + _NOUN + r"\s+[(\[]?(?-i:(?P<n>[AB]))[)\]]?\s*[.:!,\n]"
-    r"|[(\[]?(?-i:(?P<choice>[AB]))[)\]]?\s*(?:[.:!]|\n))",
-    FLAGS,
+_CORRECTION = _c(
+    rf"{LEX.corrections}[\s,.:;!\u2013\u2014\-]*+(?:{_NOUN}\s+)?[(\[]?(?P<cap>[ab])\b(?!\s+is\s+(?:not|worse))"
 )
-# A bare capital letter counts in prose ("I'd choose B."), a lower-case one only with its noun or
-# parentheses, so "I prefer a shorter answer" is no choice. Ordinals ("the second one") are not
-# read: the prompt names the responses A and B.
-_PROSE_TOKEN = r"(?:" + _NOUN + r"\s+[(\[]?(?P<n>[ab])\b[)\]]?|\((?P<p>[ab])\)|(?-i:\b(?P<c>[AB])\b))"
 _END = r"(?=\s*(?:[.!\n]|\Z))"
 # "B is better." is a verdict; "A is better written" or "better at X" only describes one side.
 _UNQUALIFIED = r"(?=\s*(?:[.,;:!)\n]|\Z|(?:than|because|since|overall|here|in\s+general)\b))"
-# Tiers, strongest first: a stated choice ("I prefer B", "so A."), then a verdict ("B is better",
-# "both are equally good"), then a description ("Summary B is more faithful"). The first tier that
-# speaks decides, so "B is more concise. I would choose A." is A.
-_TIERS: tuple[tuple[re.Pattern[str], ...], ...] = (
+_TIERS: tuple[tuple[Lazy, ...], ...] = (
     (
-        re.compile(
+        _c(
             r"\b(?:prefer|preferred|choose|chose|pick|picked|select|selected|go\s+with|favou?r|vote\s+for|"
-            r"recommend|lean(?:ing)?\s+towards?)\s+" + _PROSE_TOKEN,
-            FLAGS,
+            r"recommend|lean(?:ing)?\s+towards?)\s+" + _TOKEN
         ),
-        re.compile(
+        _c(
             r"\b(?:better|preferred|stronger|winning)\s+(?:response|output|answer|one|option|story|summary)\s+is\s+"
-            + _PROSE_TOKEN,
-            FLAGS,
+            r"(?:\w+ly\s+)?" + _TOKEN
         ),
-        re.compile(r"\b(?:i'd|i\s+would)\s+say\s+" + _PROSE_TOKEN + _END, FLAGS),
-        re.compile(r"\b(?:so|therefore|thus|hence)[,:]?\s+" + _PROSE_TOKEN + _END, FLAGS),
+        _c(r"\b(?:i'd|i\s+would)\s+say\s+" + _TOKEN + _END),
+        _c(r"\b(?:so|therefore|thus|hence)[,:]?\s+" + _TOKEN + _END),
+        _c(rf"[:\u2013\u2014]\s+(?:{_NOUN}\s+)(?P<cap>[ab])\.(?:\s|\Z)"),
     ),
     (
-        re.compile(
-            _PROSE_TOKEN + r"\s+(?:is|was|seems|reads)\s+(?:\w+ly\s+|much\s+|far\s+|a\s+bit\s+|the\s+)?"
-            r"(?:better|superior|preferable|preferred|stronger|winner)\b" + _UNQUALIFIED,
-            FLAGS,
+        _c(
+            _TOKEN
+            + r"\s+(?:is|was|seems|reads)\s+(?:\w+ly\s+|much\s+|far\s+|a\s+bit\s+|the\s+)?"
+            + LEX.pair_better
+            + _UNQUALIFIED
         ),
-        re.compile(
+        _c(
+            _TOKEN
+            + r"\s+(?:gives|provides|offers|writes|has)\s+the\s+(?:more\s+\w+|better|stronger)\s+(?:answer|response)"
+        ),
+        _c(_TOKEN + r"\s+(?:\w+ly\s+)?(?:wins|is\s+the\s+winner|comes\s+out\s+ahead)\b"),
+        _c(rf"(?:{_NOUN})\s*(?P<cap>[ab])(?![a-z])[^.!?\n]{{0,14}}?{LEX.pair_better_foreign}"),
+        _c(
             r"\b(?P<tie>it'?s\s+a\s+tie|(?:they|both(?:\s+\w+){0,3}?)\s+are\s+(?:equally\s+(?:good|strong|bad|weak)|"
-            r"of\s+equal\s+quality|tied))\b",
-            FLAGS,
+            r"of\s+equal\s+quality|tied))\b"
         ),
+        _c(rf"(?P<tie>{LEX.pair_tie})"),
     ),
-    (
-        re.compile(
-            _PROSE_TOKEN
-            + r"\s+(?:is|was|seems|reads)\s+(?:\w+ly\s+|much\s+|far\s+)?(?:more\s+\w+|better|stronger|superior)",
-            FLAGS,
-        ),
-    ),
+    (_c(_TOKEN + r"\s+(?:is|was|seems|reads)\s+(?:\w+ly\s+|much\s+|far\s+)?(?:more\s+\w+|better|stronger|superior)"),),
 )
-_FINAL_WORDS = re.compile(r"\b(?:overall|final|finally|in the end|ultimately|therefore|so|on balance)\b", FLAGS)
+_FINAL_WORDS = _c(r"\b(?:overall|final|finally|in the end|ultimately|therefore|so|on balance)\b")
+_CUE = _c(rf"{LEX.corrections}|{LEX.revisions}|reconsider|second\s+thought|closer\s+inspection")
+# The whole answer is the choice, as a pairwise study's "(Answer A or B.)" asks; nothing else may follow.
+_ALONE = _c(rf"\A[\s\[(\"']*+(?:(?:{_NOUN})\s+[(\[]?)?(?P<choice>a|b|tie)[\s\])\"'.!]*+\Z")
+# The answer opens with the choice, then explains it ("Response A. It is more concise."); after a bare
+# letter a comma does not close the choice ("A, because ..." may go on to compare), after "Response B" it does.
+_LEADING = _c(
+    rf"\A[\s\[(]*(?:{_NOUN}\s+[(\[]?(?P<cap>[ab])[)\]]?\s*[.:!,\n]|[(\[]?(?P<cap2>[ab])[)\]]?\s*(?:[.:!]|\n))"
+)
+# The answer closes with the choice alone: "... [Response B]", "... Response B Response A" (two).
+_CLOSING = _c(rf"(?:\A|[.!?:\n])\s*+((?:(?:{_NOUN})\s+[(\[]?[ab][)\]]?[\s,.]*+){{1,3}})\Z")
+_CLOSING_LETTER = Lazy(rf"(?:{LEX.pair_nouns.replace('(?:', '(?i:', 1)})\s+[(\[]?(?P<cap>[AB])")
+_CYRILLIC = {"\u0410": "A", "\u0411": "B"}
+_CYRILLIC_LETTER = re.compile(r"(?<![\w])([\u0410\u0411])(?![\w])")
+_MODEL_KEY = Lazy(r"\bmodel_(?P<c>[ab])\b", FLAGS)
+_ASSISTANT_NUMBER = Lazy(r"\b(assistant|response|answer|output)\s?([12])\b", FLAGS)
+_JSON_CHOICE_KEYS = ("winner", "preferred", "preference", "choice", "verdict", "better", "better_response", "answer")
 
 
 def _choice_of(token: str) -> str:
-    token = token.lower()
+    token = token.strip().lower()
     if token in ("a", "b"):
         return token.upper()
     # FastChat's pairwise prompt uses [[C]] for a tie.
@@ -107,56 +146,173 @@ def _letter(match: re.Match[str]) -> str:
     groups = match.groupdict()
     if groups.get("tie"):
         return "tie"
-    return str(groups.get("n") or groups.get("p") or groups.get("c")).upper()
+    if groups.get("first") or groups.get("second"):
+        return "A" if groups.get("first") else "B"
+    if groups.get("op"):
+        if groups["op"] == "=":
+            return "tie"
+        return groups["left"].upper() if groups["op"].startswith(">") else groups["right"].upper()
+    token = next(groups[g] for g in ("choice", "n", "p", "cap", "cap2") if groups.get(g))
+    return _choice_of(token)
 
 
-def _prose_choice(text: str) -> str | None:
-    """The choice the prose states; None when it states none, "" when it states two and none is final."""
-    for tier in _TIERS:
-        found = sorted(
-            (match.start(), _letter(match))
-            for pattern in tier
-            for match in pattern.finditer(text)
-            if not is_negated(text, match.start())
-        )
-        if not found:
+def _capitals(text: str, match: re.Match[str]) -> bool:
+    """A bare letter ("cap" groups, "A>B") is a choice only as a capital in the original text."""
+    for group in ("cap", "cap2", "left", "right"):
+        if match.groupdict().get(group) and not text[match.start(group)].isupper():
+            return False
+    return True
+
+
+def _letters(text: str, assistant_names: bool) -> str:
+    """One spelling of the choices: Cyrillic "Ответ Б" is B, ``model_a`` is "Model A", and "Assistant 1/2" are
+    A/B when the study's prompt names the responses so."""
+    text = _CYRILLIC_LETTER.sub(lambda m: _CYRILLIC[m.group(1)], text)
+    text = _MODEL_KEY.sub(lambda m: f"Model {m.group('c').upper()}", text)
+    if assistant_names:
+        text = _ASSISTANT_NUMBER.sub(lambda m: f"{m.group(1)} {'A' if m.group(2) == '1' else 'B'}", text)
+    return text
+
+
+def _resolve(found: list[Choice], low: str) -> Choice | None:
+    if not found:
+        return None
+    ordered = sorted(found, key=lambda c: c.start)
+    last = ordered[-1]
+    if any(c.ambiguous for c in ordered):
+        return replace(last, ambiguous=True)
+    if any(c.alternatives for c in ordered):
+        return replace(last, alternatives=True)
+    differing = [c for c in ordered if c.choice != last.choice]
+    if not differing:
+        return last
+    if last.kind == "correction" or _CUE.search(low, differing[-1].start, max(differing[-1].start, last.start)):
+        return last
+    if _FINAL_WORDS.search(sentence_at(low, last.start)):
+        return last
+    return replace(last, ambiguous=True)
+
+
+def _found(pattern: Lazy, r: Prepared, kind: str) -> list[Choice]:
+    found = []
+    for match in bounded(pattern, r.low):
+        if is_negated(r.low, match.start()) or not _capitals(r.text, match):
             continue
-        if len({choice for _, choice in found}) == 1:
-            return found[0][1]
-        last_pos, last_choice = found[-1]
-        return last_choice if _FINAL_WORDS.search(sentence_at(text, last_pos)) else ""
+        choice = Choice(_letter(match), match.start(), kind)
+        other = _OTHER_CHOICE.match(r.low, match.end())
+        if other is not None:
+            # "B... or is it A?" takes a choice back: two verdicts; "A or B" only names the options.
+            taken_back = bool(other.group("isit") or other.group("dots"))
+            choice = replace(choice, ambiguous=taken_back, alternatives=not taken_back)
+        found.append(choice)
+    return found
+
+
+def _from_json(answer: str) -> tuple[str | None, str] | None:
+    """The choice of a JSON answer (``{"winner": "model_b"}``, ``{"preferred": "A", "reason": ...}``) and its
+    rationale; None when the answer holds no such JSON."""
+
+    def wanted(value: dict[str, object] | list[object], whole: bool) -> bool:
+        return isinstance(value, dict) and any(k in value for k in _JSON_CHOICE_KEYS)
+
+    found = find_json(window(answer), wanted)
+    if found is None or not isinstance(found.value, dict):
+        return None
+    obj = found.value
+    explanation = next((obj[k] for k in RATIONALE_KEYS if isinstance(obj.get(k), str)), None)
+    raw = next(obj[k] for k in _JSON_CHOICE_KEYS if k in obj)
+    match = _ALONE.match(fold(_letters(raw, assistant_names=False))) if isinstance(raw, str) else None
+    choice = _choice_of(match.group("choice")) if match else None
+    return choice, str(explanation).strip() if explanation is not None else answer
+
+
+def _from_result(r: Prepared, answer: str) -> ParsedChoice:
+    """``[RESULT] A``: the last marker counts because the verdict closes the feedback; a marker with no
+    verdict after it, or with two ("[RESULT] A or B"), is unparseable."""
+    rationale = feedback_before(answer, last_result_mark(answer))
+    match = _RESULT.match(r.low, list(RESULT_MARK.finditer(r.low))[-1].start())
+    if match is None:
+        refused = bool(refusals(r.low))
+        return ParsedChoice(None, REFUSED if refused else UNPARSEABLE, rationale, reason="" if refused else NO_VERDICT)
+    if _OTHER_CHOICE.match(r.low, match.end()):
+        return ParsedChoice(None, UNPARSEABLE, rationale, reason=NO_VERDICT)
+    return ParsedChoice(_choice_of(match.group("choice")), OK, rationale)
+
+
+def _prose(r: Prepared) -> Choice | None:
+    """The choice the prose states, tier by tier: the first tier that speaks decides."""
+    for tier in _TIERS:
+        found = [
+            c
+            for pattern in tier
+            for c in _found(pattern, r, "prose")
+            if not is_conditional(r.low, c.start) or c.choice == "tie"
+        ]
+        resolved = _resolve(found, r.low)
+        if resolved is not None:
+            return resolved
     return None
 
 
-def parse_pairwise(text: str) -> ParsedChoice:
-    """Parse a relative-grading answer (Prometheus ``[RESULT] A``, FastChat ``[[A]]``/``[[C]]``, prose)."""
-    if not text or not text.strip():
-        return ParsedChoice(None, UNPARSEABLE, "")
-    full = text.strip()
-    text_ = plain(full)
-    marks = list(RESULT_MARK.finditer(text_))
-    if marks:
-        # The last marker counts because the verdict closes the feedback; a marker with no verdict
-        # after it, or with two ("[RESULT] A or B"), is unparseable.
-        rationale = feedback_before(full, list(RESULT_MARK.finditer(full))[-1].start())
-        match = _PAIR_RESULT.match(text_, marks[-1].start())
-        if match is None or _OTHER_CHOICE.match(text_, match.end()):
-            return ParsedChoice(None, UNPARSEABLE, rationale)
-        return ParsedChoice(_choice_of(match.group("choice")), OK, rationale)
-    for pattern in (_PAIR_BRACKET, _PAIR_LABELED):
-        match = pattern.search(text_)
-        if match:
-            if pattern is _PAIR_LABELED and _OTHER_CHOICE.match(text_, match.end()):
-                return ParsedChoice(None, UNPARSEABLE, full)
-            return ParsedChoice(_choice_of(match.group("choice")), OK, full)
-    choice = _prose_choice(text_)
-    if choice == "":
-        return ParsedChoice(None, UNPARSEABLE, full)
-    if choice is not None:
-        return ParsedChoice(choice, OK, full)
-    match = _PAIR_ALONE.search(text_) or _PAIR_LEADING.search(text_)
-    if match:
-        return ParsedChoice(_choice_of(match.group("choice") or match.group("n")), OK, full)
-    if is_refusal(full):
-        return ParsedChoice(None, REFUSED, full)
-    return ParsedChoice(None, UNPARSEABLE, full)
+def _opening_or_closing(r: Prepared) -> Choice | None:
+    for pattern in (_ALONE, _LEADING):
+        match = pattern.search(r.low)
+        if match and _capitals(r.text, match):
+            return Choice(_letter(match), match.start())
+    closing = _CLOSING.search(r.low, *tail(r.low))
+    if closing is None:
+        return None
+    letters = {m.group("cap") for m in _CLOSING_LETTER.finditer(r.text, *closing.span(1))}
+    if not letters:
+        return None
+    return Choice(letters.pop(), closing.start(), ambiguous=len(letters) > 0)
+
+
+def _final(r: Prepared) -> Choice | None:
+    found = [c for p in _FINAL for c in _found(p, r, "final")]
+    for match in bounded(_CORRECTION, r.low):
+        # A correction corrects something: a choice stands shortly before it.
+        if _capitals(r.text, match) and re.search(
+            r"(?<![a-z])[ab](?![a-z])", r.low[max(0, match.start() - 60) : match.start()]
+        ):
+            found.append(Choice(match.group("cap").upper(), match.start(), "correction"))
+    return _resolve(found, r.low)
+
+
+def _read(answer: str, assistant_names: bool) -> ParsedChoice:
+    from_json = _from_json(answer)
+    if from_json is not None:
+        choice, rationale = from_json
+        if choice is None:
+            refused = is_refusal(rationale)
+            return ParsedChoice(
+                None, REFUSED if refused else UNPARSEABLE, rationale, reason="" if refused else NO_VERDICT
+            )
+        return ParsedChoice(choice, OK, rationale)
+    r = prepare(answer, EchoOptions(), letters=lambda text: _letters(text, assistant_names))
+    if RESULT_MARK.search(r.low):
+        return _from_result(r, answer)
+    found = _final(r) or _prose(r) or _opening_or_closing(r)
+    if found is None or found.alternatives:
+        refused = found is None and is_refusal(r.low)
+        return ParsedChoice(None, REFUSED if refused else UNPARSEABLE, answer, reason="" if refused else NO_VERDICT)
+    if found.ambiguous:
+        return ParsedChoice(None, UNPARSEABLE, answer, reason=TWO_VERDICTS)
+    return ParsedChoice(found.choice, OK, answer)
+
+
+def parse_pairwise(text: str, *, assistant_names: bool = False, truncated: bool = False) -> ParsedChoice:
+    """Parse a relative-grading answer; see the module docstring for the forms and their order.
+
+    ``assistant_names``: the study's prompt calls the responses "Assistant 1" and "Assistant 2".
+    ``truncated``: the server stopped the answer at max_tokens, so an answer without a verdict is "cut off".
+    """
+    reasoning, answer, cut_off = split_reasoning(text or "")
+    if cut_off:
+        return ParsedChoice(None, UNPARSEABLE, "", reason=CUT_OFF_REASONING, reasoning=reasoning)
+    if not answer:
+        return ParsedChoice(None, UNPARSEABLE, "", reason=CUT_OFF if truncated else EMPTY, reasoning=reasoning)
+    result = _read(answer, assistant_names)
+    if truncated and result.reason in (NO_VERDICT, TWO_VERDICTS):
+        result = replace(result, reason=CUT_OFF)
+    return replace(result, reasoning=reasoning)

@@ -262,10 +262,10 @@ PROMETHEUS1_ABS = (
         ),
         ("Feedback: Clear and vivid.\n[RESULT] (5)", ParsedScore(5.0, OK, "Clear and vivid.")),
         ("Feedback: Weak. [RESULT] 4/5", ParsedScore(4.0, OK, "Weak.")),
-        ("Feedback: Rambling answer. [RESULT]", ParsedScore(None, UNPARSEABLE, "Rambling answer.")),
-        ("Feedback: Good story. [RESULT] 7", ParsedScore(None, UNPARSEABLE, "Good story.")),
+        ("Feedback: Rambling answer. [RESULT]", ParsedScore(None, UNPARSEABLE, "Rambling answer.", reason="no verdict")),
+        ("Feedback: Good story. [RESULT] 7", ParsedScore(None, UNPARSEABLE, "Good story.", reason="out of scale")),
         ("The response is coherent. Score: 3", ParsedScore(3.0, OK, "The response is coherent. Score: 3")),
-        ("", ParsedScore(None, UNPARSEABLE, "")),
+        ("", ParsedScore(None, UNPARSEABLE, "", reason="empty")),
         (
             "I'm sorry, but I cannot evaluate this content.",
             ParsedScore(None, REFUSED, "I'm sorry, but I cannot evaluate this content."),
@@ -284,8 +284,9 @@ def test_parse_absolute_reads_real_prometheus_answers(text, expected):
             ParsedChoice("A", OK, "Response A keeps the lighthouse image throughout while Response B drifts."),
         ),
         ("Feedback: Both are fluent; B is tighter. [RESULT] B", ParsedChoice("B", OK, "Both are fluent; B is tighter.")),
-        ("Both responses are fine. [RESULT]", ParsedChoice(None, UNPARSEABLE, "Both responses are fine.")),
-        ("I prefer the second one.", ParsedChoice(None, UNPARSEABLE, "I prefer the second one.")),
+        ("Both responses are fine. [RESULT]", ParsedChoice(None, UNPARSEABLE, "Both responses are fine.", reason="no verdict")),
+        # Parser 5 reads "the first/second response" (issue 24); parser 4 left ordinals unread.
+        ("I prefer the second one.", ParsedChoice("B", OK, "I prefer the second one.")),
     ],
 )
 def test_parse_relative_reads_real_prometheus_answers(text, expected):

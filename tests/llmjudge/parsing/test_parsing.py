@@ -1,7 +1,8 @@
 """The score parser, driven by a table of answers real judge models give.
 
-Every row asserts score, status and rationale (STYLE.md rule 8). ``SAME`` means the rationale is
-the whole answer stripped, which is the rule for every format except ``[RESULT]`` and JSON.
+Every row asserts score, status, rationale and reason (STYLE.md rule 8). ``SAME`` means the rationale is
+the whole answer stripped, which is the rule for every format except ``[RESULT]`` and JSON. The reason of
+an unparseable row is in ``REASONS``, by the row's id.
 """
 
 from __future__ import annotations
@@ -108,7 +109,8 @@ ROWS = [
     pytest.param(
         "This is one of the best fragments I've read; I would rate it 5.", {}, 5.0, "ok", SAME, id="one-in-prose"
     ),
-    pytest.param("I'd rate this 3-4.", {}, 3.0, "ok", SAME, id="range-answer-takes-first"),
+    # Parser 5 (issue 24): a range is two verdicts, as "3-4" is in judge_answers_2026.jsonl; parser 4 took the first.
+    pytest.param("I'd rate this 3-4.", {}, None, "unparseable", SAME, id="range-is-two-verdicts"),
     pytest.param("I would rate it between 2 and 3, leaning toward 2.", {}, 2.0, "ok", SAME, id="between-takes-first"),
     # --- explain variant: the score first, then the explanation
     pytest.param(
@@ -204,8 +206,9 @@ ROWS = [
         id="json-after-prose",
     ),
     pytest.param('{"score": 9, "explanation": "Great."}', {}, None, "unparseable", "Great.", id="json-off-scale"),
-    pytest.param('{"score": "high"}', {}, None, "unparseable", "", id="json-non-numeric"),
-    pytest.param('{"score": true}', {}, None, "unparseable", "", id="json-bool"),
+    # Without an explanation field the rationale is the whole answer (issue 24's convention; parser 4 gave "").
+    pytest.param('{"score": "high"}', {}, None, "unparseable", SAME, id="json-non-numeric"),
+    pytest.param('{"score": true}', {}, None, "unparseable", SAME, id="json-bool"),
     pytest.param('{"score": "4/5", "feedback": "Good."}', {}, 4.0, "ok", "Good.", id="json-string-fraction"),
     # --- adversarial study (title 1 / title 2 are removed)
     pytest.param(
@@ -224,14 +227,9 @@ ROWS = [
         SAME,
         id="adversarial-colon",
     ),
-    pytest.param(
-        "Title 1 is fluent. 5",
-        {},
-        1.0,
-        "ok",
-        SAME,
-        id="title-1-kept-outside-adversarial-study",
-    ),
+    pytest.param("Title 1 is fluent.", {}, 1.0, "ok", SAME, id="title-1-kept-outside-adversarial-study"),
+    # Parser 5: the number closing the answer is its verdict; parser 4 took the first number, "Title 1".
+    pytest.param("Title 1 is fluent. 5", {}, 5.0, "ok", SAME, id="closing-number-outside-adversarial-study"),
     pytest.param(
         "Do you agree that the meaning of news title 1 is preserved in news title 2? (on a scale of 1-5, with 1 "
         "being the strongly disagree and 5 being strongly agree.)\n5",
@@ -331,11 +329,45 @@ ROWS = [
 ]
 
 
+REASONS = {
+    "range-is-two-verdicts": "two verdicts",
+    "word-one-in-prose-is-no-score": "no verdict",
+    "prometheus-off-scale": "out of scale",
+    "prometheus-marker-without-score": "no verdict",
+    "json-off-scale": "out of scale",
+    "json-non-numeric": "no verdict",
+    "json-bool": "no verdict",
+    "seven-point-wrong-denominator": "out of scale",
+    "zero": "out of scale",
+    "six": "out of scale",
+    "ten-of-ten": "out of scale",
+    "negative": "out of scale",
+    "negative-labeled": "out of scale",
+    "other-scale-off": "out of scale",
+    "other-scale-in-range-number": "out of scale",
+    "labeled-other-scale": "out of scale",
+    "prose-count-is-not-a-score": "no verdict",
+    "empty": "empty",
+    "whitespace": "empty",
+    "no-number": "no verdict",
+    "garbage": "no verdict",
+    "html-error-page": "no verdict",
+}
+
+
 @pytest.mark.parametrize(("text", "options", "score", "status", "rationale"), ROWS)
-def test_parse_score_table(text, options, score, status, rationale):
+def test_parse_score_table(text, options, score, status, rationale, request):
     result = parse_score(text, **options)
 
-    assert result == ParsedScore(score, status, text.strip() if rationale is SAME else rationale)
+    reason = REASONS.get(request.node.callspec.id, "")
+    assert result == ParsedScore(score, status, text.strip() if rationale is SAME else rationale, reason=reason)
+
+
+def test_every_unparseable_row_and_only_those_has_a_reason():
+    unparseable = {row.id for row in ROWS if row.values[3] == "unparseable"}
+    unparseable |= {row.id for row in PAIRWISE_ROWS if row.values[2] == "unparseable"}
+
+    assert unparseable == set(REASONS) | set(PAIRWISE_REASONS)
 
 
 def test_table_is_large_enough_to_cover_real_outputs():
@@ -343,7 +375,7 @@ def test_table_is_large_enough_to_cover_real_outputs():
 
 
 def test_parser_version_and_patterns_are_exported():
-    assert PARSER_VERSION == "4"
+    assert PARSER_VERSION == "5"
     assert all(hasattr(p, "search") for p in REFUSAL_PATTERNS)
 
 
@@ -388,7 +420,7 @@ PAIRWISE_ROWS = [
     pytest.param("Winner: A", "A", "ok", SAME, id="winner-label"),
     pytest.param("Response B is clearly better because it cites sources.", "B", "ok", SAME, id="prose"),
     pytest.param("I'm sorry, but I can't compare these responses.", None, "refused", SAME, id="refusal"),
-    pytest.param("", None, "unparseable", "", id="empty"),
+    pytest.param("", None, "unparseable", "", id="pairwise-empty"),
     pytest.param("A or B? Hard to say.", None, "unparseable", SAME, id="undecided"),
     pytest.param("A", "A", "ok", SAME, id="bare-a"),
     pytest.param(" **B**\n", "B", "ok", "**B**", id="bare-bold-b"),
@@ -398,11 +430,21 @@ PAIRWISE_ROWS = [
 ]
 
 
+PAIRWISE_REASONS = {
+    "marker-only": "no verdict",
+    "pairwise-empty": "empty",
+    "undecided": "no verdict",
+    "letter-with-more-is-not-bare": "no verdict",
+    "both-named": "no verdict",
+}
+
+
 @pytest.mark.parametrize(("text", "choice", "status", "rationale"), PAIRWISE_ROWS)
-def test_parse_pairwise_table(text, choice, status, rationale):
+def test_parse_pairwise_table(text, choice, status, rationale, request):
     result = parse_pairwise(text)
 
-    assert result == ParsedChoice(choice, status, text.strip() if rationale is SAME else rationale)
+    reason = PAIRWISE_REASONS.get(request.node.callspec.id, "")
+    assert result == ParsedChoice(choice, status, text.strip() if rationale is SAME else rationale, reason=reason)
 
 
 @settings(max_examples=200, deadline=None)

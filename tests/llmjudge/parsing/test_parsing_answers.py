@@ -3,8 +3,10 @@
 Each line is one answer in the style of a model family (``family``: Prometheus, Chiang & Lee
 prose, MT-Bench, G-Eval, JSON, markdown, self-corrections, label and number words, counts,
 refusals, pairwise prose) with what a careful human reads in it. Every field of the result is
-asserted: the score or choice, the status and the rationale (the whole answer stripped unless the
-line gives ``rationale``). ``tests/bench/compare_parsers.py`` runs prometheus-eval's parser on it.
+asserted: the score or choice, the status, the reason of an unparseable answer (``reason``, added for
+issue 24), the rationale (the whole answer stripped unless the line gives ``rationale``) and an empty
+reasoning trace (none of these answers has one). ``tests/bench/compare_parsers.py`` runs prometheus-eval's
+parser on it.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmjudge.parsing import ParsedChoice, ParsedScore, parse_pairwise, parse_score
+from llmjudge.parsing import REASONS, ParsedChoice, ParsedScore, parse_pairwise, parse_score
 
 TABLE = Path(__file__).with_name("parsing_answers.jsonl")
 
@@ -42,14 +44,14 @@ def test_score_answer_reads_as_a_careful_human_reads_it(row):
     result = parse_score(row["text"], **row["options"])
 
     expected = None if row["score"] is None else float(row["score"])
-    assert result == ParsedScore(expected, row["status"], _rationale(row))
+    assert result == ParsedScore(expected, row["status"], _rationale(row), reason=row.get("reason", ""))
 
 
 @pytest.mark.parametrize("row", _params("pairwise"))
 def test_pairwise_answer_reads_as_a_careful_human_reads_it(row):
     result = parse_pairwise(row["text"])
 
-    assert result == ParsedChoice(row["choice"], row["status"], _rationale(row))
+    assert result == ParsedChoice(row["choice"], row["status"], _rationale(row), reason=row.get("reason", ""))
 
 
 def test_table_has_at_least_150_answers_across_the_families():
@@ -65,6 +67,9 @@ def test_table_rows_are_well_formed():
         assert row["status"] in ("ok", "unparseable", "refused")
         answer = row["score"] if row["kind"] == "score" else row["choice"]
         assert (answer is None) == (row["status"] != "ok"), row
+        # A reason explains an unparseable answer and nothing else.
+        assert ("reason" in row) == (row["status"] == "unparseable"), row
+        assert row.get("reason", "") in ("", *REASONS), row
         assert row["kind"] == "score" or not row["options"], row
 
 

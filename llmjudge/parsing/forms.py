@@ -1,0 +1,277 @@
+"""The forms a score verdict takes, as compiled patterns, and the checks that tell a verdict from a number.
+
+``parse_score`` (``llmjudge.parsing.scores``) asks for them tier by tier; ``find`` returns every ``Verdict``
+of a form in the text, already filtered (counts, negations, hypotheticals skipped). The patterns read the
+case-folded text (``lexicon.fold``) and are written in lower case; the one check that needs the case (is
+the word after a number lower-case?) reads the original text at the same position.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from llmjudge.parsing.common import is_negated
+from llmjudge.parsing.lexicon import (
+    DEN,
+    DEN_BODY,
+    FLAGS,
+    FOLDED,
+    LETTER,
+    LEX,
+    NUM,
+    NUMBER,
+    Lazy,
+    alternation,
+    aspect_names,
+    template,
+    template_needs,
+    to_number,
+)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A number read as the answer's rating: ``den`` is its "/5" or "out of 5", if any."""
+
+    value: float | None
+    den: float | None
+    start: int
+    end: int
+    kind: str = ""
+    ambiguous: bool = False  # "3 or 4", "between 3 and 4": two verdicts and no final one
+
+
+# A label's separator: "Score: 4", "| Overall | 4 |", "Rating - 3", "点数は4", "评分为2".
+_SEP = r"(?:[:=|]|-(?!\d)|[\u2013\u2014]|\bis\b|\bwould\s+be\b|は|는|은|为|為)"
+_OPTIONAL_SEP = rf"[^\S\n]*+\]?\s*+(?:{_SEP}|\bof\b|\bde\b)?\s*+"
+_REQUIRED_SEP = rf"[^\S\n]*+\]?[^\S\n]*+{_SEP}\s*+"
+_OPEN = r"(?:\\boxed\{\s*+)?[(\[]{0,2}\s*+"
+_PCT = r"(?P<pct>[^\S\n]*+%)?"
+_ANY_LABEL = rf"(?:{LEX.bare_labels}|{LEX.labels})"
+# The gap between a verdict verb and its number may not cross a sentence end, a digit, or a word that
+# turns the sentence around ("I cannot give a rating because the 3 characters ...").
+# The words are checked after a space only, where a word starts: a check at every character made a page of
+# "I'd give it a" cost five times as much.
+GAP = (
+    r"(?:[^.\n\d!?;\s]|\s(?!(?:because|since|but|however|although|not|cannot|can't|unable|if|when|unless)\b))"
+    r"{0,60}?"
+)
+
+
+def _c(pattern: str) -> Lazy:
+    return Lazy(pattern, FOLDED)
+
+
+LABELED = _c(
+    rf"(?:{alternation(['my', 'your', 'the'])}\s+)?(?:{LEX.bare_labels}{_OPTIONAL_SEP}|{LEX.labels}{_REQUIRED_SEP})"
+    + _OPEN
+    + NUM
+    + DEN
+    + _PCT
+)
+# "Calificación: excelente (5)", "Оценка: «отлично» (5)": a label word, then its number in parentheses.
+GLOSSED = _c(rf"{_ANY_LABEL}{_REQUIRED_SEP}[«\"']?[^\W\d_]{{2,20}}[»\"']?[^\S\n]*+\(\s*+{NUM}\s*+\)")
+OTHER_SCALE = _c(rf"{LEX.other_scale_labels}{_REQUIRED_SEP}{_OPEN}{NUM}")
+FINAL_LABELED = _c(
+    rf"(?:{LEX.final_prefixes}[^\S\n]+(?:{_ANY_LABEL}|verdict|answer|decision|assessment|evaluation)"
+    rf"{_OPTIONAL_SEP}|{_ANY_LABEL}[^\S\n]+{LEX.final_suffixes}{_OPTIONAL_SEP}|{LEX.final_labels}{_OPTIONAL_SEP}"
+    rf"|{LEX.final_prefixes}{_REQUIRED_SEP})" + _OPEN + NUM + DEN + _PCT
+)
+BOXED = _c(rf"\\boxed\{{\s*+{NUM}{DEN}\s*+\}}")
+TAGGED = _c(rf"<(?P<tag>answer|score|rating|grade)>\s*+{NUM}{DEN}\s*+</(?P=tag)>")
+DOUBLE_BRACKET = _c(rf"\[\[\s*+{NUM}{DEN}\s*+\]\]")
+REVISED = _c(rf"{LEX.revisions}{GAP}\b(?:to|at|on|as)\s+(?:a\s+|an\s+)?{NUM}{DEN}")
+DECIDED = _c(rf"{LEX.decisions}[^\S\n]*+(?:(?:to|at|on|with|a|an|towards?)\s+){{0,2}}{NUM}{DEN}")
+# "I'd say 3... actually, no — 4", "Eu daria um 3... não, um 4", "Поставлю 3... нет, всё-таки 4".
+CORRECTED = _c(
+    rf"{LEX.corrections}[\s,.:;!\u2013\u2014\-]*+(?:(?:let's\s+say|i'd\s+say|make\s+it|it's|it\s+is|um|uma|un|una|une"
+    rf"|a|an|to|eher|plutôt)\s+)?{NUM}{DEN}"
+)
+# The templates of the word lists, each with the words it needs (see ``present``).
+NEEDS: dict[Lazy, tuple[str, ...]] = {}
+
+
+def _templates(texts: tuple[str, ...], groups: Callable[[str], dict[str, str]]) -> tuple[Lazy, ...]:
+    compiled = []
+    for text in texts:
+        pattern = _c(template(text, groups(text)))
+        NEEDS[pattern] = template_needs(text)
+        compiled.append(pattern)
+    return tuple(compiled)
+
+
+def present(patterns: tuple[Lazy, ...], low: str) -> tuple[Lazy, ...]:
+    """The templates among ``patterns`` whose words all occur in ``low``: the others cannot match, and a
+    page of digits would cost each of them a search."""
+    return tuple(p for p in patterns if all(word in low for word in NEEDS.get(p, ())))
+
+
+DECISION_TEMPLATES = _templates(LEX.decision_templates, lambda _: {"n": f"(?P<num>{NUMBER})"})
+VERB = _c(rf"{LEX.verbs}{GAP}{NUM}{DEN}")
+IS_A = _c(
+    r"\b(?:this|it|that|which|one|response|answer|summary|text|essay|story|reply|translation)(?:\s+one)?"
+    r"\s*(?:is|'s|was|would\s+be|lands\s+at|sits\s+at)\s+(?:about\s+|roughly\s+|around\s+)?(?:a|an)\s+"
+    rf"(?:(?:solid|strong|weak|low|high|fair|generous|clear|perfect|decent|good)\s+)?{NUM}{DEN}"
+)
+UPPER_BOUND = _c(rf"\b(?:no|not|never)\s+(?:better|higher|more)\s+than\s+(?:a\s+|an\s+)?{NUM}{DEN}")
+LEVEL = _c(
+    rf"\b(?:meets|reaches|achieves|is\s+at|falls\s+(?:in|into|at|within)|sits\s+at)\s+(?:the\s+)?{LEX.levels}"
+    rf"\s+{NUM}"
+)
+# "this deserves a perfect score!": the scale's top, whatever its number.
+TOP = _c(rf"(?:\b(?:a|the)\s+)?{LEX.top_phrases}(?![^\S\n]*+(?:of\s+)?\d)")
+ORDINAL = _c(rf"(?P<ord>{LEX.ordinal_words})\s+{LEX.levels}")
+VERDICT_TEMPLATES = _templates(LEX.verdict_templates, lambda _: {"n": f"(?P<num>{NUMBER})"})
+FRACTION = _c(NUM + DEN_BODY + _PCT)
+MAX_FIRST = _templates(LEX.max_first, lambda _: {"n": f"(?P<num>{NUMBER})", "max": f"(?P<den>{NUMBER})"})
+BOLD = _c(rf"\*\*\s*+{NUM}{DEN}\s*+\*\*")
+# "this is a solid three.": an article before a number word marks it as a rating, not a count (the word is
+# checked on the original text: "a 3" is no such form).
+ARTICLE_WORD = _c(rf"\b(?:a|an)\s+(?:(?:solid|strong|weak|low|high|fair|generous)\s+)?{NUM}{DEN}")
+_END_ARTICLE = r"(?:a\s+|an\s+|um\s+|un\s+|una\s+)?"
+# No article before a template's first number: a pattern that starts with an optional group is tried at
+# every position of the text, one that starts with a digit only where a digit is.
+RANGES = _templates(
+    LEX.ranges,
+    lambda t: {
+        "a": f"{'' if t.startswith('{a}') else _END_ARTICLE}(?P<num>{NUMBER})",
+        "b": f"{_END_ARTICLE}(?P<b>{NUMBER})",
+    },
+)
+LEADING = _c(rf"\A[\s#>]*{NUM}{DEN}[^\S\n]*+(?:{LEX.units})?[^\S\n]*+(?:[.:;,!)\-\u2013\u2014]|\n|\Z)")
+# Searched in the answer's last characters only (``tail``): a pattern that may start at every line break of
+# a page of line breaks would cost its square.
+TRAILING = _c(rf"(?:\A|[.!?:]\s|\n)\s*+{NUM}{DEN}[^\S\n]*+[.!]?\s*\Z")
+TAIL = 120
+
+# After a rating come "stars", "out of", "because", "overall", an adverb...; any other lower-case word
+# makes the number a count ("2 twists and 1 major flaw", "3 sentences", "2 ошибки"). A capital starts a
+# new sentence ("5 Great story!").
+_COUNT = Lazy(
+    r"[^\S\n]+(?!(?:stars?|points?|out|of|and|or|to|for|because|but|since|as|on|in|overall|given|due|is|was|"
+    r"would|will|should|seems?|feels?|here|there|at|with|without|from|by|after|before|this|it|considering|too|"
+    r"though|while|then|now|also|based|which|so|if|even|despite|being|i|tops|max|instead|rather|myself|"
+    r"leaning|from|après|porque|pois|parce|weil|perché|потому|так|но|aber|mais|pero|ma|mas|\w+ly)\b)"
+    rf"(?!{LEX.units}|{LEX.of}\s*+\d)(?-i:[a-zà-ÿа-яё])",
+    FLAGS,
+)
+# "3 of the 4 key points", "2 de los 3", "2 dei 5 punti", "5 reasons, 2 of which": a part of a count.
+_PART_OF = _c(
+    r"\s+(?:of|de|dei|degli|delle|des|du|von|из|em)\s+(?:the|which|them|los|las|les|la|el|der|den|die|das|os|as|"
+    r"i|gli|le|these|those|its|all)\b"
+)
+# "A score of 5 would require vivid imagery": a number the answer talks about, not its rating.
+_HYPOTHETICAL = _c(
+    r"[^\S\n]*(?:would\s+(?:require|need|mean|imply|be\s+too)|requires|needs|is\s+reserved|would\s+have\s+been"
+    r"|(?:if|unless|si|se|wenn|falls|если)\s)"
+)
+_REFERENCE = _c(rf"(?:{LEX.references})\s*#?\s*\Z|第\s*\Z")
+_EXAMPLE = _c(r"(?:e\.\s*g\.|for example|for instance|such as|like)\s*,?\s*\(?\Z")
+_ALTERNATIVE = _c(
+    r"[^\S\n]*+(?:or|o|ou|oder|или|或|か|-|\u2013|to|/|\u301c|\uff5e|到)[^\S\n]*+(?:a\s+|an\s+)?"
+    rf"(?<![{LETTER}.])\d+(?:\.\d+)?(?![{LETTER}])"
+)
+
+
+def verdict_of(match: re.Match[str], kind: str, *, ambiguous: bool = False) -> Verdict:
+    groups = match.groupdict()
+    den = groups.get("den")
+    value = LEX.ordinals.get(groups["ord"].lower()) if groups.get("ord") else to_number(groups["num"] or "")
+    den_value = to_number(den) if den else None
+    if groups.get("pct"):
+        den_value = 100.0
+    tail = match.string[match.end() : match.end() + 40]
+    ambiguous = ambiguous or bool(groups.get("b")) or _ALTERNATIVE.match(tail) is not None
+    start = match.start("ord") if groups.get("ord") else match.start("num")
+    return Verdict(value, den_value, start, match.end(), kind, ambiguous)
+
+
+def is_count(text: str, match: re.Match[str]) -> bool:
+    """``text`` is the original-case text ``match`` was found in (folded)."""
+    groups = match.groupdict()
+    if not groups.get("num") or not groups["num"][0].isdigit():
+        return False
+    end = match.end("den") if groups.get("den") else match.end("num")
+    return _COUNT.match(text, end) is not None or _PART_OF.match(match.string, end) is not None
+
+
+def is_reference(text: str, start: int) -> bool:
+    before = text[max(0, start - 24) : start]
+    return _REFERENCE.search(before) is not None or _EXAMPLE.search(before) is not None
+
+
+# An answer with more matches of one form than this is read from its first and last ones: the checks on
+# each match cost more than the search, and a judge's answer has a handful.
+MAX_MATCHES = 64
+
+
+def tail(low: str) -> tuple[int, int]:
+    """The span of the last ``TAIL`` characters of ``low`` before its trailing whitespace."""
+    stop = len(low.rstrip())
+    return max(0, stop - TAIL), stop
+
+
+def bounded(pattern: Lazy, low: str, span: tuple[int, int] | None = None) -> list[re.Match[str]]:
+    """The matches of ``pattern`` in ``low`` (or in ``span`` of it), at most the first and last
+    ``MAX_MATCHES // 2`` of them."""
+    matches = list(pattern.finditer(low, *span) if span else pattern.finditer(low))
+    if len(matches) > MAX_MATCHES:
+        matches = matches[: MAX_MATCHES // 2] + matches[-MAX_MATCHES // 2 :]
+    return matches
+
+
+def is_hypothetical(text: str, end: int) -> bool:
+    return _HYPOTHETICAL.match(text, end) is not None
+
+
+def find(
+    pattern: Lazy,
+    text: str,
+    low: str,
+    kind: str,
+    *,
+    prose: bool = False,
+    ambiguous: bool = False,
+    span: tuple[int, int] | None = None,
+) -> list[Verdict]:
+    """Every match of ``pattern`` in ``low`` (the folded ``text``) that is a verdict: prose forms skip counts,
+    references and negated verbs."""
+    found = []
+    for match in bounded(pattern, low, span):
+        if match.groupdict().get("num") is None and match.groupdict().get("ord") is None:
+            continue
+        start = match.start("num") if match.groupdict().get("num") else match.start()
+        if prose:
+            # "I can't rate it higher than a 3" is a 3; "I would not give it a 5" is no 5.
+            negated = is_negated(low, match.start()) and not re.search(r"\b(?:higher|more|better|above)\b", match[0])
+            if negated or is_count(text, match) or is_reference(low, start):
+                continue
+        if is_hypothetical(low, match.end()):
+            continue
+        verdict = verdict_of(match, kind, ambiguous=ambiguous)
+        if verdict.value is not None:
+            found.append(verdict)
+    return found
+
+
+@lru_cache(maxsize=64)
+def aspect_patterns(key: str) -> tuple[Lazy, ...]:
+    """The ways an answer rates the aspect ``key`` ("Fluency: 4", "Coherence is strong (4)", "a 4 for relevance",
+    "I'd rate the relevance a 2"), in all the languages' names of the aspect."""
+    names = aspect_names(key)
+    key = key.strip().lower()
+    # "Fluency score", "fluency_score", "relevanceScore": the key may run on into a longer word.
+    prefix = rf"{re.escape(key[0])}(?<![{LETTER}]{re.escape(key[0])}){re.escape(key[1:])}[{LETTER}]*"
+    name = rf"(?:{alternation(names)}|{prefix})"
+    return (
+        _c(
+            rf"{name}[^\S\n]*+(?:\((?:\d+\s*[-\u2013]\s*\d+)\)[^\S\n]*+)?(?:{_ANY_LABEL}[^\S\n]*+)?\]?"
+            rf"[^\S\n]*+(?:[:=|]|-(?!\d)|[\u2013\u2014])\s*+{_OPEN}{NUM}{DEN}"
+        ),
+        _c(rf"{name}\s+(?:is|was|seems|looks)\s+(?:\w+\s+){{0,2}}?\(\s*+{NUM}{DEN}\s*+\)"),
+        _c(rf"{NUM}{DEN}\s+(?:for|in|on)\s+(?:its\s+|the\s+)?{name}"),
+        _c(rf"{name}{GAP}{NUM}{DEN}"),
+    )

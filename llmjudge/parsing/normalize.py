@@ -1,0 +1,194 @@
+"""Prepare an answer for reading: a bounded window, one form for digits and glyphs, the question's echoes cut.
+
+Pure. Each step keeps a number's meaning and drops what cannot be a rating:
+
+- ``window``: the verdict is searched in the first 2 KB and the last 6 KB of an answer only, so a megabyte of
+  text costs what 8 KB cost (judges put their verdict at the start or the end, and their answers are
+  shorter than that once the reasoning trace, whatever its length, is split off by ``str.find``).
+- ``glyphs``: full-width digits and punctuation, circled digits, keycaps ("4️⃣", "🔟"), decimal commas ("3,5"),
+  curly quotes, and star runs ("★★★½☆" -> "3.5/5", "⭐⭐⭐⭐" -> "4").
+- ``prepare``: all of it, number words in a verdict's place as digits ("four out of five"), then blanks the
+  scale's range ("1-5", "1 to 10", "1から5"), "with 1 being the lowest", format placeholders ("<1-5>",
+  "[your score here]", "Score: N"), instructions repeated from the prompt, the question text itself, a
+  reference answer's "(Score 5)", "title 1"/"title 2" in adversarial studies, markdown emphasis and the
+  markers of a numbered list.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from llmjudge.parsing.common import fmt
+from llmjudge.parsing.lexicon import FOLDED, LETTER, fold, words_to_digits
+
+HEAD = 2_048
+TAIL = 6_144
+
+_TRANSLATE: dict[int, str] = {
+    **{0xFF10 + d: str(d) for d in range(10)},
+    **{0xFF21 + i: chr(0x41 + i) for i in range(26)},
+    **{0xFF41 + i: chr(0x61 + i) for i in range(26)},
+    **{0x2460 + i: str(i + 1) for i in range(20)},  # circled digits ① ... ⑳
+    0xFF0F: "/",
+    0xFF1A: ":",
+    0xFF0E: ".",
+    0xFF08: "(",
+    0xFF09: ")",
+    0xFF0C: ",",
+    0xFF1B: ";",
+    0xFF01: "!",
+    0xFF1F: "?",
+    0xFF1D: "=",
+    0xFF05: "%",
+    0x3002: ".",
+    0x2026: "...",
+    0x2018: "'",
+    0x2019: "'",
+    0x201C: '"',
+    0x201D: '"',
+    0x2212: "-",
+    0xFE0F: "",  # emoji variation selector: "⭐️" is "⭐"
+}
+_KEYCAP = re.compile("(\\d)\u20e3")
+_HALF = re.compile(r"(\d)[^\S\n]*\u00bd")
+_FILLED = "\u2605\u2b50\U0001f31f\u272d\u272e"  # ★ ⭐ 🌟 ✭ ✮
+_EMPTY = "\u2606\u2729"  # ☆ ✩
+_STAR_RUN = re.compile(f"[{_FILLED}{_EMPTY}\u00bd]{{2,}}")
+# "3,5 de 5", "Endnote: 2,5": a decimal comma before a half or whole point; "3,000" and "1, 2" stay.
+_DECIMAL_COMMA = re.compile(r"(?<![\d.,])(\d{1,2}),([05])(?![\d,])")
+
+
+def window(text: str) -> str:
+    if len(text) <= HEAD + TAIL:
+        return text
+    return text[:HEAD] + "\n\n" + text[-TAIL:]
+
+
+def _stars(match: re.Match[str]) -> str:
+    run = match.group(0)
+    filled = sum(run.count(c) for c in _FILLED)
+    half = run.count("\u00bd")
+    empty = sum(run.count(c) for c in _EMPTY)
+    if filled + half == 0:
+        return run
+    value = fmt(filled + 0.5 * half)
+    return f" {value}/{filled + half + empty} " if empty else f" {value} "
+
+
+def glyphs(text: str) -> str:
+    text = text.translate(_TRANSLATE).replace("\U0001f51f", "10")
+    text = _KEYCAP.sub(r"\1", text)
+    text = _HALF.sub(r"\1.5", text)
+    text = _STAR_RUN.sub(_stars, text)
+    return _DECIMAL_COMMA.sub(r"\1.\2", text)
+
+
+_ECHO_END = r"(?:the\s+)?(?:strongly\s+)?(?:lowest|highest|worst|best|poorest|agree|disagree|poor|excellent)\b"
+# "being" only occurs in echoed scale explanations; "is"/"means"/"=" only count after "where", "with",
+# "and", "(" or "," so that "I think 4 is the best fit" keeps its score.
+_BEING = re.compile(
+    r"\b(?:with\s+|where\s+|and\s+)?\d+(?:\.\d+)?\s+being\s+"
+    + _ECHO_END
+    + r"|(?:\b(?:where|with|and)\b|[(,])\s*\d+(?:\.\d+)?\s+(?:is|means|=)\s+"
+    + _ECHO_END,
+    FOLDED,
+)
+_GENERIC_LABELS = r"lowest|highest|worst|best|strongly\s+(?:dis)?agree"
+_ADVERSARIAL = re.compile(r"\btitle\s*+#?\s*+[12]\b", FOLDED)
+_RANGE_JOIN = r"(?:-|\u2013|\u2014|~|\u301c|\uff5e|to|and|bis|und|a|à|até|e|et|y|до|и|から|到|至|에서|와|과)"
+_UNIT = r"(?:[^\S\n]*(?:分|点|점))?"
+_PLACEHOLDER = re.compile(
+    r"<(?!/?(?:answer|score|rating|grade|feedback|think|thinking)\b)[^<>\n]{1,40}>|\[\s*your\b[^\]\n]{0,60}\]"
+)
+# "Score: X/5", "where N is an integer": a capital letter standing for the number (read on the original case).
+_LETTER_PLACEHOLDER = re.compile(r"[XNY](?<![\w/][XNY])(?:\s*/\s*\d+)?(?![\w/])")
+# A line that repeats the prompt's instructions: its numbers are the prompt's, not the judge's.
+_INSTRUCTION = re.compile(
+    r"^[^\S\n]*(?:please\s+rate|rate\s+the\s+following|respond\b|output\s+format|format\s*:|answer\s+with|"
+    r"provide\s+your|your\s+(?:response|answer)\s+(?:should|must))[^\n]*",
+    FOLDED | re.MULTILINE,
+)
+_REFERENCE_SCORE = re.compile(r"\breference(?:\s+answer)?\s*[(\[]\s*score\s*\d+\s*[)\]]", FOLDED)
+# Markdown emphasis and code marks: "**[RESULT]** 4", "[RESULT] **4**", "`4`" read as their text.
+_EMPHASIS = re.compile(r"\*\*|__|(?<!\w)_(?=\S)|(?<=\S)_(?!\w)|\*|`")
+_LIST_MARKER = re.compile(r"^[ \t]*(\d+)[.)][ \t]+(?=\S)", re.MULTILINE)
+
+
+@lru_cache(maxsize=64)
+def _scale_range(low: float, high: float) -> re.Pattern[str]:
+    """The scale's own range, "1-5", "1 (lowest) to 5 (highest)", "1から5", "от 1 до 5": not a verdict."""
+    lo, hi = re.escape(fmt(low)), re.escape(fmt(high))
+    gloss = r"(?:\s*\([^)\n]{0,30}\))?"
+    return re.compile(rf"{lo}(?<![\d.]{lo}){_UNIT}{gloss}\s*{_RANGE_JOIN}\s*{hi}{_UNIT}{gloss}(?![{LETTER}]|\.\d)")
+
+
+@lru_cache(maxsize=64)
+def _glossed(label_words: str) -> re.Pattern[str]:
+    labels = "|".join(filter(None, [_GENERIC_LABELS, label_words]))
+    return re.compile(rf"\d\s*(\((?:{labels})\))")
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """An answer ready to read. ``text`` and ``low`` have the same length and positions: ``low`` is the
+    case-folded copy the patterns read, ``text`` keeps the case a few checks need ("A" vs "a", a capital
+    after a number). Echoes and markup are blanked with spaces rather than cut, to keep the positions.
+    ``marked`` is ``low`` before the markdown emphasis was blanked (for "**4**")."""
+
+    text: str
+    low: str
+    marked: str
+    is_list: bool
+
+
+def _blank(text: str, spans: list[tuple[int, int]]) -> str:
+    if not spans:
+        return text
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = " " * (end - start)
+    return "".join(chars)
+
+
+def _echo_spans(text: str, low: str, options: EchoOptions) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    question = fold(options.question.strip())
+    if question:
+        spans += [m.span() for m in re.finditer(re.escape(question), low)]
+    for pattern in (_INSTRUCTION, _PLACEHOLDER, _REFERENCE_SCORE, _scale_range(options.low, options.high), _BEING):
+        spans += [m.span() for m in pattern.finditer(low)]
+    spans += [m.span() for m in _LETTER_PLACEHOLDER.finditer(text)]
+    # A scale label after a number is a gloss: "5 (highest)" reads as 5.
+    spans += [m.span(1) for m in _glossed(options.label_words).finditer(low)]
+    if options.adversarial:
+        spans += [m.span() for m in _ADVERSARIAL.finditer(low)]
+    return spans
+
+
+@dataclass(frozen=True)
+class EchoOptions:
+    low: float = 1
+    high: float = 5
+    adversarial: bool = False
+    label_words: str = ""  # the study's scale label words, as a regex alternation
+    question: str = ""
+
+
+def prepare(answer: str, options: EchoOptions, letters: Callable[[str], str] | None = None) -> Prepared:
+    """The window of ``answer``, glyphs normalised (and ``letters`` applied), its echoes and markup blanked."""
+    text = glyphs(window(answer))
+    if letters is not None:
+        text = letters(text)
+    low = words_to_digits(fold(text))
+    spans = _echo_spans(text, low, options)
+    text, marked = _blank(text, spans), _blank(low, spans)
+    markup = [m.span() for m in _EMPHASIS.finditer(marked)]
+    markers = list(_LIST_MARKER.finditer(marked))
+    is_list = {"1", "2"} <= {m.group(1) for m in markers}
+    if is_list:
+        # A numbered list ("1. Grammar ...", "2. Flow ...") loses its markers: they count items, not points.
+        markup += [m.span() for m in markers]
+    return Prepared(_blank(text, markup), _blank(marked, markup), marked, is_list)
