@@ -1,4 +1,5 @@
-"""The shape of the blind answer tables (judge_answers_2026.jsonl, prometheus_eval_cases.jsonl).
+"""The shape of the blind answer tables (judge_answers_2026.jsonl, judge_answers_heldout.jsonl,
+prometheus_eval_cases.jsonl).
 
 Only the tables' own consistency is checked here; what the parser reads is tested elsewhere against them.
 The parser is deliberately not imported: the tables were written without looking at it (STYLE.md rule 16).
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 ANSWERS = HERE / "judge_answers_2026.jsonl"
+HELDOUT = HERE / "judge_answers_heldout.jsonl"
 PROMETHEUS = HERE / "prometheus_eval_cases.jsonl"
 
 STATUSES = {"ok", "refused", "unparseable"}
@@ -23,18 +26,34 @@ COMMON_KEYS = {"kind", "style", "text", "options", "status", "reason", "reasonin
 SCORE_OPTIONS = {"scale_min", "scale_max", "aspect", "truncated"}
 PAIRWISE_OPTIONS = {"assistant_names", "truncated"}
 
-MIN_PER_STYLE = 15
 STYLES = [
     "reasoning-deepseek", "reasoning-qwen", "reasoning-gptoss", "reasoning-ollama", "final-markers", "chatty",
     "headings-tables", "g-eval", "aspects", "fractions", "glyphs",
     "lang-zh", "lang-ja", "lang-ko", "lang-es", "lang-pt", "lang-fr", "lang-de", "lang-it", "lang-ru",
     "refusals", "truncated-empty-echo", "stray-numbers", "json", "pairwise",
 ]
+# The held-out table adds house styles, long answers and languages beyond the nine of the first table.
+HELDOUT_STYLES = [*STYLES, "llama-claude-mistral", "long-answers", "mixed-language"]
 MIN_PAIRWISE = 40
-MIN_ANSWERS = 420
+# Long answers are there to catch a parser that only looks near the start or the end, or that is slow on size.
+LONG_STYLE, MIN_LONG, LONG_BYTES = "long-answers", 5, (8_000, 20_000)
 # Every scale the studies use appears at least once, so a parser fitted to 1-5 alone fails the table.
 SCALES = {(1, 5), (1, 10), (0, 10), (1, 7), (1, 3), (0, 1)}
 PROMETHEUS_STYLES = {"prometheus-eval absolute": "score", "prometheus-eval relative": "pairwise"}
+
+
+@dataclass(frozen=True)
+class Table:
+    path: Path
+    styles: list[str]
+    min_per_style: int
+    min_answers: int
+
+
+TABLES = {
+    "2026": Table(ANSWERS, STYLES, min_per_style=15, min_answers=420),
+    "heldout": Table(HELDOUT, HELDOUT_STYLES, min_per_style=10, min_answers=300),
+}
 
 
 def _load(path: Path) -> list[dict[str, Any]]:
@@ -115,9 +134,10 @@ def _check_row(row: dict[str, Any], extra: set[str]) -> None:
     _check_split(row)
 
 
-@pytest.fixture(scope="module")
-def answers() -> list[dict[str, Any]]:
-    return _load(ANSWERS)
+@pytest.fixture(scope="module", params=sorted(TABLES))
+def table(request: pytest.FixtureRequest) -> tuple[Table, list[dict[str, Any]]]:
+    spec = TABLES[request.param]
+    return spec, _load(spec.path)
 
 
 @pytest.fixture(scope="module")
@@ -125,38 +145,52 @@ def prometheus() -> list[dict[str, Any]]:
     return _load(PROMETHEUS)
 
 
-def test_every_answer_has_the_fields_and_consistent_values(answers: list[dict[str, Any]]) -> None:
-    for row in answers:
+def test_every_answer_has_the_fields_and_consistent_values(table: tuple[Table, list[dict[str, Any]]]) -> None:
+    for row in table[1]:
         _check_row(row, extra=set())
 
 
-def test_every_style_has_its_minimum_number_of_answers(answers: list[dict[str, Any]]) -> None:
+def test_every_style_has_its_minimum_number_of_answers(table: tuple[Table, list[dict[str, Any]]]) -> None:
+    spec, answers = table
     counts = Counter(row["style"] for row in answers)
-    assert set(counts) == set(STYLES)
-    short = {style: counts[style] for style in STYLES if counts[style] < MIN_PER_STYLE}
+    assert set(counts) == set(spec.styles)
+    short = {style: counts[style] for style in spec.styles if counts[style] < spec.min_per_style}
     assert not short
     assert counts["pairwise"] >= MIN_PAIRWISE
-    assert len(answers) >= MIN_ANSWERS
+    assert len(answers) >= spec.min_answers
 
 
-def test_pairwise_answers_are_exactly_the_pairwise_style(answers: list[dict[str, Any]]) -> None:
-    for row in answers:
+def test_pairwise_answers_are_exactly_the_pairwise_style(table: tuple[Table, list[dict[str, Any]]]) -> None:
+    for row in table[1]:
         assert (row["kind"] == "pairwise") == (row["style"] == "pairwise"), _where(row)
 
 
-def test_the_score_answers_use_every_study_scale(answers: list[dict[str, Any]]) -> None:
-    used = {(row["options"]["scale_min"], row["options"]["scale_max"]) for row in answers if row["kind"] == "score"}
+def test_the_score_answers_use_every_study_scale(table: tuple[Table, list[dict[str, Any]]]) -> None:
+    used = {(row["options"]["scale_min"], row["options"]["scale_max"]) for row in table[1] if row["kind"] == "score"}
     assert SCALES <= used
 
 
-def test_no_answer_is_listed_twice_with_the_same_options(answers: list[dict[str, Any]]) -> None:
-    keys = Counter((row["kind"], row["text"], json.dumps(row["options"], sort_keys=True)) for row in answers)
+def test_no_answer_is_listed_twice_with_the_same_options(table: tuple[Table, list[dict[str, Any]]]) -> None:
+    keys = Counter((row["kind"], row["text"], json.dumps(row["options"], sort_keys=True)) for row in table[1])
     assert [key for key, count in keys.items() if count > 1] == []
 
 
-def test_every_status_and_reason_occurs(answers: list[dict[str, Any]]) -> None:
+def test_every_status_and_reason_occurs(table: tuple[Table, list[dict[str, Any]]]) -> None:
+    answers = table[1]
     assert {row["status"] for row in answers} == STATUSES
     assert {row["reason"] for row in answers} - {""} == REASONS
+
+
+def test_the_heldout_table_has_its_long_answers() -> None:
+    sizes = [len(row["text"].encode("utf-8")) for row in _load(HELDOUT) if row["style"] == LONG_STYLE]
+    low, high = LONG_BYTES
+    assert sum(low <= size <= high for size in sizes) >= MIN_LONG, sizes
+
+
+def test_the_heldout_table_shares_no_answer_with_the_table_the_parser_was_fitted_to() -> None:
+    # A held-out answer seen before measures nothing: every text must be new, not merely its options.
+    fitted = {row["text"] for row in _load(ANSWERS)}
+    assert [_where(row) for row in _load(HELDOUT) if row["text"] in fitted] == []
 
 
 def test_prometheus_cases_have_the_fields_and_consistent_values(prometheus: list[dict[str, Any]]) -> None:
