@@ -167,7 +167,11 @@ TRANSFORMERS_MODEL = env_str("TRANSFORMERS_MODEL", "") or ""
 TRANSFORMERS_ALLOW_DOWNLOAD = env_bool("TRANSFORMERS_ALLOW_DOWNLOAD", False)
 LLM_REFUSAL_RETRIES = env_int("LLM_REFUSAL_RETRIES", 2, minimum=0)  # re-asks of a refusing answer
 LLM_MAX_ATTEMPTS = env_int("LLM_MAX_ATTEMPTS", 6, minimum=1)  # calls per rating on transient errors
-LLM_TIMEOUT = env_int("LLM_TIMEOUT", 60, minimum=1)  # seconds per call
+LLM_TIMEOUT = env_int("LLM_TIMEOUT", 60, minimum=1)  # seconds per whole call, however slowly the server answers
+# A judge's answer is kept up to this many bytes (a longer one is stored cut, with a note in its history) and
+# parsed on its last LLM_PARSE_MAX_CHARS characters (docs/judges.md, "Hostile servers").
+LLM_ANSWER_MAX_BYTES = env_int("LLM_ANSWER_MAX_BYTES", 256 * 1024, minimum=1024)
+LLM_PARSE_MAX_CHARS = env_int("LLM_PARSE_MAX_CHARS", 65536, minimum=1024)
 LLM_CHUNK_SIZE = env_int("LLM_CHUNK_SIZE", 5000, minimum=1)  # ratings per Celery task (bigger: less tail per chunk)
 # Which environment variables a judge may name as its API key (names or PREFIX_* patterns), and which
 # hosts its base URL may point at (names, addresses, CIDR networks, *.domain). The deployment's own

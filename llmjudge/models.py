@@ -189,6 +189,9 @@ class LLMRating(models.Model):
     score = models.FloatField(null=True, blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     rationale = models.TextField(blank=True)
+    # Why the rating has its status when that is not the parser's ordinary reading: "parser error" (the parser
+    # raised on the answer), "storage error" (the database refused it), ...; "" when the answer was read as usual.
+    reason = models.CharField(max_length=200, blank=True, default="")
     attempts = models.PositiveIntegerField(default=0)
     model = models.CharField(max_length=200, blank=True)
     params = models.JSONField(default=dict, blank=True)

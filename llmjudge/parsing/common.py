@@ -22,6 +22,9 @@ class ParsedScore:
     # Structured account of how the score came about, kept with the attempt in the rating's history
     # (e.g. a role-player panel's votes and confidences). None for a plain parse.
     details: dict[str, Any] | None = None
+    # Why the answer got its status when that is not the parser's ordinary reading ("parser error":
+    # the parser raised); "" when the answer was read as usual. Stored on the rating (LLMRating.reason).
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,7 @@ class ParsedChoice:
     choice: str | None  # "A" | "B" | "tie" | None
     status: str
     rationale: str
+    reason: str = ""  # as ParsedScore.reason
 
 
 FLAGS = re.IGNORECASE
