@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from django import forms
 from django.conf import settings
@@ -29,6 +30,7 @@ from annotations.models import (
     Rater,
     Study,
 )
+from annotations.selectors import study_changeable
 from annotations.services import InvitationLimitError, invitations_create, rater_revoke
 
 
@@ -148,10 +150,21 @@ class RaterAdmin(StudyScopedAdmin):
 @admin.register(Assignment)
 class AssignmentAdmin(StudyScopedAdmin):
     study_path = "rater__study"
-    list_display = ("rater", "position", "completion_code", "started_at", "completed_at")
+    list_display = ("rater", "position", "started_at", "completed_at")
     list_filter = ("rater__study",)
     readonly_fields = ("position",)  # the rater's finished items, counted by the submit service
-    search_fields = ("rater__external_id", "completion_code")
+    search_fields = ("rater__external_id",)  # never the completion code (admin_access.CREDENTIAL_FIELDS)
+
+    def get_list_display(self, request: HttpRequest) -> Any:
+        # The completion code of the rows whose study the user may change; a read-only viewer sees a dash.
+        def completion_code(obj: Assignment) -> str:
+            return obj.completion_code if study_changeable(user=request.user, study=obj.rater.study) else "–"
+
+        return ("rater", "position", completion_code, "started_at", "completed_at")
+
+    def get_exclude(self, request: HttpRequest, obj: Assignment | None = None) -> Any:
+        changeable = obj is None or study_changeable(user=request.user, study=obj.rater.study)
+        return [*(super().get_exclude(request, obj) or ()), *(() if changeable else ("completion_code",))]
 
 
 @admin.register(HumanRating)
