@@ -30,12 +30,34 @@ from annotations.models import (
     Rater,
     Study,
 )
+from annotations.placeholders import TemplateError, plain_placeholders
 from annotations.selectors import study_changeable
 from annotations.services import InvitationLimitError, invitations_create, rater_revoke
 
 
+def _plain_template(value: str, where: str) -> str:
+    try:
+        plain_placeholders(value or "", where)
+    except TemplateError as exc:
+        raise forms.ValidationError(str(exc)) from None
+    return value
+
+
+class QuestionForm(forms.ModelForm):
+    """The admin edits templates the spec check never saw: the same check here (annotations.placeholders)."""
+
+    def clean_context(self) -> str:
+        return _plain_template(self.cleaned_data.get("context", ""), "context")
+
+
+class StudyForm(forms.ModelForm):
+    def clean_llm_template(self) -> str:
+        return _plain_template(self.cleaned_data.get("llm_template", ""), "llm_template")
+
+
 class QuestionInline(admin.StackedInline):
     model = Question
+    form = QuestionForm
     extra = 0
     fields = ("order", "key", "text", "context", "reveals", "rubric")
 
@@ -45,6 +67,7 @@ class StudyAdmin(StudyScopedAdmin):
     """The study admin of this app's rows; evalhub.admin extends it with what also touches LLM pools."""
 
     study_path = ""
+    form = StudyForm
     list_display = ("slug", "title", "kind", "status", "ordering", "raters_per_item", "owner", "created_at")
     list_filter = ("status", "kind", "ordering", "template")
     search_fields = ("slug", "title")
@@ -120,6 +143,7 @@ class StudyAdmin(StudyScopedAdmin):
 
 @admin.register(Question)
 class QuestionAdmin(StudyScopedAdmin):
+    form = QuestionForm
     list_display = ("study", "order", "key", "text")
     list_filter = ("study",)
     search_fields = ("key", "text")

@@ -12,10 +12,26 @@ from annotations.admin_access import FK_STUDY_PATHS, StudyScopedAdmin
 from annotations.models import Study
 from annotations.selectors import studies_for_researcher
 from llmjudge.forms import runnable_judges
+from llmjudge.kinds import kind_for, kind_names, kind_options
 from llmjudge.models import Experiment, Judge, JudgeCall, JudgeRun, LLMRating
 from llmjudge.runs import lifecycle as judging
 
 FK_STUDY_PATHS.update({JudgeRun: "study", Experiment: "study"})
+
+
+class JudgeForm(forms.ModelForm):
+    """The kind's options checked as the judge-creation service checks them (a rubric option is a template:
+    issue 23, finding 2); the key variable and base URL by the model's validators."""
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        kind = data.get("kind") or Judge.Kind.PLAIN
+        if kind in kind_names() and kind_for(kind).has_options:
+            try:
+                kind_options(kind, data.get("options"))
+            except ValueError as exc:
+                self.add_error("options", str(exc))
+        return data
 
 
 class RunOnStudyForm(forms.Form):
@@ -29,6 +45,7 @@ class JudgeAdmin(admin.ModelAdmin):
     The key variable and base URL are checked by the model's validators (llmjudge.backends.endpoint_rules).
     """
 
+    form = JudgeForm
     list_display = ("name", "kind", "backend", "model", "temperature", "top_p", "samples", "variant", "mode",
                     "owner", "shared")
     list_filter = ("kind", "backend", "variant", "mode", "shared")

@@ -17,6 +17,7 @@ from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
 from annotations.models import Item, Question
+from annotations.placeholders import TemplateError
 from annotations.rendering import PromptTooLarge
 from llmjudge.engine.conversation import Conversation, RatingState
 from llmjudge.engine.runner import storable
@@ -146,6 +147,12 @@ def run_chunk(
             return _run_chunk(run_id, rating_ids, on_progress)
     except INFRA_ERRORS:
         raise
+    except (PromptTooLarge, TemplateError) as exc:
+        # What the judge would send is refused (above MAX_PROMPT_CHARS, or a template that is not plain): stop,
+        # store no prompt, say why.
+        logger.warning("judge run %s failed: %s", run_id, exc)
+        judge_run_fail(run_id=run_id, error=str(exc))
+        return ChunkSummary(asked=0, written=0, calls=0, fatal=str(exc))
     except Exception as exc:  # noqa: BLE001 - reported on the run, not lost in a worker's log
         logger.exception("judge run %s: the chunk failed", run_id)
         error = f"a chunk failed: {type(exc).__name__}: {exc}"[:500]

@@ -22,6 +22,7 @@ from typing import Any
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError
 
+from annotations.rendering import prompt_capped
 from llmjudge.backends.registry import BackendConfig, backend_for
 from llmjudge.engine.conversation import Conversation
 from llmjudge.engine.limits import Limiter, LocalLimiter, RedisLimiter
@@ -142,6 +143,18 @@ def write_batch(write: Callable[[list[TurnResult]], int], batch: list[TurnResult
     return written
 
 
+def check_prompt_sizes(conversations: list[Conversation]) -> None:
+    """MAX_PROMPT_CHARS on what each kind built around the study's prompt (a rubric, a persona's examples, a
+    panel's roles), before anything is sent or stored: PromptTooLarge names the row."""
+    for conversation in conversations:
+        if conversation.system:
+            prompt_capped(conversation.system, what="the judge's system prompt")
+        for turn in conversation.turns:
+            if turn.answer is None:
+                for text in (turn.prompt, turn.user_text):
+                    prompt_capped(text, what=f"the prompt of row {turn.rating_id}")
+
+
 def execute_conversations(
     run: JudgeRun,
     config: JudgeConfig,
@@ -154,6 +167,7 @@ def execute_conversations(
     Every second the run's status is read: once it is no longer running (paused, cancelled, failed),
     the engine starts no new call. Ratings use ``rating_sql.write_results``; preparation calls their own writer.
     """
+    check_prompt_sizes(conversations)
     # The engine appends (deque.append is atomic) and the writer takes whatever is there every
     # _WRITE_WINDOW_SECONDS: no thread wake-up per result (measured: the per-result queue hand-over
     # cost more CPU than the write itself at 300 calls per second).
