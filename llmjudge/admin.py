@@ -21,10 +21,19 @@ FK_STUDY_PATHS.update({JudgeRun: "study", Experiment: "study"})
 
 class JudgeForm(forms.ModelForm):
     """The kind's options checked as the judge-creation service checks them (a rubric option is a template:
-    issue 23, finding 2); the key variable and base URL by the model's validators."""
+    issue 23, finding 2); the key variable and base URL by the model's validators; the name per owner."""
+
+    request_user: Any = None  # set by JudgeAdmin.get_form: the owner of a judge whose form has no owner field
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
+        # The owner is often not a field of the form (only a superuser picks one), so the database's per-owner
+        # constraint is checked here, with words that name only that owner's judges (issue 23, finding 8).
+        owner = data.get("owner") or (self.instance.owner if self.instance.pk else None) or self.request_user
+        name = data.get("name")
+        if name and owner is not None and Judge.objects.filter(owner=owner, name=name).exclude(
+                pk=self.instance.pk).exists():
+            self.add_error("name", f"a judge named {name!r} already exists among {owner.get_username()}'s judges")
         kind = data.get("kind") or Judge.Kind.PLAIN
         if kind in kind_names() and kind_for(kind).has_options:
             try:
@@ -67,6 +76,11 @@ class JudgeAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj: Judge | None = None) -> list[str]:
         return [] if request.user.is_superuser else ["owner"]
+
+    def get_form(self, request: HttpRequest, obj: Judge | None = None, change: bool = False, **kwargs: Any) -> Any:
+        form = super().get_form(request, obj, change=change, **kwargs)
+        form.request_user = request.user  # a class made for this request (modelform_factory)
+        return form
 
     def save_model(self, request: HttpRequest, obj: Judge, form: forms.Form, change: bool) -> None:
         # Every judge has an owner: the admin's user unless a superuser chose one.

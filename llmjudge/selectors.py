@@ -11,8 +11,26 @@ from django.utils import timezone
 
 from annotations.models import Study
 from annotations.selectors import studies_for_researcher
-from llmjudge.models import JudgeCall, JudgeRun, LLMRating
+from llmjudge.models import Judge, JudgeCall, JudgeRun, LLMRating
 from llmjudge.runs.pricing import estimate_cost
+
+
+class AmbiguousJudgeName(LookupError):
+    """Several judges answer to a name (shared judges of different owners); the message says how to choose."""
+
+
+def judge_named(*, judges: QuerySet[Judge], name: str, owner: AbstractBaseUser | None) -> Judge | None:
+    """The judge called ``name`` among ``judges``: ``owner``'s own first (names are unique per owner), else the
+    one judge of that name; None when there is none, AmbiguousJudgeName when several owners use the name."""
+    matches = list(judges.filter(name=name).select_related("owner").order_by("pk")[:10])
+    if owner is not None:
+        own = [judge for judge in matches if judge.owner_id == owner.pk]
+        if own:
+            return own[0]
+    if len(matches) > 1:
+        owners = sorted({judge.owner.get_username() if judge.owner else "(no owner)" for judge in matches})
+        raise AmbiguousJudgeName(f"several judges are named {name!r} (owners: {', '.join(owners)}): name the owner")
+    return matches[0] if matches else None
 
 
 @dataclass(frozen=True)

@@ -72,8 +72,9 @@ def judge_create(*, name: str, owner: AbstractBaseUser | None, shared: bool = Fa
         raise JudgeSpecError("a judge needs a name")
     if owner is None:
         raise JudgeSpecError("a judge needs an owner (--owner USERNAME)")
-    if Judge.objects.filter(name=name).exists():
-        raise JudgeSpecError(f"a judge named {name!r} already exists")
+    if Judge.objects.filter(owner=owner, name=name).exists():
+        # Names are unique per owner: the words name only the owner's own judges, never another researcher's.
+        raise JudgeSpecError(f"a judge named {name!r} already exists among {owner.get_username()}'s judges")
     _check(spec)
     if not spec.get("model") and spec.get("backend", "fake") == "fake":
         spec["model"] = "fake-model"

@@ -46,7 +46,7 @@ from evalhub.imports.exports import csv_lines, rating_rows
 from llmjudge.forms import runnable_judges
 from llmjudge.models import JudgeRun
 from llmjudge.runs import lifecycle as judging
-from llmjudge.selectors import run_for_researcher, run_progress
+from llmjudge.selectors import AmbiguousJudgeName, judge_named, run_for_researcher, run_progress
 
 
 class ThrottledAPIView(APIView):
@@ -336,7 +336,11 @@ class StudyRunsView(ThrottledAPIView):
         study = study_for_researcher(user=request.user, slug=slug, for_change=True)
         form = RunStartSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        judge = runnable_judges(request.user).filter(name=form.validated_data["judge"]).first()
+        try:
+            judge = judge_named(judges=runnable_judges(request.user), name=form.validated_data["judge"],
+                                owner=request.user)
+        except AmbiguousJudgeName as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         if judge is None:
             detail = f"no judge {form.validated_data['judge']!r}"
             return Response({"detail": detail}, status=status.HTTP_400_BAD_REQUEST)
