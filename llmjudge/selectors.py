@@ -1,6 +1,7 @@
 """Reading judge runs: progress, summaries, the runs a researcher may see."""
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -60,7 +61,26 @@ class RunProgress:
         return asdict(self)
 
 
-def run_progress(*, run: JudgeRun) -> RunProgress:
+# A judge server's own words in an error ("HTTP 400: <its body>"): its owner's server, its owner's business.
+_SERVER_WORDS = re.compile(r"(HTTP \d{3}): [^\n]*")
+
+
+def server_words_hidden(text: str) -> str:
+    """``text`` with what a judge's server answered ("HTTP 400: <its body>") reduced to the status."""
+    return _SERVER_WORDS.sub(r"\1 (the server's message is shown to the judge's owner only)", text)
+
+
+def owns_judge(*, run: JudgeRun, user: AbstractBaseUser | AnonymousUser) -> bool:
+    return run.judge.owner_id is not None and run.judge.owner_id == user.pk
+
+
+def run_error_for(*, run: JudgeRun, user: AbstractBaseUser | AnonymousUser) -> str:
+    """The run's error as ``user`` may read it: what the judge's server answered (an error body, cut to 200
+    characters by the backend) only for the judge's owner; others read the status alone (issue 23, finding 9)."""
+    return run.error if owns_judge(run=run, user=user) else server_words_hidden(run.error)
+
+
+def run_progress(*, run: JudgeRun, viewer: AbstractBaseUser | AnonymousUser | None = None) -> RunProgress:
     """Counted from the ratings and preparation calls themselves, so progress never drifts from what is stored.
 
     Preparation calls count as they become known: a persona run's first proposals and a panel's role
@@ -113,7 +133,7 @@ def run_progress(*, run: JudgeRun) -> RunProgress:
         calls_per_second=round(calls / elapsed, 2) if elapsed > 0 else 0.0,
         percent=round(100.0 * (total - pending + steps_done) / (total + steps_total), 1)
         if total + steps_total else 100.0,
-        error=run.error,
+        error=run.error if viewer is None else run_error_for(run=run, user=viewer),
     )
 
 

@@ -8,7 +8,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from llmjudge.backends.endpoint_rules import EndpointRefused, check_base_url, check_key_variable
+from llmjudge.backends.endpoint_rules import EndpointRefused, KeyHolder, check_base_url, check_key_variable
 from llmjudge.backends.registry import BACKENDS
 from llmjudge.kinds import kind_names, kind_options
 from llmjudge.models import Judge
@@ -21,7 +21,7 @@ class JudgeSpecError(ValueError):
     """A judge setting is unusable; the message names it and says what is allowed."""
 
 
-def _check(spec: dict[str, Any]) -> None:
+def _check(spec: dict[str, Any], owner: AbstractBaseUser) -> None:
     backend = spec.get("backend", "fake")
     if backend not in BACKENDS:
         raise JudgeSpecError(f"--backend {backend!r}: choose one of {', '.join(BACKENDS)}")
@@ -53,7 +53,7 @@ def _check(spec: dict[str, Any]) -> None:
     if env and not _ENV_NAME.match(env):
         raise JudgeSpecError(f"--api-key-env {env!r}: give the NAME of an environment variable, not the key itself")
     try:
-        check_key_variable(env)
+        check_key_variable(env, KeyHolder.of(owner))  # granted to this owner (JUDGE_KEY_VARIABLES scopes)
     except EndpointRefused as exc:
         raise JudgeSpecError(f"--api-key-env: {exc}") from None
     try:
@@ -75,7 +75,7 @@ def judge_create(*, name: str, owner: AbstractBaseUser | None, shared: bool = Fa
     if Judge.objects.filter(owner=owner, name=name).exists():
         # Names are unique per owner: the words name only the owner's own judges, never another researcher's.
         raise JudgeSpecError(f"a judge named {name!r} already exists among {owner.get_username()}'s judges")
-    _check(spec)
+    _check(spec, owner)
     if not spec.get("model") and spec.get("backend", "fake") == "fake":
         spec["model"] = "fake-model"
     judge = Judge(name=name, owner=owner, shared=shared, **spec)

@@ -318,8 +318,10 @@ class RunSerializer(serializers.Serializer):
     judge = serializers.CharField()
 
 
-def run_json(run: JudgeRun) -> dict[str, Any]:
-    return {"id": run.pk, "study": run.study.slug, "judge": run.judge.name, **run_progress(run=run).as_dict()}
+def run_json(run: JudgeRun, viewer: Any) -> dict[str, Any]:
+    """A run's progress; its error as ``viewer`` may read it (a judge server's words only for the judge's owner)."""
+    progress = run_progress(run=run, viewer=viewer).as_dict()
+    return {"id": run.pk, "study": run.study.slug, "judge": run.judge.name, **progress}
 
 
 class StudyRunsView(ThrottledAPIView):
@@ -329,7 +331,7 @@ class StudyRunsView(ThrottledAPIView):
     def get(self, request: Request, slug: str) -> Response:
         study = study_for_researcher(user=request.user, slug=slug)
         runs = JudgeRun.objects.filter(study=study).select_related("judge", "study").order_by("id")
-        return Response([run_json(run) for run in runs])
+        return Response([run_json(run, request.user) for run in runs])
 
     @extend_schema(request=RunStartSerializer, responses={201: RunSerializer, **_errors(400, 404, *AUTH)})
     def post(self, request: Request, slug: str) -> Response:
@@ -348,7 +350,7 @@ class StudyRunsView(ThrottledAPIView):
             run = judging.judge_run_start(study=study, judge=judge)
         except judging.RunError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-        return Response(run_json(run), status=status.HTTP_201_CREATED)
+        return Response(run_json(run, request.user), status=status.HTTP_201_CREATED)
 
 
 class RunDetailView(ThrottledAPIView):
@@ -356,7 +358,7 @@ class RunDetailView(ThrottledAPIView):
 
     @extend_schema(responses={200: RunSerializer, **_errors(404, *AUTH)})
     def get(self, request: Request, run_id: int) -> Response:
-        return Response(run_json(run_for_researcher(user=request.user, run_id=run_id)))
+        return Response(run_json(run_for_researcher(user=request.user, run_id=run_id), request.user))
 
 
 class RunActionView(ThrottledAPIView):
@@ -380,7 +382,7 @@ class RunActionView(ThrottledAPIView):
             detail = f"run {run.pk} is {run.get_status_display().lower()}: nothing to resume"
             return Response({"detail": detail}, status=status.HTTP_409_CONFLICT)
         run.refresh_from_db()
-        return Response(run_json(run))
+        return Response(run_json(run, request.user))
 
 
 class StudyAnalysisView(ThrottledAPIView):

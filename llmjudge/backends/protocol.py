@@ -91,3 +91,6 @@ class BackendConfig:
     options: dict[str, Any] = field(default_factory=dict)
     # A longer answer is cut to this many bytes of UTF-8 (LLM_ANSWER_MAX_BYTES, docs/judges.md).
     answer_max_bytes: int = 262144
+    # The judge owner's key grants (llmjudge.backends.endpoint_rules.KeyHolder), checked again before the key is
+    # read; None outside a run (a benchmark's backend), which checks the name against the list only.
+    key_holder: Any = None

@@ -30,7 +30,7 @@ import openai
 
 from annotations.guards.env_secrets import SecretFileError, env_or_file
 from llmjudge.backends.call_guard import CallGuard, guard_transports, guarding
-from llmjudge.backends.endpoint_rules import EndpointRefused, check_base_url_resolved, check_key_variable
+from llmjudge.backends.endpoint_rules import EndpointRefused, KeyHolder, check_base_url_resolved, check_key_variable
 from llmjudge.backends.protocol import (
     ERROR_BODY_CHARS,
     Backend,
@@ -42,7 +42,7 @@ from llmjudge.backends.protocol import (
 )
 
 
-def api_key_from_env(name: str) -> str | None:
+def api_key_from_env(name: str, holder: KeyHolder | None = None) -> str | None:
     """The key in $NAME, or in the file $NAME_FILE names (annotations.guards.env_secrets: the settings' rule).
 
     Read at call time, never stored or logged. A name the key rule refuses (llmjudge.backends.endpoint_rules:
@@ -53,7 +53,7 @@ def api_key_from_env(name: str) -> str | None:
     if not name:
         return None
     try:
-        check_key_variable(name)
+        check_key_variable(name, holder)
     except EndpointRefused as exc:
         raise BackendError(str(exc), transient=False, fatal=True) from None
     try:
@@ -204,7 +204,7 @@ class OpenAIBackend:
         # (rebinding) is not covered: list addresses, not names, where that matters (docs/judges.md).
         base_url = checked_base_url(config.base_url) if config.base_url else None
         env = config.api_key_env or self.default_key_env
-        key = api_key_from_env(env)
+        key = api_key_from_env(env, config.key_holder)
         # A named variable must be set even for a local server: a typo should stop the run, not 401 later.
         if key is None and (self.key_required or config.api_key_env):
             raise BackendError(f"no API key: set {env} (or {env}_FILE)", transient=False, fatal=True)

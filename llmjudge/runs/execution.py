@@ -20,14 +20,16 @@ from contextlib import contextmanager
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import DatabaseError, InterfaceError, OperationalError
 
 from annotations.rendering import prompt_capped
+from llmjudge.backends.endpoint_rules import KeyHolder
 from llmjudge.backends.registry import BackendConfig, backend_for
 from llmjudge.engine.conversation import Conversation
 from llmjudge.engine.limits import Limiter, LocalLimiter, RedisLimiter
 from llmjudge.engine.runner import CallSettings, EngineOutcome, EngineSettings, TurnResult, run_conversations
-from llmjudge.models import JudgeRun
+from llmjudge.models import Judge, JudgeRun
 from llmjudge.runs.config import JudgeConfig
 from llmjudge.runs.rating_sql import write_results
 
@@ -95,6 +97,9 @@ def _engine_settings(run: JudgeRun) -> EngineSettings:
 
 
 def _backend_config(config: JudgeConfig) -> BackendConfig:
+    # The key is the judge owner's to spend, whoever runs it (a shared judge): their grants are checked again.
+    owner = Judge.objects.filter(pk=config.judge_id).values_list("owner", flat=True).first()
+    holder = KeyHolder.of(get_user_model().objects.filter(pk=owner).first() if owner else None)
     return BackendConfig(
         backend=config.backend,
         model=config.model,
@@ -104,6 +109,7 @@ def _backend_config(config: JudgeConfig) -> BackendConfig:
         concurrency=config.concurrency,
         options=config.options,
         answer_max_bytes=settings.LLM_ANSWER_MAX_BYTES,
+        key_holder=holder,
     )
 
 
