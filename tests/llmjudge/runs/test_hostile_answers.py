@@ -178,3 +178,32 @@ def test_a_slow_parse_runs_off_the_event_loop_so_the_loop_never_stalls():
     asyncio.run(main())
     assert len(emitted) == 6 and {r.status for r in emitted} == {"ok"}
     assert max(lags) < 0.2, f"the loop stalled for {max(lags):.2f} s"
+
+
+def test_a_server_that_drips_and_answers_with_everything_hostile_drives_a_run_to_done(story_with_items, make_judge,
+                                                                                      openai_server, settings):
+    # Issue 23's "done when": drips, NUL, lone surrogates, 1 MB and adversarial answers, usage of 10^20 and "abc".
+    settings.LLM_TIMEOUT = 10
+    openai_server.behaviour = Behaviour(
+        rate_hostile=0.5, hostile_kind="any", answer_bytes=1_000_000,
+        usage_fields={"prompt_tokens": 10**20, "completion_tokens": "abc"},
+        drip_interval=0.01, drip_bytes=8192, rate_drip=0.3,  # a third drip, each within the deadline
+    )
+    started = time.monotonic()
+    run = run_inline(story_with_items, _server_judge(make_judge, openai_server, max_tokens=500_000, concurrency=12))
+    print(f"hostile run: 36 ratings, {openai_server.stats.hostile} hostile answers, {openai_server.stats.drips} "
+          f"drips: {time.monotonic() - started:.1f} s")
+
+    assert run.status == JudgeRun.Status.DONE
+    ratings = list(run.ratings.all())
+    assert {r.status for r in ratings} <= {"ok", "unparseable"} and len(ratings) == 36  # every answer stored
+    assert openai_server.stats.hostile > 5 and openai_server.stats.drips > 5
+    for rating in ratings:
+        # A body cut at the cap loses its usage (it comes after the answer): nothing is counted for it.
+        cut = "the response was longer" in rating.history[-1].get("note", "")
+        assert (rating.tokens_prompt, rating.tokens_completion) == ((0, 0) if cut else (TOKENS_MAX, 0))
+        assert "\x00" not in rating.raw and len(rating.raw.encode()) <= 262144
+        if rating.status == "ok":
+            assert rating.score == expected_score(rating.prompt)
+    assert openai_server.stats.requests == 36 and openai_server.asked_twice() == []
+    assert judging.judge_run_resume(run=run, enqueue=False) == 0
