@@ -15,6 +15,7 @@ from annotations.models import HumanRating, Study
 from evalhub.analysis import HUMAN, pool_names
 from evalhub.analysis.text_report import result_pool_labels
 from llmjudge.models import LLMRating
+from llmjudge.selectors import server_words_hidden
 
 RATING_COLUMNS = ("study", "item", "group", "question", "pool", "rater", "score", "status", "rationale", "created")
 CHUNK = 5000
@@ -103,8 +104,11 @@ def rating_rows(studies: Iterable[Study]) -> Iterator[tuple[Any, ...]]:
                          "rationale", "created_at")
         )
         for item, group, question, run_id, sample, score, status, rationale, created in llm.iterator(chunk_size=CHUNK):
+            # An error's rationale may quote the judge's server (its error body): for the judge's owner, on the
+            # run page, never in a file that travels (issue 23, finding 9).
+            note = server_words_hidden(rationale) if status == "error" else rationale
             yield (study.slug, item, group, question, names[run_id], f"sample-{sample}",
-                   "" if score is None else score, status, rationale, created.isoformat())
+                   "" if score is None else score, status, note, created.isoformat())
 
 
 def _flat(table: str, row: dict[str, Any]) -> dict[str, Any]:

@@ -495,6 +495,7 @@ def test_a_read_only_viewer_finds_no_rater_token_open_token_or_completion_code_a
     secrets = world.credentials()
     assert len(secrets) == 3 + 2 + 2  # three raters, two open links, two completion codes
     seen, leaks = _walk(world.client("viewer"), _seeds(world), secrets)
+    print(f"viewer walk: {len(seen)} URLs read, {len(leaks)} credentials found")
 
     assert not leaks, f"credentials shown to a read-only viewer: {leaks[:10]}"
     # The walk read what holds credentials for an owner: the raters pages, the homes, every admin list of

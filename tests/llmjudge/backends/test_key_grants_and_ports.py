@@ -225,3 +225,7 @@ def test_a_rating_that_ended_on_an_error_body_shows_it_to_the_judges_owner_only(
     researcher.user_permissions.set(Permission.objects.filter(codename="view_llmrating"))
     client.force_login(researcher)
     assert "server-secret-words" in client.get(url).content.decode()
+    exported = client.get(f"/studies/{story_study.slug}/export/ratings.csv")
+    text = b"".join(exported.streaming_content).decode() if exported.streaming else exported.content.decode()
+    assert "HTTP 400 (the server's message is shown to the judge's owner only)" in text
+    assert "server-secret-words" not in text  # a file that travels carries the status alone
