@@ -164,32 +164,34 @@ async def _sleep_unless_stopped(seconds: float, stop: threading.Event) -> bool:
     return not stop.is_set()
 
 
-def _run_parser(turn: Turn, text: str, logprobs: list[dict[str, Any]] | None) -> ParsedScore:
-    if turn.parse_logprobs is not None:
-        return turn.parse_logprobs(text, logprobs)
-    return turn.parse(text)
+def parse_answer(parse: Callable[[str], ParsedScore], text: str, *, max_chars: int, where: str) -> ParsedScore:
+    """``parse`` on ``text``, or on its last ``max_chars`` characters (verdicts close answers: Prometheus'
+    ``[RESULT]``, a final score, a reasoning model's answer after its trace). Any exception makes the answer
+    unparseable with the reason "parser error", logged with ``where`` (the run and rating). The engine and
+    ``reparse`` both read answers through here."""
+    capped = text if len(text) <= max_chars else text[-max_chars:]
+    try:
+        parsed = parse(capped)
+    except Exception:  # noqa: BLE001 - a parser bug must cost one answer, never the batch
+        logger.exception("%s: the parser raised; the answer is stored unparseable", where)
+        return ParsedScore(None, UNPARSEABLE, "", reason="parser error")
+    if capped is not text and not parsed.reason:
+        parsed = dataclasses.replace(parsed, reason=f"parsed its last {max_chars} characters")
+    return parsed
 
 
 async def _parse(turn: Turn, text: str, logprobs: list[dict[str, Any]] | None, settings: EngineSettings) -> ParsedScore:
-    """The turn's parser on the answer, off the event loop when long; any exception makes it unparseable.
+    """The turn's parser on the answer (``parse_answer``), off the event loop when the answer is long: a slow
+    parse on the loop would starve the limiter's lease refreshes and every other call."""
+    parse_logprobs = turn.parse_logprobs
 
-    A long answer is parsed on its last ``parse_max_chars`` characters: verdicts close answers
-    (Prometheus' ``[RESULT]``, a final score, a reasoning model's answer after its trace).
-    """
-    capped = text if len(text) <= settings.parse_max_chars else text[-settings.parse_max_chars :]
-    try:
-        if len(capped) <= _INLINE_PARSE_CHARS:
-            parsed = _run_parser(turn, capped, logprobs)
-        else:
-            # A slow parse on the loop would starve the limiter's lease refreshes and every other call.
-            parsed = await asyncio.to_thread(_run_parser, turn, capped, logprobs)
-    except Exception:  # noqa: BLE001 - a parser bug must cost one answer, never the batch
-        logger.exception("run %s rating %s: the parser raised; the answer is stored unparseable",
-                         settings.run_id, turn.rating_id)
-        return ParsedScore(None, UNPARSEABLE, "", reason="parser error")
-    if capped is not text and not parsed.reason:
-        parsed = dataclasses.replace(parsed, reason=f"parsed its last {settings.parse_max_chars} characters")
-    return parsed
+    def parse(answer: str) -> ParsedScore:
+        return parse_logprobs(answer, logprobs) if parse_logprobs is not None else turn.parse(answer)
+
+    where = f"run {settings.run_id} rating {turn.rating_id}"
+    if len(text) <= _INLINE_PARSE_CHARS:
+        return parse_answer(parse, text, max_chars=settings.parse_max_chars, where=where)
+    return await asyncio.to_thread(parse_answer, parse, text, max_chars=settings.parse_max_chars, where=where)
 
 
 async def _call(backend: Backend, request: BackendRequest, settings: EngineSettings) -> BackendAnswer:

@@ -20,6 +20,7 @@ from llmjudge.parsing import ParsedScore
 from llmjudge.runs import lifecycle as judging
 from llmjudge.runs.execution import write_batch
 from llmjudge.runs.rating_sql import write_results
+from llmjudge.runs.reparse import study_reparse
 from tests.annotations.test_categorical import SPEC
 from tests.llmjudge.factories import run_inline
 from tests.support.openai_server import MISSING, Behaviour, expected_score
@@ -89,6 +90,11 @@ def test_a_5000_digit_label_makes_that_answer_unparseable_not_the_chunk_lost(res
     assert bad.raw.startswith("Answer: 999") and bad.history[-1]["reason"] == "parser error"
     assert f"run {run.pk} rating {bad.pk}: the parser raised" in caplog.text
     assert openai_server.asked_twice() == []
+    # reparse reads stored answers through the same guard: it reports, it does not crash on the bad one.
+    LLMRating.objects.filter(pk=bad.pk).update(status="ok", score=1.0, reason="")
+    report = study_reparse(study=study)
+    bad.refresh_from_db()
+    assert (report.n_read, report.n_changed, bad.status, bad.reason) == (9, 1, "unparseable", "parser error")
 
 
 def _result(rating: LLMRating, raw: str) -> TurnResult:
