@@ -2,6 +2,8 @@
 
 from django.db import migrations, models
 
+from annotations.scale_triggers import restore_sqlite_triggers, suspend_sqlite_triggers
+
 
 class Migration(migrations.Migration):
 
@@ -10,9 +12,12 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        # SQLite rebuilds llmjudge_llmrating to add a column with a default: the rating triggers step aside.
+        migrations.RunPython(suspend_sqlite_triggers, restore_sqlite_triggers),
         migrations.AddField(
             model_name='llmrating',
             name='reason',
             field=models.CharField(blank=True, default='', max_length=200),
         ),
+        migrations.RunPython(restore_sqlite_triggers, suspend_sqlite_triggers),
     ]
