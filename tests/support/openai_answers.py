@@ -42,6 +42,33 @@ _RAMBLE = "and on reflection the story could be read in another way entirely sin
 DEFAULT_MAX_TOKENS = 16
 
 
+def prompt_text_of(request_json: dict[str, Any]) -> str:
+    """The text the default answer is keyed on: the last user message, or the prompt."""
+    if "messages" in request_json:
+        for message in reversed(request_json.get("messages") or []):
+            if isinstance(message, dict) and message.get("role") == "user":
+                return content_text(message.get("content"))
+        return ""
+    prompt = request_json.get("prompt", "")
+    if isinstance(prompt, list):
+        prompt = prompt[0] if prompt else ""
+    return prompt if isinstance(prompt, str) else json.dumps(prompt)
+
+
+def content_text(content: Any) -> str:
+    """A message's text, whether a string or a list of parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return ""
+
+
+def count_tokens(text: str) -> int:
+    """Tokens as this server counts them: words."""
+    return len(text.split())
+
+
 def expected_score(prompt_text: str) -> int:
     """The score 1..5 the default answer gives for ``prompt_text`` (the last user message)."""
     return hashlib.sha256(prompt_text.encode("utf-8")).digest()[0] % 5 + 1
@@ -218,7 +245,7 @@ def generate(answer: str, trace: str | None, budget: int | None, force: bool) ->
     """(content, trace, finish_reason) of a model that thinks ``trace`` (None: no separate trace) and
     then says ``answer`` within ``budget`` words; ``force`` makes it run out of budget."""
     thought = trace.split() if trace is not None else []
-    if budget is None or (not force and len(thought) + len(answer.split()) <= budget):
+    if budget is None or (not force and len(thought) + count_tokens(answer) <= budget):
         return answer, trace, "stop"
     left = budget - len(thought)
     if left <= 0 and trace is not None:

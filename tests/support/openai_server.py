@@ -30,6 +30,7 @@ import math
 import random
 import select
 import socket
+import sys
 import threading
 import time
 from collections import Counter, deque
@@ -47,6 +48,8 @@ from tests.support.openai_answers import (
     AnswerFn,
     chat_logprobs,
     completion_logprobs,
+    content_text,
+    count_tokens,
     default_answer,
     default_reasoning,
     generate,
@@ -62,6 +65,7 @@ from tests.support.openai_answers import expected_score as expected_score
 from tests.support.openai_answers import first_position_answer as first_position_answer
 from tests.support.openai_answers import huge_answer as huge_answer
 from tests.support.openai_answers import nul_answer as nul_answer
+from tests.support.openai_answers import prompt_text_of as prompt_text_of
 from tests.support.openai_answers import surrogate_answer as surrogate_answer
 
 SYSTEM_FINGERPRINT = "fp_evalhub_test"
@@ -91,8 +95,8 @@ def default_logprob(text: str, offset: int, token: str) -> float:
 
 @dataclass
 class Behaviour:
-    """What the server does; replace ``server.behaviour`` at runtime to change it. Everything added
-    after the first faults is off by default.
+    """What the server does; replace ``server.behaviour`` at runtime to change it. The drip, hostile
+    text, usage, reasoning and length behaviours below are all off by default.
 
     ``latency`` is seconds added to every answer, fixed or a uniform ``(low, high)`` range.
     ``timeout_seconds`` is how long a "timeout" request hangs before the connection is closed
@@ -184,8 +188,8 @@ class Stats:
     """Counters the tests and benchmarks read; ``requests`` counts every request received.
 
     ``asks`` counts every well-formed completion request by ``Ask`` (retries after a fault
-    included); ``answered`` only those that got a 200 answer (a drip the client gave up on included:
-    a provider bills it). ``drips`` counts answers that dripped, ``drip_hangups`` those that ended
+    included); ``answered`` only those that got a completion, not a fault or garbage (a drip the
+    client gave up on included: a provider bills it). ``drips`` counts answers that dripped, ``drip_hangups`` those that ended
     before their last byte (client gone or server stopped).
     """
 
@@ -206,38 +210,14 @@ class Stats:
     answered: Counter[Ask] = field(default_factory=Counter)
 
 
-def prompt_text_of(request_json: dict[str, Any]) -> str:
-    """The text the default answer is keyed on: the last user message, or the prompt."""
-    if "messages" in request_json:
-        for message in reversed(request_json.get("messages") or []):
-            if isinstance(message, dict) and message.get("role") == "user":
-                return _content_text(message.get("content"))
-        return ""
-    prompt = request_json.get("prompt", "")
-    if isinstance(prompt, list):
-        prompt = prompt[0] if prompt else ""
-    return prompt if isinstance(prompt, str) else json.dumps(prompt)
-
-
 def ask_of(request_json: dict[str, Any]) -> Ask:
+    """The ``Ask`` a request body puts (n as the server reads it: 1 unless a positive int)."""
     n = request_json.get("n")
     seed = request_json.get("seed")
     # A seed that is not a JSON scalar is kept as its JSON text, so the key stays hashable.
     if isinstance(seed, (dict, list)):
         seed = json.dumps(seed, sort_keys=True)
     return Ask(prompt_text_of(request_json), n if isinstance(n, int) and n > 0 else 1, seed)
-
-
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
-    return ""
-
-
-def _count_tokens(text: str) -> int:
-    return len(text.split())
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -248,6 +228,12 @@ class _HTTPServer(ThreadingHTTPServer):
     request_queue_size = 1024
 
     owner: OpenAIServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hangs up (a timeout, a closed pool at exit) is what these tests provoke, not
+        # a server bug: only other errors get socketserver's traceback on stderr.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -310,8 +296,9 @@ class _Handler(BaseHTTPRequestHandler):
         delay = _latency(behaviour.latency, rng)
         if self._send_fault(owner, behaviour, fault, delay, rng):
             return
-        owner._record_status(200)
+        # Built before the status is counted: a malformed field (n="x") raises here and is a 400.
         completion = owner._completion(request_json, path, rng, behaviour, key)
+        owner._record_status(200)
         owner._record_answer(request_json)
         drip = behaviour.drip_interval is not None and random.Random(f"{key}:drip").random() < behaviour.rate_drip
         if request_json.get("stream"):
@@ -582,7 +569,8 @@ class OpenAIServer:
         more than once counting retries after faults: a judge that pays twice for one rating."""
         with self._lock:
             counts = self.stats.answered if answered else self.stats.asks
-            return sorted(ask for ask, count in counts.items() if count > 1)
+            # By repr: seeds may mix None and numbers, which do not compare.
+            return sorted((ask for ask, count in counts.items() if count > 1), key=repr)
 
     def times_asked(self, prompt_text: str, *, answered: bool = True) -> int:
         """How often ``prompt_text`` (the last user message) was answered, or asked, whatever n and seed."""
@@ -665,20 +653,20 @@ class OpenAIServer:
                 text = hostile_answer(kind, behaviour.answer_bytes)(prompt_text, request_json)
             else:
                 text = behaviour.answer(prompt_text, request_json)
-            said, thought = self._with_reasoning(text, prompt_text, request_json, behaviour)
+            said, thought = self._with_reasoning(chat, text, prompt_text, request_json, behaviour)
             force = length < behaviour.rate_length
             if force:
                 self._count("cut_for_length")
             content, trace, finish_reason = generate(
                 said, thought, (budget or DEFAULT_MAX_TOKENS) if force else budget, force
             )
-            completion_tokens += _count_tokens(content or "") + _count_tokens(trace or "")
+            completion_tokens += count_tokens(content or "") + count_tokens(trace or "")
             choices.append(self._choice(chat, index, content, trace, finish_reason, request_json, behaviour))
         prompt_tokens = sum(
-            _count_tokens(_content_text(m.get("content")))
+            count_tokens(content_text(m.get("content")))
             for m in request_json.get("messages") or []
             if isinstance(m, dict)
-        ) or _count_tokens(prompt_text)
+        ) or count_tokens(prompt_text)
         completion: dict[str, Any] = {
             "id": f"{'chatcmpl' if chat else 'cmpl'}-{next(self._ids):012d}",
             "object": "chat.completion" if chat else "text_completion",
@@ -702,13 +690,14 @@ class OpenAIServer:
 
     @staticmethod
     def _with_reasoning(
-        text: str, prompt_text: str, request_json: dict[str, Any], behaviour: Behaviour
+        chat: bool, text: str, prompt_text: str, request_json: dict[str, Any], behaviour: Behaviour
     ) -> tuple[str, str | None]:
-        """(content, separate trace or None) for a model that reasons before ``text``."""
+        """(content, separate trace or None) for a model that reasons before ``text``. The legacy
+        endpoint has no field for a trace: there a model reasons only inline, or not at all."""
         if behaviour.reasoning_inline is not None:
             trace = behaviour.reasoning_text(prompt_text, request_json)
             return with_inline_reasoning(behaviour.reasoning_inline, trace, text), None
-        if behaviour.reasoning_field is not None:
+        if behaviour.reasoning_field is not None and chat:
             return text, behaviour.reasoning_text(prompt_text, request_json)
         return text, None
 
@@ -732,7 +721,6 @@ class OpenAIServer:
                 message[behaviour.reasoning_field] = trace
             return {"index": index, "message": message, "finish_reason": finish_reason, "logprobs": logprobs}
         wanted = request_json.get("logprobs")
-        # The legacy endpoint has no reasoning field: a trace there can only be inline.
         return {
             "index": index,
             "text": text or "",
