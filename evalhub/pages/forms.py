@@ -48,6 +48,8 @@ class StudyNewForm(forms.Form):
             raise forms.ValidationError(f"not a UTF-8 file: {exc}") from None
         except RecursionError:
             raise forms.ValidationError("not a usable JSON file: it is nested too deeply") from None
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"not a JSON file: {exc}") from None
         except ValueError as exc:
             # JSONDecodeError, and a number longer than Python reads (4,300 digits): a 400, as the API answers,
             # never a 500 (issue 23, finding 7).
