@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
@@ -7,6 +9,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 
 from annotations.admin_access import StudyScopedAdmin
+from annotations.guards.placeholders import TemplateError, plain_placeholders
 from annotations.guards.signed_in import signed_in_user
 from annotations.models import (
     Assignment,
@@ -19,11 +22,33 @@ from annotations.models import (
     Rater,
     Study,
 )
+from annotations.selectors import study_changeable
 from annotations.services import InvitationLimitError, invitations_create, rater_revoke
+
+
+def _plain_template(value: str, where: str) -> str:
+    try:
+        plain_placeholders(value or "", where)
+    except TemplateError as exc:
+        raise forms.ValidationError(str(exc)) from None
+    return value
+
+
+class QuestionForm(forms.ModelForm):
+    """The admin edits templates the spec check never saw: the same check here (annotations.guards.placeholders)."""
+
+    def clean_context(self) -> str:
+        return _plain_template(self.cleaned_data.get("context", ""), "context")
+
+
+class StudyForm(forms.ModelForm):
+    def clean_llm_template(self) -> str:
+        return _plain_template(self.cleaned_data.get("llm_template", ""), "llm_template")
 
 
 class QuestionInline(admin.StackedInline):
     model = Question
+    form = QuestionForm
     extra = 0
     fields = ("order", "key", "text", "context", "reveals", "rubric")
 
@@ -34,6 +59,7 @@ class StudyAdmin(StudyScopedAdmin):
     page's hand-off rule, evalhub.imports.uploads) and what also touches LLM pools."""
 
     study_path = ""
+    form = StudyForm
     list_display = ("slug", "title", "kind", "status", "ordering", "raters_per_item", "owner", "created_at")
     list_filter = ("status", "kind", "ordering", "template")
     search_fields = ("slug", "title")
@@ -62,6 +88,7 @@ class StudyAdmin(StudyScopedAdmin):
 
 @admin.register(Question)
 class QuestionAdmin(StudyScopedAdmin):
+    form = QuestionForm
     list_display = ("study", "order", "key", "text")
     list_filter = ("study",)
     search_fields = ("key", "text")
@@ -92,10 +119,21 @@ class RaterAdmin(StudyScopedAdmin):
 @admin.register(Assignment)
 class AssignmentAdmin(StudyScopedAdmin):
     study_path = "rater__study"
-    list_display = ("rater", "position", "completion_code", "started_at", "completed_at")
+    list_display = ("rater", "position", "started_at", "completed_at")
     list_filter = ("rater__study",)
     readonly_fields = ("position",)  # the rater's finished items, counted by the submit service
-    search_fields = ("rater__external_id", "completion_code")
+    search_fields = ("rater__external_id",)  # never the completion code (admin_access.CREDENTIAL_FIELDS)
+
+    def get_list_display(self, request: HttpRequest) -> Any:
+        # The completion code of the rows whose study the user may change; a read-only viewer sees a dash.
+        def completion_code(obj: Assignment) -> str:
+            return obj.completion_code if study_changeable(user=request.user, study=obj.rater.study) else "–"
+
+        return ("rater", "position", completion_code, "started_at", "completed_at")
+
+    def get_exclude(self, request: HttpRequest, obj: Assignment | None = None) -> Any:
+        changeable = obj is None or study_changeable(user=request.user, study=obj.rater.study)
+        return [*(super().get_exclude(request, obj) or ()), *(() if changeable else ("completion_code",))]
 
 
 @admin.register(HumanRating)

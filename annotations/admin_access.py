@@ -32,6 +32,17 @@ FK_STUDY_PATHS: dict[type[Model], str] = {
 ModelT = TypeVar("ModelT", bound=Model)
 
 
+# Credentials: whoever holds one rates (a rater's link token, a study's open link) or claims a payment (a
+# completion code). The admin never filters or searches on them, for anyone: a filter such as
+# ``token__startswith=`` answered yes or no and gave a whole token away in about a thousand requests
+# (issue 23, finding 1). Lists and change pages show them only to those who may change the study.
+CREDENTIAL_FIELDS = frozenset({"token", "open_token", "completion_code"})
+
+
+def names_a_credential(lookup: str) -> bool:
+    return any(part in CREDENTIAL_FIELDS for part in lookup.split("__"))
+
+
 def _within(queryset: QuerySet[ModelT], path: str, studies: QuerySet[Study]) -> QuerySet[ModelT]:
     return queryset.filter(pk__in=studies.values("pk")) if not path else queryset.filter(**{f"{path}__in": studies})
 
@@ -69,6 +80,12 @@ class StudyScopedAdmin(admin.ModelAdmin):
                 studies_for_researcher(user=request.user, for_change=True),
             )
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest) -> bool:
+        return not names_a_credential(lookup) and super().lookup_allowed(lookup, value, request)
+
+    def get_search_fields(self, request: HttpRequest) -> Any:
+        return [f for f in super().get_search_fields(request) if not names_a_credential(f.lstrip("^=@"))]
 
     def get_list_filter(self, request: HttpRequest) -> list[_ListFilterT]:
         # A relation's filter lists every row of the related table (every study's slug, every judge's

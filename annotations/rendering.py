@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from annotations.guards.placeholders import plain_placeholders
 from annotations.models import Item, Question, Study
 
 
@@ -46,8 +47,21 @@ class RaterPage:
     questions: list[RaterQuestion]
 
 
+def prompt_capped(text: str, *, what: str) -> str:
+    """``text`` if it is within MAX_PROMPT_CHARS; PromptTooLarge naming ``what`` otherwise. For the prompts the
+    judge kinds build around the study's (a rubric, a persona's examples): checked before any is sent or stored."""
+    cap = settings.MAX_PROMPT_CHARS
+    if len(text) > cap:
+        raise PromptTooLarge(f"{what} would be {len(text)} characters, above MAX_PROMPT_CHARS={cap}")
+    return text
+
+
 def question_context(*, question: Question, item: Item) -> str:
-    return question.context.format_map(item.fields) if question.context else ""
+    if not question.context:
+        return ""
+    # Checked again here (cached): a template written before the check, or straight into the table.
+    plain_placeholders(question.context, f"question {question.key!r}: context")
+    return question.context.format_map(item.fields)
 
 
 def rater_page(*, study: Study, item: Item, questions: list[Question]) -> RaterPage:
@@ -75,6 +89,7 @@ def llm_prompt(
     values = dict(item.fields)
     values["context"] = question_context(question=question, item=item)
     values["question"] = question.text + question_suffix
+    plain_placeholders(study.llm_template, "llm_template")
     prompt = instruction_prefix + study.llm_template.format_map(values)
     _capped(len(prompt), what=f"prompt for question {question.key!r}", item=item)
     return prompt

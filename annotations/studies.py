@@ -5,13 +5,13 @@ import hashlib
 import json
 import math
 import re
-import string
 from pathlib import Path
 from typing import Any, TypeGuard
 
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from annotations.guards.placeholders import TemplateError, plain_placeholders
 from annotations.models import PAIRWISE_LABELS, Question, Study
 
 PROTOCOL_FILE = Path(__file__).resolve().parent / "protocols" / "chiang-lee-2023.json"
@@ -171,28 +171,11 @@ def protocol_templates() -> dict[str, dict[str, Any]]:
 
 
 def _placeholders(template: str, where: str = "llm_template") -> set[str]:
-    """The ``{name}`` placeholders of a template, refusing anything but plain names.
-
-    A format spec (``{question:>20000000}``), a conversion (``{story!r}``), attribute or index access
-    (``{story.__class__}``, ``{story[0]}``) or a positional ``{}`` would let a 130-byte spec build
-    megabytes for every rater page and every stored prompt, or reach into Python objects: refused.
-    """
+    """The ``{name}`` placeholders of a template, refusing all but plain names (guards.placeholders)."""
     try:
-        parsed = list(string.Formatter().parse(template))
-    except ValueError as exc:
-        raise StudySpecError(f"{where} is not a valid template: {exc}") from None
-    names = set()
-    for _, name, spec, conversion in parsed:
-        if name is None:
-            continue
-        if spec or conversion or not name.isidentifier():
-            shown = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
-            raise StudySpecError(
-                f"{where}: placeholder {shown[:60]!r} is not a plain {{name}} (format specs, conversions, "
-                "attribute and index access are not allowed)"
-            )
-        names.add(name)
-    return names
+        return set(plain_placeholders(template, where))
+    except TemplateError as exc:
+        raise StudySpecError(str(exc)) from None
 
 
 def study_spec_check(spec: object) -> None:

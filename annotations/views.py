@@ -33,6 +33,7 @@ from annotations.models import Assignment, Question, Rater, Study
 from annotations.rendering import display_fields, pair_split, rater_page
 from annotations.selectors import (
     assignment_progress,
+    study_changeable,
     study_for_researcher,
     study_rater_stats,
 )
@@ -253,8 +254,11 @@ def open_link(request: HttpRequest, token: str) -> HttpResponse:
 @login_required
 def study_raters(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_for_researcher(user=request.user, slug=slug)
+    # Rater links and the open link write ratings: a read-only viewer sees the statistics, never a link
+    # (issue 23, finding 1: a viewer's walk through one stored 12 ratings in another researcher's study).
+    can_change = study_changeable(user=request.user, study=study)
     base = request.build_absolute_uri("/").rstrip("/")
-    open_url = base + reverse("annotations:open_link", args=[study.open_token])
+    open_url = base + reverse("annotations:open_link", args=[study.open_token]) if can_change else ""
     return render(
         request,
         "annotations/study_raters.html",
@@ -262,11 +266,12 @@ def study_raters(request: HttpRequest, slug: str) -> HttpResponse:
             "study": study,
             "rows": study_rater_stats(study=study),
             "invite_form": InviteForm(),
+            "can_change": can_change,
             "base": base,
             "open_url": open_url,
             # Prolific replaces these placeholders with the participant's ids.
             "prolific_url": open_url + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}"
-            "&SESSION_ID={{%SESSION_ID%}}",
+            "&SESSION_ID={{%SESSION_ID%}}" if can_change else "",
         },
     )
 

@@ -12,7 +12,16 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from evalhub.server.envconfig import env_bool, env_database, env_int, env_list, env_redis_url, env_str
+from evalhub.server.envconfig import (
+    env_bool,
+    env_database,
+    env_hosts,
+    env_int,
+    env_key_grants,
+    env_list,
+    env_redis_url,
+    env_str,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("EVALHUB_VAR_DIR", str(BASE_DIR / "var")) or BASE_DIR / "var")
@@ -167,15 +176,23 @@ TRANSFORMERS_MODEL = env_str("TRANSFORMERS_MODEL", "") or ""
 TRANSFORMERS_ALLOW_DOWNLOAD = env_bool("TRANSFORMERS_ALLOW_DOWNLOAD", False)
 LLM_REFUSAL_RETRIES = env_int("LLM_REFUSAL_RETRIES", 2, minimum=0)  # re-asks of a refusing answer
 LLM_MAX_ATTEMPTS = env_int("LLM_MAX_ATTEMPTS", 6, minimum=1)  # calls per rating on transient errors
-LLM_TIMEOUT = env_int("LLM_TIMEOUT", 60, minimum=1)  # seconds per call
+LLM_TIMEOUT = env_int("LLM_TIMEOUT", 60, minimum=1)  # seconds per whole call, however slowly the server answers
+# A judge's answer is kept up to this many bytes (a longer one is stored cut, with a note in its history) and
+# parsed on its last LLM_PARSE_MAX_CHARS characters (docs/judges.md, "Hostile servers").
+LLM_ANSWER_MAX_BYTES = env_int("LLM_ANSWER_MAX_BYTES", 256 * 1024, minimum=1024)
+LLM_PARSE_MAX_CHARS = env_int("LLM_PARSE_MAX_CHARS", 65536, minimum=1024)
 LLM_CHUNK_SIZE = env_int("LLM_CHUNK_SIZE", 5000, minimum=1)  # ratings per Celery task (bigger: less tail per chunk)
-# Which environment variables a judge may name as its API key (names or PREFIX_* patterns), and which
-# hosts its base URL may point at (names, addresses, CIDR networks, *.domain). The deployment's own
+# Which environment variables a judge may name as its API key (names or PREFIX_* patterns), and for whom
+# (=superusers|user:NAME|group:NAME: the judge's owner must be one of them); which hosts and ports its base URL
+# may point at (names, addresses, CIDR networks, *.domain, each with :port or every port). The deployment's own
 # secrets and link-local/metadata addresses are refused whatever these say (llmjudge/backends/endpoint_rules.py).
-JUDGE_KEY_VARIABLES = env_list(
-    "JUDGE_KEY_VARIABLES", ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "VLLM_API_KEY", "EVALHUB_JUDGE_KEY_*"]
-)
-JUDGE_BASE_URL_HOSTS = env_list("JUDGE_BASE_URL_HOSTS", ["localhost", "127.0.0.1", "::1", "vllm"])
+# By default the operator's paid keys are the superusers' and only the shipped vLLM's port is reachable.
+DEFAULT_JUDGE_KEY_VARIABLES = [
+    "OPENAI_API_KEY=superusers", "ANTHROPIC_API_KEY=superusers", "VLLM_API_KEY", "EVALHUB_JUDGE_KEY_*=superusers",
+]
+DEFAULT_JUDGE_BASE_URL_HOSTS = ["vllm:8000", "localhost:8000", "127.0.0.1:8000", "[::1]:8000"]
+JUDGE_KEY_VARIABLES = env_key_grants("JUDGE_KEY_VARIABLES", DEFAULT_JUDGE_KEY_VARIABLES)
+JUDGE_BASE_URL_HOSTS = env_hosts("JUDGE_BASE_URL_HOSTS", DEFAULT_JUDGE_BASE_URL_HOSTS)
 LLM_BACKOFF_BASE = 0.5  # seconds; doubled per transient failure, full jitter, capped below
 LLM_BACKOFF_CAP = 30.0
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+from contextvars import ContextVar
 from typing import Any
 
 from django import forms
@@ -14,11 +16,43 @@ from annotations.forms import form_field
 from annotations.guards.signed_in import signed_in_user
 from annotations.models import Study
 from annotations.selectors import studies_for_researcher
+from llmjudge.backends.endpoint_rules import EndpointRefused, KeyHolder, check_key_variable
+from llmjudge.kinds import kind_for, kind_names, kind_options
 from llmjudge.models import Experiment, Judge, JudgeCall, JudgeRun, LLMRating
+from llmjudge.selectors import owns_judge, run_error_for, server_words_hidden
 
 FK_STUDY_PATHS.update({JudgeRun: "study", Experiment: "study"})
 # llmjudge.forms and the run lifecycle are imported in the methods that use them: django.setup() imports every
 # admin module in every process, and they bring the judge kinds, the answer parsers and the run machinery.
+
+
+class JudgeForm(forms.ModelForm):
+    """The kind's options checked as the judge-creation service checks them (a rubric option is a template:
+    issue 23, finding 2); the key variable and base URL by the model's validators; the name per owner."""
+
+    request_user: Any = None  # set by JudgeAdmin.get_form: the owner of a judge whose form has no owner field
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        # The owner is often not a field of the form (only a superuser picks one), so the database's per-owner
+        # constraint is checked here, with words that name only that owner's judges (issue 23, finding 8).
+        owner = data.get("owner") or (self.instance.owner if self.instance.pk else None) or self.request_user
+        name = data.get("name")
+        if name and owner is not None and Judge.objects.filter(owner=owner, name=name).exclude(
+                pk=self.instance.pk).exists():
+            self.add_error("name", f"a judge named {name!r} already exists among {owner.get_username()}'s judges")
+        if data.get("api_key_env") and "api_key_env" not in self.errors:
+            try:  # the key is the owner's to spend: granted to them (JUDGE_KEY_VARIABLES scopes)
+                check_key_variable(data["api_key_env"], KeyHolder.of(owner))
+            except EndpointRefused as exc:
+                self.add_error("api_key_env", str(exc))
+        kind = data.get("kind") or Judge.Kind.PLAIN
+        if kind in kind_names() and kind_for(kind).has_options:
+            try:
+                kind_options(kind, data.get("options"))
+            except ValueError as exc:
+                self.add_error("options", str(exc))
+        return data
 
 
 class RunOnStudyForm(forms.Form):
@@ -32,6 +66,7 @@ class JudgeAdmin(admin.ModelAdmin):
     The key variable and base URL are checked by the model's validators (llmjudge.backends.endpoint_rules).
     """
 
+    form = JudgeForm
     list_display = ("name", "kind", "backend", "model", "temperature", "top_p", "samples", "variant", "mode",
                     "owner", "shared")
     list_filter = ("kind", "backend", "variant", "mode", "shared")
@@ -53,6 +88,11 @@ class JudgeAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj: Judge | None = None) -> list[str]:
         return [] if request.user.is_superuser else ["owner"]
+
+    def get_form(self, request: HttpRequest, obj: Judge | None = None, change: bool = False, **kwargs: Any) -> Any:
+        form = super().get_form(request, obj, change=change, **kwargs)
+        setattr(form, "request_user", request.user)  # noqa: B010  a class made for this request (modelform_factory)
+        return form
 
     def save_model(self, request: HttpRequest, obj: Judge, form: forms.Form, change: bool) -> None:
         # Every judge has an owner: the admin's user unless a superuser chose one.
@@ -84,8 +124,23 @@ class JudgeAdmin(admin.ModelAdmin):
         )
 
 
+# Who reads a change page, for the read-only fields that depend on it (a ModelAdmin is shared by every request).
+_reader: ContextVar[Any] = ContextVar("admin_reader", default=None)
+
+
+class _ReaderAware(StudyScopedAdmin):
+    def changeform_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        token = _reader.set(request.user)
+        try:
+            response = super().changeform_view(request, *args, **kwargs)
+            # A TemplateResponse renders after the view returns: render it while the reader is known.
+            return response.render() if hasattr(response, "render") else response
+        finally:
+            _reader.reset(token)
+
+
 @admin.register(JudgeRun)
-class JudgeRunAdmin(StudyScopedAdmin):
+class JudgeRunAdmin(_ReaderAware):
     def formfield_for_foreignkey(
         self, db_field: ForeignKey[Any, Any], request: HttpRequest, **kwargs: Any
     ) -> ModelChoiceField[Model] | None:
@@ -98,7 +153,13 @@ class JudgeRunAdmin(StudyScopedAdmin):
     list_display = ("id", "study", "judge", "status", "calls_done", "calls_failed", "calls_total", "created_at")
     list_filter = ("status", "study", "judge")
     search_fields = ("study__slug", "judge__name")
-    readonly_fields = ("params", "error", "created_at", "started_at", "finished_at")
+    # The error read-only, a judge server's words only for the judge's owner (_ReaderAware, issue 23, finding 9).
+    readonly_fields = ("params", "error_shown", "created_at", "started_at", "finished_at")
+    exclude = ("error",)
+
+    @admin.display(description="error")
+    def error_shown(self, run: JudgeRun) -> str:
+        return run_error_for(run=run, user=_reader.get())
     actions = ["pause_runs", "resume_runs", "cancel_runs"]
 
     @admin.action(description="Pause the selected runs")
@@ -133,13 +194,32 @@ class ExperimentAdmin(StudyScopedAdmin):
 
 
 @admin.register(LLMRating)
-class LLMRatingAdmin(StudyScopedAdmin):
+class LLMRatingAdmin(_ReaderAware):
     study_path = "run__study"
     list_display = ("run", "item", "question", "sample", "target_rater", "status", "score", "attempts", "latency_ms")
     list_filter = ("status", "run__judge", "run__study", "question__key")
     search_fields = ("item__external_id", "raw", "rationale")
     list_select_related = ("run__judge", "item", "question")
     readonly_fields = [f.name for f in LLMRating._meta.fields]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> Any:
+        fields = list(super().get_readonly_fields(request, obj))
+        if not isinstance(obj, LLMRating) or owns_judge(run=obj.run, user=request.user):
+            return fields
+        # Errors quote the judge's server (its error body): the status alone for anyone but the judge's owner.
+        return ["rationale_shown" if f == "rationale" else "history_shown" if f == "history" else f for f in fields]
+
+    def get_exclude(self, request: HttpRequest, obj: LLMRating | None = None) -> Any:
+        hidden = obj is not None and not owns_judge(run=obj.run, user=request.user)
+        return [*(super().get_exclude(request, obj) or ()), *(("rationale", "history") if hidden else ())]
+
+    @admin.display(description="rationale")
+    def rationale_shown(self, rating: LLMRating) -> str:
+        return server_words_hidden(rating.rationale)
+
+    @admin.display(description="history")
+    def history_shown(self, rating: LLMRating) -> str:
+        return server_words_hidden(json.dumps(rating.history, ensure_ascii=False))
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

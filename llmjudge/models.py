@@ -59,7 +59,9 @@ class Judge(models.Model):
         COMPLETION = "completion", "One query per question"
         CHAT = "chat", "One conversation per item, questions in order"
 
-    name = models.CharField(max_length=100, unique=True)
+    # Unique per owner (the constraints below), not across the site: a global name told one researcher the
+    # names of another's judges and let an imported pool squat them (issue 23, finding 8).
+    name = models.CharField(max_length=100)
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.PLAIN)
     backend = models.CharField(max_length=30, choices=Backend.choices, default=Backend.FAKE)
     # Not a URLField: its validator wants a dotted host name, and servers are often reached by a
@@ -103,6 +105,12 @@ class Judge(models.Model):
                 name="judge_temperature_0_2",
             ),
             models.CheckConstraint(condition=models.Q(top_p__gt=0, top_p__lte=1), name="judge_top_p_0_1"),
+            # Two conditional constraints: NULLs are distinct in a unique index, so one constraint over (owner,
+            # name) would let two judges without an owner (a deleted user's) share a name.
+            models.UniqueConstraint(fields=["owner", "name"], condition=models.Q(owner__isnull=False),
+                                    name="judge_name_unique_per_owner"),
+            models.UniqueConstraint(fields=["name"], condition=models.Q(owner__isnull=True),
+                                    name="judge_name_unique_without_owner"),
         ]
 
     def __str__(self) -> str:
@@ -189,6 +197,9 @@ class LLMRating(models.Model):
     score = models.FloatField(null=True, blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     rationale = models.TextField(blank=True)
+    # Why the rating has its status when that is not the parser's ordinary reading: "parser error" (the parser
+    # raised on the answer), "storage error" (the database refused it), ...; "" when the answer was read as usual.
+    reason = models.CharField(max_length=200, blank=True, default="")
     attempts = models.PositiveIntegerField(default=0)
     model = models.CharField(max_length=200, blank=True)
     params = models.JSONField(default=dict, blank=True)

@@ -1,6 +1,7 @@
 """Reading judge runs: progress, summaries, the runs a researcher may see."""
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -11,8 +12,26 @@ from django.utils import timezone
 
 from annotations.models import Study
 from annotations.selectors import studies_for_researcher
-from llmjudge.models import JudgeCall, JudgeRun, LLMRating
+from llmjudge.models import Judge, JudgeCall, JudgeRun, LLMRating
 from llmjudge.runs.pricing import estimate_cost
+
+
+class AmbiguousJudgeName(LookupError):
+    """Several judges answer to a name (shared judges of different owners); the message says how to choose."""
+
+
+def judge_named(*, judges: QuerySet[Judge], name: str, owner: User | None) -> Judge | None:
+    """The judge called ``name`` among ``judges``: ``owner``'s own first (names are unique per owner), else the
+    one judge of that name; None when there is none, AmbiguousJudgeName when several owners use the name."""
+    matches = list(judges.filter(name=name).select_related("owner").order_by("pk")[:10])
+    if owner is not None:
+        own = [judge for judge in matches if judge.owner_id == owner.pk]
+        if own:
+            return own[0]
+    if len(matches) > 1:
+        owners = sorted({judge.owner.get_username() if judge.owner else "(no owner)" for judge in matches})
+        raise AmbiguousJudgeName(f"several judges are named {name!r} (owners: {', '.join(owners)}): name the owner")
+    return matches[0] if matches else None
 
 
 @dataclass(frozen=True)
@@ -42,7 +61,26 @@ class RunProgress:
         return asdict(self)
 
 
-def run_progress(*, run: JudgeRun) -> RunProgress:
+# A judge server's own words in an error ("HTTP 400: <its body>"): its owner's server, its owner's business.
+_SERVER_WORDS = re.compile(r"(HTTP \d{3}): [^\n]*")
+
+
+def server_words_hidden(text: str) -> str:
+    """``text`` with what a judge's server answered ("HTTP 400: <its body>") reduced to the status."""
+    return _SERVER_WORDS.sub(r"\1 (the server's message is shown to the judge's owner only)", text)
+
+
+def owns_judge(*, run: JudgeRun, user: User | AnonymousUser) -> bool:
+    return run.judge.owner_id is not None and run.judge.owner_id == user.pk
+
+
+def run_error_for(*, run: JudgeRun, user: User | AnonymousUser) -> str:
+    """The run's error as ``user`` may read it: what the judge's server answered (an error body, cut to 200
+    characters by the backend) only for the judge's owner; others read the status alone (issue 23, finding 9)."""
+    return run.error if owns_judge(run=run, user=user) else server_words_hidden(run.error)
+
+
+def run_progress(*, run: JudgeRun, viewer: User | AnonymousUser | None = None) -> RunProgress:
     """Counted from the ratings and preparation calls themselves, so progress never drifts from what is stored.
 
     Preparation calls count as they become known: a persona run's first proposals and a panel's role
@@ -95,7 +133,7 @@ def run_progress(*, run: JudgeRun) -> RunProgress:
         calls_per_second=round(calls / elapsed, 2) if elapsed > 0 else 0.0,
         percent=round(100.0 * (total - pending + steps_done) / (total + steps_total), 1)
         if total + steps_total else 100.0,
-        error=run.error,
+        error=run.error if viewer is None else run_error_for(run=run, user=viewer),
     )
 
 

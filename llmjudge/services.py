@@ -8,7 +8,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from llmjudge.backends.endpoint_rules import EndpointRefused, check_base_url, check_key_variable
+from llmjudge.backends.endpoint_rules import EndpointRefused, KeyHolder, check_base_url, check_key_variable
 from llmjudge.backends.registry import BACKENDS
 from llmjudge.kinds import kind_names, kind_options
 from llmjudge.models import Judge
@@ -43,7 +43,7 @@ class JudgeSpec(TypedDict, total=False):
     options: dict[str, Any]  # the kind's options, stored as JSON (llmjudge.kinds checks them)
 
 
-def _check(spec: JudgeSpec) -> None:
+def _check(spec: JudgeSpec, owner: User) -> None:
     backend = spec.get("backend", "fake")
     if backend not in BACKENDS:
         raise JudgeSpecError(f"--backend {backend!r}: choose one of {', '.join(BACKENDS)}")
@@ -77,7 +77,7 @@ def _check(spec: JudgeSpec) -> None:
     if env and not _ENV_NAME.match(env):
         raise JudgeSpecError(f"--api-key-env {env!r}: give the NAME of an environment variable, not the key itself")
     try:
-        check_key_variable(env)
+        check_key_variable(env, KeyHolder.of(owner))  # granted to this owner (JUDGE_KEY_VARIABLES scopes)
     except EndpointRefused as exc:
         raise JudgeSpecError(f"--api-key-env: {exc}") from None
     try:
@@ -96,9 +96,10 @@ def judge_create(*, name: str, owner: User | None, shared: bool = False, **spec:
         raise JudgeSpecError("a judge needs a name")
     if owner is None:
         raise JudgeSpecError("a judge needs an owner (--owner USERNAME)")
-    if Judge.objects.filter(name=name).exists():
-        raise JudgeSpecError(f"a judge named {name!r} already exists")
-    _check(spec)
+    if Judge.objects.filter(owner=owner, name=name).exists():
+        # Names are unique per owner: the words name only the owner's own judges, never another researcher's.
+        raise JudgeSpecError(f"a judge named {name!r} already exists among {owner.get_username()}'s judges")
+    _check(spec, owner)
     if not spec.get("model") and spec.get("backend", "fake") == "fake":
         spec["model"] = "fake-model"
     judge = Judge(name=name, owner=owner, shared=shared, **spec)

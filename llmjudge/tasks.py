@@ -16,15 +16,14 @@ from __future__ import annotations
 import logging
 import time
 
-import redis
 from celery import shared_task
-from django.db import InterfaceError, OperationalError, close_old_connections
+from django.db import close_old_connections
 
 from llmjudge.runs import chunks
 
 logger = logging.getLogger(__name__)
 
-_INFRA_ERRORS = (OperationalError, InterfaceError, redis.ConnectionError, redis.TimeoutError)
+_INFRA_ERRORS = chunks.INFRA_ERRORS
 # Seconds between in-process retries: about half a minute in all covers a Redis or PostgreSQL restart.
 IN_PROCESS_BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 

@@ -155,7 +155,8 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = _get_run_for_researcher(request, run_id)
     recent = run.ratings.exclude(status="pending").select_related("item", "question").order_by("-updated_at")[:20]
     return render(
-        request, "llmjudge/run_detail.html", {"run": run, "progress": run_progress(run=run), "recent": recent}
+        request, "llmjudge/run_detail.html",
+        {"run": run, "progress": run_progress(run=run, viewer=request.user), "recent": recent},
     )
 
 
@@ -163,7 +164,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 @require_GET
 def run_progress_json(request: HttpRequest, run_id: int) -> JsonResponse:
     run = _get_run_for_researcher(request, run_id)
-    return JsonResponse(run_progress(run=run).as_dict())
+    return JsonResponse(run_progress(run=run, viewer=request.user).as_dict())
 
 
 @login_required

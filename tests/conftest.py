@@ -8,6 +8,12 @@ from pathlib import Path
 
 import pytest
 
+# The suite's OpenAI-protocol servers listen on free loopback ports, which the production default (vLLM's port
+# only) refuses: the tests allow every loopback port, here for subprocesses (Celery workers, gunicorn) and in the
+# autouse fixture below for this process. Tests of the default set it back (tests/llmjudge/backends).
+TEST_JUDGE_BASE_URL_HOSTS = "localhost,127.0.0.1,::1,vllm"
+os.environ.setdefault("JUDGE_BASE_URL_HOSTS", TEST_JUDGE_BASE_URL_HOSTS)
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 SHARED_DATA = SHARED / "data"
@@ -66,6 +72,11 @@ def fresh_cache():
     cache.clear()
     yield
     cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _loopback_judge_servers(settings):
+    settings.JUDGE_BASE_URL_HOSTS = TEST_JUDGE_BASE_URL_HOSTS.split(",")
 
 
 @pytest.fixture(autouse=True)

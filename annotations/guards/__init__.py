@@ -1,2 +1,2 @@
-"""What guards requests and secrets: the client's address, window counters, the open-link limit, env secrets, the
-signed-in user."""
+"""What guards requests, secrets and templates: the client's address, window counters, the open-link limit, env
+secrets, the signed-in user, and plain {name} placeholders (the one template check)."""

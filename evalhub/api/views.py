@@ -48,7 +48,7 @@ from evalhub.imports.uploads import UploadTooLarge, upload_import
 from llmjudge.forms import runnable_judges
 from llmjudge.models import JudgeRun
 from llmjudge.runs import lifecycle as judging
-from llmjudge.selectors import run_for_researcher, run_progress
+from llmjudge.selectors import AmbiguousJudgeName, judge_named, run_for_researcher, run_progress
 
 
 class ThrottledAPIView(APIView):
@@ -327,8 +327,10 @@ class RunSerializer(serializers.Serializer):
     judge = serializers.CharField()
 
 
-def run_json(run: JudgeRun) -> dict[str, Any]:
-    return {"id": run.pk, "study": run.study.slug, "judge": run.judge.name, **run_progress(run=run).as_dict()}
+def run_json(run: JudgeRun, viewer: Any) -> dict[str, Any]:
+    """A run's progress; its error as ``viewer`` may read it (a judge server's words only for the judge's owner)."""
+    progress = run_progress(run=run, viewer=viewer).as_dict()
+    return {"id": run.pk, "study": run.study.slug, "judge": run.judge.name, **progress}
 
 
 class StudyRunsView(ThrottledAPIView):
@@ -338,14 +340,18 @@ class StudyRunsView(ThrottledAPIView):
     def get(self, request: Request, slug: str) -> Response:
         study = study_for_researcher(user=request.user, slug=slug)
         runs = JudgeRun.objects.filter(study=study).select_related("judge", "study").order_by("id")
-        return Response([run_json(run) for run in runs])
+        return Response([run_json(run, request.user) for run in runs])
 
     @extend_schema(request=RunStartSerializer, responses={201: RunSerializer, **_errors(400, 404, *AUTH)})
     def post(self, request: Request, slug: str) -> Response:
         study = study_for_researcher(user=request.user, slug=slug, for_change=True)
         form = RunStartSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        judge = runnable_judges(request.user).filter(name=form.validated_data["judge"]).first()
+        try:
+            judge = judge_named(judges=runnable_judges(request.user), name=form.validated_data["judge"],
+                                owner=signed_in_user(request.user))
+        except AmbiguousJudgeName as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         if judge is None:
             detail = f"no judge {form.validated_data['judge']!r}"
             return Response({"detail": detail}, status=status.HTTP_400_BAD_REQUEST)
@@ -353,7 +359,7 @@ class StudyRunsView(ThrottledAPIView):
             run = judging.judge_run_start(study=study, judge=judge)
         except judging.RunError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-        return Response(run_json(run), status=status.HTTP_201_CREATED)
+        return Response(run_json(run, request.user), status=status.HTTP_201_CREATED)
 
 
 class RunDetailView(ThrottledAPIView):
@@ -361,7 +367,7 @@ class RunDetailView(ThrottledAPIView):
 
     @extend_schema(responses={200: RunSerializer, **_errors(404, *AUTH)})
     def get(self, request: Request, run_id: int) -> Response:
-        return Response(run_json(run_for_researcher(user=request.user, run_id=run_id)))
+        return Response(run_json(run_for_researcher(user=request.user, run_id=run_id), request.user))
 
 
 class RunActionView(ThrottledAPIView):
@@ -385,7 +391,7 @@ class RunActionView(ThrottledAPIView):
             detail = f"run {run.pk} is {run.get_status_display().lower()}: nothing to resume"
             return Response({"detail": detail}, status=status.HTTP_409_CONFLICT)
         run.refresh_from_db()
-        return Response(run_json(run))
+        return Response(run_json(run, request.user))
 
 
 class StudyAnalysisView(ThrottledAPIView):

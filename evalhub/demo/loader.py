@@ -84,14 +84,14 @@ def demo_load(*, username: str = "demo", password: str = "demo") -> list[Study]:
 
 def demo_judge_load(*, owner: User | None) -> Judge:
     """The demo's offline judge: the fake backend, slowed down a little so the progress bar visibly moves."""
-    judge, _ = Judge.objects.get_or_create(
+    judge, _ = Judge.objects.get_or_create(  # names are unique per owner
         name=DEMO_JUDGE,
+        owner=owner,
         defaults={
             "backend": Judge.Backend.FAKE,
             "model": "fake-model",
             "samples": 3,
             "concurrency": 4,
-            "owner": owner,
             # A few refusals so the demo shows the re-ask and the refused status.
             "options": {"fake_latency": 0.15, "fake_refusal_rate": 0.05},
         },

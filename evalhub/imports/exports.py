@@ -30,6 +30,7 @@ from evalhub.analysis.result import (
     to_json,
 )
 from llmjudge.models import LLMRating
+from llmjudge.selectors import server_words_hidden
 
 RATING_COLUMNS = ("study", "item", "group", "question", "pool", "rater", "score", "status", "rationale", "created")
 CHUNK = 5000
@@ -126,8 +127,11 @@ def _llm_rating_rows(study: Study) -> Iterator[tuple[object, ...]]:
                      "rationale", "created_at")
     )
     for item, group, question, run_id, sample, score, status, rationale, created in llm.iterator(chunk_size=CHUNK):
+        # An error's rationale may quote the judge's server (its error body): for the judge's owner, on the
+        # run page, never in a file that travels (issue 23, finding 9).
+        note = server_words_hidden(rationale) if status == "error" else rationale
         yield (study.slug, item, group, question, names[run_id], f"sample-{sample}",
-               "" if score is None else score, status, rationale, created.isoformat())
+               "" if score is None else score, status, note, created.isoformat())
 
 
 Row = (CellRow | KendallRow | WelchRow | PairwiseKendallRow | RaterMeanRow | MajorityRow | KappaRow | ConfusionRow

@@ -47,8 +47,16 @@ class StudyNewForm(forms.Form):
             raise forms.ValidationError(f"the file is {upload.size} bytes; a study specification is under 1 MB")
         try:
             spec = json.loads(upload.read().decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except UnicodeDecodeError as exc:
+            raise forms.ValidationError(f"not a UTF-8 file: {exc}") from None
+        except RecursionError:
+            raise forms.ValidationError("not a usable JSON file: it is nested too deeply") from None
+        except json.JSONDecodeError as exc:
             raise forms.ValidationError(f"not a JSON file: {exc}") from None
+        except ValueError as exc:
+            # JSONDecodeError, and a number longer than Python reads (4,300 digits): a 400, as the API answers,
+            # never a 500 (issue 23, finding 7).
+            raise forms.ValidationError(f"not a usable JSON file: {str(exc)[:200]}") from None
         if not isinstance(spec, dict):
             raise forms.ValidationError("the file must hold one JSON object (one study), not a list or a value")
         return spec

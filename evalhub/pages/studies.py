@@ -34,7 +34,12 @@ LIFECYCLE: dict[str, Callable[..., Study]] = {"open": study_open, "close": study
 
 def _home(request: HttpRequest, study: Study, forms: dict[str, UploadForm] | None = None,
           status: int = 200, plan: StudyPlan | None = None, plan_note: str = "") -> HttpResponse:
-    open_url = request.build_absolute_uri(reverse("annotations:open_link", args=[study.open_token]))
+    can_change = study_changeable(user=request.user, study=study)
+    # The open link writes (whoever holds it becomes a rater): only for those who may change the study,
+    # never for a read-only viewer (issue 23, finding 1).
+    open_url = ""
+    if can_change:
+        open_url = request.build_absolute_uri(reverse("annotations:open_link", args=[study.open_token]))
     uploads = {what: form_class(prefix=what) for what, form_class in UPLOAD_FORMS.items()}
     uploads.update(forms or {})
     context: dict[str, object] = {
@@ -46,7 +51,8 @@ def _home(request: HttpRequest, study: Study, forms: dict[str, UploadForm] | Non
         "invite_form": InviteForm(),
         "open_url": open_url,
         "plan": plan,
-        "can_plan": study_changeable(user=request.user, study=study),
+        "can_plan": can_change,
+        "can_change": can_change,
         "plan_note": plan_note,
         "import_jobs": [import_job_progress(job=job) for job in study.import_jobs.all()[:5]],
         "import_threshold": settings.IMPORT_TASK_THRESHOLD_BYTES,

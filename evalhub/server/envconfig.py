@@ -7,6 +7,7 @@ the rule is annotations.guards.env_secrets.env_or_file's, the same as for the ju
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import environ
@@ -84,3 +85,35 @@ def env_redis_url(name: str) -> str | None:
     if url is not None and not url.startswith(("redis://", "rediss://", "unix://")):
         raise ImproperlyConfigured(f"{name}={url!r} must start with redis://, rediss:// or unix://")
     return url
+
+
+_SCOPE = re.compile(r"superusers|user:[^|=,\s]+|group:[^|=,]+")
+_ENV_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\*?")
+
+
+def env_key_grants(name: str, default: list[str]) -> list[str]:
+    """Key variables a judge may name, each ``NAME`` or ``PREFIX_*``, optionally ``=scope|scope`` with scopes
+    ``superusers``, ``user:NAME``, ``group:NAME`` (llmjudge/backends/endpoint_rules.py)."""
+    entries = env_list(name, default)
+    for entry in entries:
+        pattern, sep, scopes = entry.partition("=")
+        if not _ENV_PATTERN.fullmatch(pattern.strip()):
+            raise ImproperlyConfigured(f"{name}: {pattern!r} is not a variable name or a PREFIX_* pattern")
+        if sep and not all(_SCOPE.fullmatch(s.strip()) for s in scopes.split("|")):
+            raise ImproperlyConfigured(f"{name}: {entry!r}: scopes are superusers, user:NAME or group:NAME, "
+                                       "separated by |")
+    return entries
+
+
+def env_hosts(name: str, default: list[str]) -> list[str]:
+    """Hosts, each optionally with ``:port`` (``[v6]:port`` for IPv6); a port must be 1-65535."""
+    entries = env_list(name, default)
+    for entry in entries:
+        bracketed = re.fullmatch(r"\[[^\]]+\](?::(\d+))?", entry)
+        if entry.startswith("[") and bracketed is None:
+            raise ImproperlyConfigured(f"{name}: {entry!r}: write an IPv6 address with a port as [address]:port")
+        host, sep, port = entry.rpartition(":")
+        port_text = bracketed.group(1) if bracketed else (port if sep and ":" not in host else None)
+        if port_text is not None and not (port_text.isdigit() and 1 <= int(port_text) <= 65535):
+            raise ImproperlyConfigured(f"{name}: {entry!r} has no valid port (1-65535)")
+    return entries

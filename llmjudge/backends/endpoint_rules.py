@@ -6,12 +6,18 @@ chosen by whoever creates the judge (a researcher, a staff member), but the work
 holds the deployment's own secrets, and the worker can reach internal ports. So:
 
 - a key variable must be listed in ``settings.JUDGE_KEY_VARIABLES`` (names, or ``PREFIX_*``
-  patterns), and the deployment's secrets can never be named, even if listed (``FORBIDDEN_*``);
+  patterns), and the deployment's secrets can never be named, even if listed (``FORBIDDEN_*``). An
+  entry may carry an owner scope, ``NAME=user:alice|group:lab-2|superusers``: only judges whose owner
+  it names may send that key (issue 23, finding 9: any researcher could name ``OPENAI_API_KEY`` and
+  spend the operator's key). The grant is the operator's, in the environment: there is no admin page
+  that hands keys out. It is checked for the judge's owner at creation and again at call time;
 - a base URL's host must be listed in ``settings.JUDGE_BASE_URL_HOSTS`` (names, IP addresses, CIDR
-  networks, or ``*.domain`` wildcards); link-local and cloud-metadata addresses are always refused,
-  by name, by literal address and, at call time, after DNS resolution. A host matched only by a
-  wildcard must resolve to public addresses: loopback and private addresses need the exact name or
-  address listed, so a public name cannot be pointed at an internal port.
+  networks, or ``*.domain`` wildcards, each optionally with ``:port``); link-local and cloud-metadata
+  addresses are always refused, by name, by literal address and, at call time, after DNS resolution.
+  A host matched only by a wildcard must resolve to public addresses: loopback and private addresses
+  need the exact name or address listed, so a public name cannot be pointed at an internal port. An
+  entry with a port allows only that port (the default lists vLLM's 8000, not Redis's 6379 or
+  PostgreSQL's 5432 on the same host); one without allows every port of that host.
 
 Errors are ``EndpointRefused`` (a ValueError) with a one-line message naming the rule and the setting.
 """
@@ -19,8 +25,11 @@ from __future__ import annotations
 
 import fnmatch
 import ipaddress
+import re
 import socket
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -59,8 +68,44 @@ def _forbidden_key(name: str) -> bool:
     )
 
 
-def check_key_variable(name: str) -> None:
-    """Refuse a key variable that is a deployment secret or is not in JUDGE_KEY_VARIABLES ("" passes)."""
+@dataclass(frozen=True)
+class KeyHolder:
+    """The owner of a judge, as the key grants read it: plain values, so the backend needs no ORM."""
+
+    username: str
+    groups: frozenset[str] = frozenset()
+    superuser: bool = False
+
+    @classmethod
+    def of(cls, user: Any) -> KeyHolder:
+        """A user's grants; a judge without an owner (a deleted user's) holds only the unscoped entries."""
+        if user is None:
+            return cls(username="")
+        return cls(username=user.get_username(), groups=frozenset(user.groups.values_list("name", flat=True)),
+                   superuser=bool(user.is_superuser))
+
+    def granted(self, scopes: frozenset[str] | None) -> bool:
+        if scopes is None:
+            return True
+        return bool(
+            (self.superuser and "superusers" in scopes)
+            or (self.username and f"user:{self.username}" in scopes)
+            or any(f"group:{group}" in scopes for group in self.groups)
+        )
+
+
+def key_grants() -> list[tuple[str, frozenset[str] | None]]:
+    """``JUDGE_KEY_VARIABLES`` as (pattern, scopes): None for an entry without ``=`` (every owner)."""
+    grants = []
+    for entry in settings.JUDGE_KEY_VARIABLES:
+        pattern, sep, scopes = entry.strip().partition("=")
+        grants.append((pattern.strip(), frozenset(s.strip() for s in scopes.split("|") if s.strip()) if sep else None))
+    return grants
+
+
+def check_key_variable(name: str, holder: KeyHolder | None = None) -> None:
+    """Refuse a key variable that is a deployment secret, is not in JUDGE_KEY_VARIABLES, or (``holder`` given:
+    the judge's owner) is not granted to that owner. "" passes."""
     if not name:
         return
     if _forbidden_key(name):
@@ -68,10 +113,16 @@ def check_key_variable(name: str) -> None:
             f"key variable {name!r} is refused: the deployment's secrets (SECRET_KEY, DATABASE_URL, *_PASSWORD, "
             "*_TOKEN, *_URL ...) can never be sent to a judge"
         )
-    allowed = list(settings.JUDGE_KEY_VARIABLES)
-    if not any(fnmatch.fnmatchcase(name, pattern) for pattern in allowed):
+    grants = key_grants()
+    matching = [scopes for pattern, scopes in grants if fnmatch.fnmatchcase(name, pattern)]
+    if not matching:
+        listed = ", ".join(pattern for pattern, _ in grants) or "nothing"
+        raise EndpointRefused(f"key variable {name!r} is not allowed: JUDGE_KEY_VARIABLES lists {listed}")
+    if holder is not None and not any(holder.granted(scopes) for scopes in matching):
+        # Who else holds it is the operator's business: the words name only the owner asking.
         raise EndpointRefused(
-            f"key variable {name!r} is not allowed: JUDGE_KEY_VARIABLES lists {', '.join(allowed) or 'nothing'}"
+            f"key variable {name!r} is not granted to {holder.username or 'a judge without an owner'}: the operator "
+            "grants keys per user or group in JUDGE_KEY_VARIABLES (docs/judges.md)"
         )
 
 
@@ -89,10 +140,33 @@ def _always_refused(address: Address) -> bool:
     return address in METADATA_ADDRESSES or any(address in net for net in LINK_LOCAL_NETWORKS)
 
 
-def _listed_exactly(host: str, address: Address | None) -> bool:
-    """Whether the host is in JUDGE_BASE_URL_HOSTS by its exact name, its address or a listed network."""
-    for entry in settings.JUDGE_BASE_URL_HOSTS:
-        entry = entry.strip().lower()
+_BRACKETED = re.compile(r"\[(?P<host>[^\]]+)\](?::(?P<port>\d+))?")
+
+
+def host_entries() -> list[tuple[str, int | None]]:
+    """``JUDGE_BASE_URL_HOSTS`` as (host, port or None for every port). ``vllm:8000``, ``10.0.5.0/24:8000``,
+    ``[::1]:8000``; a bare IPv6 address (``::1``) has no port."""
+    entries = []
+    for raw in settings.JUDGE_BASE_URL_HOSTS:
+        entry = raw.strip().lower()
+        bracketed = _BRACKETED.fullmatch(entry)
+        if bracketed:
+            port = bracketed.group("port")
+            entries.append((bracketed.group("host"), int(port) if port else None))
+            continue
+        host, sep, port = entry.rpartition(":")
+        if sep and port.isdigit() and ":" not in host:
+            entries.append((host, int(port)))
+        else:
+            entries.append((entry, None))
+    return entries
+
+
+def _listed_exactly(host: str, address: Address | None, port: int) -> bool:
+    """Whether host and port are in JUDGE_BASE_URL_HOSTS by the exact name, the address or a listed network."""
+    for entry, entry_port in host_entries():
+        if entry_port is not None and entry_port != port:
+            continue
         if entry == host:
             return True
         if address is not None and "/" in entry:
@@ -106,34 +180,40 @@ def _listed_exactly(host: str, address: Address | None) -> bool:
     return False
 
 
-def _listed_by_wildcard(host: str) -> bool:
+def _listed_by_wildcard(host: str, port: int) -> bool:
     return any(
-        entry.startswith("*.") and fnmatch.fnmatchcase(host, entry.lower())
-        for entry in (e.strip() for e in settings.JUDGE_BASE_URL_HOSTS)
+        entry.startswith("*.") and fnmatch.fnmatchcase(host, entry) and entry_port in (None, port)
+        for entry, entry_port in host_entries()
     )
 
 
-def _host(url: str) -> str:
+def _host(url: str) -> tuple[str, int]:
+    """The URL's host (lower case, no trailing dot) and port (the scheme's default when none is written)."""
     parsed = urlsplit(url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise EndpointRefused(f"{url!r} is not an http(s) URL with a host, e.g. http://127.0.0.1:8000/v1")
-    return parsed.hostname.lower().rstrip(".")
+    try:
+        port = parsed.port
+    except ValueError:
+        raise EndpointRefused(f"{url!r} has no valid port") from None
+    return parsed.hostname.lower().rstrip("."), port or (443 if parsed.scheme == "https" else 80)
 
 
 def check_base_url(url: str) -> None:
-    """Refuse a base URL whose host is a metadata or link-local address or is not in JUDGE_BASE_URL_HOSTS.
+    """Refuse a base URL whose host is a metadata or link-local address, or whose host and port are not in
+    JUDGE_BASE_URL_HOSTS.
 
     No network access: this is the check at creation. ``check_base_url_resolved`` repeats it at call time.
     """
     if not url:
         return
-    host = _host(url)
+    host, port = _host(url)
     address = _address(host)
     if host in METADATA_HOSTS or (address is not None and _always_refused(address)):
         raise EndpointRefused(f"base URL host {host!r} is refused: link-local and cloud-metadata addresses never are")
-    if not (_listed_exactly(host, address) or (address is None and _listed_by_wildcard(host))):
+    if not (_listed_exactly(host, address, port) or (address is None and _listed_by_wildcard(host, port))):
         listed = ", ".join(settings.JUDGE_BASE_URL_HOSTS) or "nothing"
-        raise EndpointRefused(f"base URL host {host!r} is not allowed: JUDGE_BASE_URL_HOSTS lists {listed}")
+        raise EndpointRefused(f"base URL host {host!r} port {port} is not allowed: JUDGE_BASE_URL_HOSTS lists {listed}")
 
 
 def _system_resolver(host: str) -> list[str]:
@@ -149,12 +229,12 @@ def check_base_url_resolved(url: str, *, resolve: Resolver = _system_resolver) -
     check_base_url(url)
     if not url:
         return
-    host = _host(url)
+    host, port = _host(url)
     try:
         resolved = [a for a in (_address(r) for r in resolve(host)) if a is not None]
     except (OSError, UnicodeError):
         return
-    exact = _listed_exactly(host, _address(host))
+    exact = _listed_exactly(host, _address(host), port)
     for address in resolved:
         if _always_refused(address):
             raise EndpointRefused(

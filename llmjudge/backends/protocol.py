@@ -5,8 +5,29 @@ needs only these types.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+# Token counts are stored in 32-bit columns; a server may send anything in ``usage`` (10**20, 1e308, "abc").
+TOKENS_MAX = 2**31 - 1
+# How much of a judge server's error body a message quotes (on the run page, to the judge's owner only).
+ERROR_BODY_CHARS = 200
+
+
+def token_count(value: object) -> int | None:
+    """A server's token count as a database column holds it: None when not reported, 0 when not a
+    number (a string, a bool, NaN), otherwise clamped to 0..TOKENS_MAX (a float is truncated)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    if isinstance(value, float):
+        if math.isnan(value):
+            return 0
+        if math.isinf(value):
+            return TOKENS_MAX if value > 0 else 0
+    return int(min(max(value, 0), TOKENS_MAX))
 
 
 @dataclass(frozen=True)
@@ -37,6 +58,8 @@ class BackendAnswer:
     tokens_completion: int | None = None
     finish_reason: str | None = None
     logprobs: list[dict[str, Any]] | None = None
+    # What was done to the answer on its way in, kept in the rating's history ("cut at 262144 bytes ...").
+    note: str = ""
 
 
 class BackendError(Exception):
@@ -63,6 +86,11 @@ class BackendConfig:
     model: str
     base_url: str = ""
     api_key_env: str = ""
-    timeout: float = 60.0
+    timeout: float = 60.0  # seconds for a whole call: connecting, sending and reading every byte
     concurrency: int = 64
     options: dict[str, Any] = field(default_factory=dict)
+    # A longer answer is cut to this many bytes of UTF-8 (LLM_ANSWER_MAX_BYTES, docs/judges.md).
+    answer_max_bytes: int = 262144
+    # The judge owner's key grants (llmjudge.backends.endpoint_rules.KeyHolder), checked again before the key is
+    # read; None outside a run (a benchmark's backend), which checks the name against the list only.
+    key_holder: Any = None

@@ -19,20 +19,30 @@ import asyncio
 import hashlib
 import json
 import random
+import re
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from annotations.guards.env_secrets import SecretFileError, env_or_file
-from llmjudge.backends.endpoint_rules import EndpointRefused, check_base_url_resolved, check_key_variable
-from llmjudge.backends.protocol import Backend, BackendAnswer, BackendConfig, BackendError, BackendRequest
+from llmjudge.backends.call_guard import CallGuard, guard_transports, guarding
+from llmjudge.backends.endpoint_rules import EndpointRefused, KeyHolder, check_base_url_resolved, check_key_variable
+from llmjudge.backends.protocol import (
+    ERROR_BODY_CHARS,
+    Backend,
+    BackendAnswer,
+    BackendConfig,
+    BackendError,
+    BackendRequest,
+    token_count,
+)
 
 if TYPE_CHECKING:
     import httpx2
 
 
-def api_key_from_env(name: str) -> str | None:
+def api_key_from_env(name: str, holder: KeyHolder | None = None) -> str | None:
     """The key in $NAME, or in the file $NAME_FILE names (annotations.guards.env_secrets: the settings' rule).
 
     Read at call time, never stored or logged. A name the key rule refuses (llmjudge.backends.endpoint_rules:
@@ -43,7 +53,7 @@ def api_key_from_env(name: str) -> str | None:
     if not name:
         return None
     try:
-        check_key_variable(name)
+        check_key_variable(name, holder)
     except EndpointRefused as exc:
         raise BackendError(str(exc), transient=False, fatal=True) from None
     try:
@@ -150,7 +160,8 @@ def classify_sdk_error(exc: BaseException) -> BackendError:
         return BackendError(f"connection error: {exc}", transient=True)
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
-        message = f"HTTP {status}: {exc.message}"[:500]
+        # The server's own words, cut: they are shown on the run page, to the judge's owner only.
+        message = f"HTTP {status}: {exc.message}"[: len(f"HTTP {status}: ") + ERROR_BODY_CHARS]
         if status in (401, 403, 404):
             return BackendError(message, transient=False, fatal=True)
         if status in (408, 409, 429) or status >= 500:
@@ -164,7 +175,7 @@ def classify_sdk_error(exc: BaseException) -> BackendError:
         return BackendError("timeout", transient=True)
     if isinstance(exc, httpx2.HTTPError):
         return BackendError(f"connection error: {exc}", transient=True)
-    return BackendError(f"{type(exc).__name__}: {exc}"[:500], transient=False)
+    return BackendError(f"{type(exc).__name__}: {exc}"[:ERROR_BODY_CHARS], transient=False)
 
 
 class OpenAIBackend:
@@ -180,6 +191,11 @@ class OpenAIBackend:
     as much per call but it kept fewer calls in flight at 64 (0.8 of the ideal wall time against
     0.9 for the thread pool). The JSON is checked here as the models would have been: a 200 answer
     without choices or content is an invalid body (transient).
+
+    Every call has a deadline and can be stopped (llmjudge/backends/call_guard.py): the whole call ends
+    at ``config.timeout`` however slowly the server drips, and a call whose ``complete`` is cancelled
+    (pause, cancel, the engine's deadline) has its socket shut down at once. The body is read up to a
+    cap (``_body_cap``); an answer above ``config.answer_max_bytes`` is kept cut, with a note.
     """
 
     default_key_env = "OPENAI_API_KEY"
@@ -194,7 +210,7 @@ class OpenAIBackend:
         # (rebinding) is not covered: list addresses, not names, where that matters (docs/judges.md).
         base_url = checked_base_url(config.base_url) if config.base_url else None
         env = config.api_key_env or self.default_key_env
-        key = api_key_from_env(env)
+        key = api_key_from_env(env, config.key_holder)
         # A named variable must be set even for a local server: a typo should stop the run, not 401 later.
         if key is None and (self.key_required or config.api_key_env):
             raise BackendError(f"no API key: set {env} (or {env}_FILE)", transient=False, fatal=True)
@@ -206,6 +222,8 @@ class OpenAIBackend:
         http_client = openai.DefaultHttpxClient(
             limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size), follow_redirects=False
         )
+        if not guard_transports(http_client):
+            raise BackendError("the HTTP client has no connection pool to guard", transient=False, fatal=True)
         self.client = openai.OpenAI(
             api_key=key or "not-needed",
             base_url=base_url,
@@ -215,18 +233,37 @@ class OpenAIBackend:
         )
         self.pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="llm-call")
         self.logprobs = bool(config.options.get("logprobs", False))
+        self.timeout = config.timeout
+        self.answer_max_bytes = config.answer_max_bytes
+        self.in_flight: set[CallGuard] = set()
+
+    def _body_cap(self, request: BackendRequest) -> int:
+        # The answer plus its envelope (id, usage, ...); log-probabilities add a few hundred bytes per token.
+        room = 8 if (self.logprobs or request.logprobs) else 1
+        return self.answer_max_bytes * room + 65536
 
     async def complete(self, request: BackendRequest) -> BackendAnswer:
+        cap = self._body_cap(request)
+        # The guard's byte budget bounds what the SDK may read whole (an error body), beyond the body cap.
+        guard = CallGuard(deadline=time.monotonic() + self.timeout, max_bytes=2 * cap + 65536)
+        self.in_flight.add(guard)
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.pool, self._complete_sync, request)
+        try:
+            return await loop.run_in_executor(self.pool, self._complete_sync, request, guard, cap)
+        except asyncio.CancelledError:
+            guard.abort()  # the thread's blocked read returns now; its result is dropped
+            raise
+        finally:
+            self.in_flight.discard(guard)
 
-    def _complete_sync(self, request: BackendRequest) -> BackendAnswer:
+    def _complete_sync(self, request: BackendRequest, guard: CallGuard, cap: int) -> BackendAnswer:
         started = time.monotonic()
         try:
-            if request.endpoint == "completions":
-                answer = self._completions(request)
-            else:
-                answer = self._chat(request)
+            with guarding(guard):
+                if request.endpoint == "completions":
+                    answer = self._completions(request, cap)
+                else:
+                    answer = self._chat(request, cap)
         except BackendError:
             raise
         except Exception as exc:  # noqa: BLE001 - every failure is classified, none escapes unlabelled
@@ -244,23 +281,35 @@ class OpenAIBackend:
             body["seed"] = request.seed
         return body
 
-    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    def _post(self, path: str, body: dict[str, Any], cap: int) -> tuple[dict[str, Any] | None, bytes]:
+        """The answer's JSON, or (None, the first ``cap`` bytes) when the body is longer than that."""
         import httpx2  # on use, with the SDK it serves (STYLE 15)
 
-        response = self.client.post(path, body=body, cast_to=httpx2.Response)
-        data = response.json()  # a JSONDecodeError (HTML page, body cut off) is classified transient
+        response = self.client.post(path, body=body, cast_to=httpx2.Response, stream=True)
+        try:
+            raw, cut = read_capped(response, cap)
+        finally:
+            response.close()  # an unread rest closes the connection instead of returning it to the pool
+        if cut:
+            return None, raw
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:  # an HTML page, a body cut off, a 5,000-digit number
+            raise BackendError(f"invalid response body: {type(exc).__name__}", transient=True) from None
         choices = data.get("choices") if isinstance(data, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise BackendError("invalid response body: no choices", transient=True)
-        return data
+        return data, raw
 
-    def _chat(self, request: BackendRequest) -> dict[str, Any]:
+    def _chat(self, request: BackendRequest, cap: int) -> dict[str, Any]:
         body = {**self._body(request), "messages": request.messages}
         if self.logprobs:
             body.update(logprobs=True, top_logprobs=5)
         elif request.logprobs:
             body.update(logprobs=True)
-        data = self._post("/chat/completions", body)
+        data, raw = self._post("/chat/completions", body, cap)
+        if data is None:
+            return self._cut_answer(raw, "content", cap)
         choice = data["choices"][0]
         message = choice.get("message")
         text = message.get("content") if isinstance(message, dict) else None
@@ -274,31 +323,95 @@ class OpenAIBackend:
         content = logprobs.get("content") if isinstance(logprobs, dict) else None
         return self._answer(data, text, choice.get("finish_reason"), content or None)
 
-    def _completions(self, request: BackendRequest) -> dict[str, Any]:
+    def _completions(self, request: BackendRequest, cap: int) -> dict[str, Any]:
         body = {**self._body(request), "prompt": request.messages[-1]["content"]}
-        data = self._post("/completions", body)
+        data, raw = self._post("/completions", body, cap)
+        if data is None:
+            return self._cut_answer(raw, "text", cap)
         choice = data["choices"][0]
         if not isinstance(choice.get("text"), str):
             raise BackendError("invalid response body: no choices", transient=True)
         return self._answer(data, choice["text"], choice.get("finish_reason"), None)
 
-    @staticmethod
-    def _answer(data: dict[str, Any], text: str, finish_reason: str | None, logprobs: Any) -> dict[str, Any]:
+    def _answer(self, data: dict[str, Any], text: str, finish_reason: Any, logprobs: Any) -> dict[str, Any]:
         usage = data.get("usage")
         usage = usage if isinstance(usage, dict) else {}
+        text, note = cut_text(text, self.answer_max_bytes)
         return {
             "text": text,
-            "model": str(data.get("model") or ""),
-            "tokens_prompt": usage.get("prompt_tokens"),
-            "tokens_completion": usage.get("completion_tokens"),
-            "finish_reason": finish_reason,
-            "logprobs": logprobs,
+            "model": str(data.get("model") or "")[:200],
+            "tokens_prompt": token_count(usage.get("prompt_tokens")),
+            "tokens_completion": token_count(usage.get("completion_tokens")),
+            "finish_reason": finish_reason if isinstance(finish_reason, str) else None,
+            "logprobs": logprobs if isinstance(logprobs, list) else None,
+            "note": note,
         }
 
+    def _cut_answer(self, raw: bytes, key: str, cap: int) -> dict[str, Any]:
+        """The answer's text from a body cut at ``cap`` bytes: its ``key`` string, up to the cut."""
+        text = text_before_cut(raw, key)
+        if text is None:
+            raise BackendError(f"the response is longer than {cap} bytes and no answer text starts before that",
+                               transient=False)
+        text, _ = cut_text(text, self.answer_max_bytes)
+        return {"text": text, "model": "", "tokens_prompt": None, "tokens_completion": None, "finish_reason": None,
+                "logprobs": None, "note": f"answer cut at {len(text.encode('utf-8', 'surrogatepass'))} bytes: "
+                                         f"the response was longer than {cap} bytes"}
+
     async def aclose(self) -> None:
-        # In-flight calls end on their own (bounded by the timeout); queued ones are dropped.
+        # Calls still in flight are stopped (their sockets shut down); queued ones are dropped.
+        for guard in list(self.in_flight):
+            guard.abort()
         self.pool.shutdown(wait=False, cancel_futures=True)
         self.client.close()
+
+
+def read_capped(response: httpx2.Response, cap: int) -> tuple[bytes, bool]:
+    """At most ``cap`` bytes of a streamed body, and whether there was more."""
+    parts: list[bytes] = []
+    size = 0
+    for chunk in response.iter_bytes():
+        parts.append(chunk)
+        size += len(chunk)
+        if size > cap:
+            return b"".join(parts)[:cap], True
+    return b"".join(parts), False
+
+
+def cut_text(text: str, max_bytes: int) -> tuple[str, str]:
+    """``text`` cut to ``max_bytes`` bytes of UTF-8 (at a character), and a note when it was cut."""
+    encoded = text.encode("utf-8", "surrogatepass")
+    if len(encoded) <= max_bytes:
+        return text, ""
+    cut = encoded[:max_bytes]
+    kept = ""
+    for trim in range(4):  # a character split by the cut (up to 3 of its bytes kept) is dropped
+        try:
+            kept = cut[: len(cut) - trim].decode("utf-8", "surrogatepass")
+            break
+        except UnicodeDecodeError:
+            continue
+    return kept, f"answer cut at {max_bytes} bytes (LLM_ANSWER_MAX_BYTES): it was {len(encoded)} bytes"
+
+
+# A JSON string value of a key, up to the end of the text if it is cut before the closing quote.
+_STRING_VALUE = r'"{key}"\s*:\s*"((?:[^"\\]|\\.)*)'
+
+
+def text_before_cut(raw: bytes, key: str) -> str | None:
+    """The first string value of ``key`` in a JSON body cut anywhere (None when none starts before the cut)."""
+    body = raw.decode("utf-8", "ignore")
+    match = re.search(_STRING_VALUE.format(key=re.escape(key)), body)
+    if match is None:
+        return None
+    value = match.group(1)
+    # The cut may split an escape ("\\u00" of "\\u00e9"): drop up to five characters until it reads.
+    for trim in range(6):
+        try:
+            return str(json.loads(f'"{value[: len(value) - trim]}"'))
+        except ValueError:
+            continue
+    return None
 
 
 class OpenAICompatibleBackend(OpenAIBackend):

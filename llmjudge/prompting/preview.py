@@ -13,7 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from annotations.guards.placeholders import TemplateError
 from annotations.models import Item, Question, Rater, Study
+from annotations.rendering import PromptTooLarge, prompt_capped
 from llmjudge.engine.conversation import RatingState, RunView
 from llmjudge.kinds import kind_for, planned_rows
 from llmjudge.kinds.common.option_values import without_backend_keys
@@ -43,6 +45,18 @@ class _PlannedRun:
 
 
 def judge_preview(*, study: Study, judge: Judge | None, item: Item, questions: list[Question]) -> Preview:
+    """What ``judge`` is sent for ``item``; a note instead when a prompt is refused (a template that is not
+    plain, or a prompt above MAX_PROMPT_CHARS: issue 23, finding 2), as a run would refuse it."""
+    try:
+        shown = _preview(study=study, judge=judge, item=item, questions=questions)
+        for question, text in shown.prompts:
+            prompt_capped(text, what=f"the prompt for question {question.key!r}")
+    except (PromptTooLarge, TemplateError) as exc:
+        return Preview([], note=f"This judge's prompts are refused: {exc}")
+    return shown
+
+
+def _preview(*, study: Study, judge: Judge | None, item: Item, questions: list[Question]) -> Preview:
     config = JudgeConfig.from_judge(judge) if judge else None
     if config is None or config.kind == "plain":
         config = config or JudgeConfig(judge_id=0, name="", kind="plain", backend="fake", model="")

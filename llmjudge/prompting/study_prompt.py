@@ -84,7 +84,7 @@ def choice_score(study: Study, parsed: ParsedChoice) -> ParsedScore:
     rather than being counted as A or B.
     """
     if parsed.status != OK:
-        return ParsedScore(None, parsed.status, parsed.rationale)
+        return ParsedScore(None, parsed.status, parsed.rationale, reason=parsed.reason)
     score = study.pairwise_score(parsed.choice)
     if score is None:
         return ParsedScore(None, UNPARSEABLE, f"{parsed.rationale}\n[{parsed.choice}: not a choice this study offers]")

@@ -11,12 +11,16 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import redis
+from django.db import InterfaceError, OperationalError
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from annotations.guards.placeholders import TemplateError
 from annotations.models import Item, Question
 from annotations.rendering import PromptTooLarge
 from llmjudge.engine.conversation import Conversation, RatingState
+from llmjudge.engine.runner import storable
 from llmjudge.kinds import kind_for, prepare_steps
 from llmjudge.models import JudgeRun, LLMRating
 from llmjudge.runs.config import JudgeConfig
@@ -67,7 +71,7 @@ def judge_run_finish_if_done(*, run_id: int) -> bool:
 def judge_run_fail(*, run_id: int, error: str) -> None:
     """A fatal backend error (bad key, unknown model): stop the run, keep unanswered rows pending."""
     JudgeRun.objects.filter(pk=run_id, status__in=ACTIVE).update(
-        status=JudgeRun.Status.FAILED, error=error[:2000], finished_at=timezone.now()
+        status=JudgeRun.Status.FAILED, error=storable(error)[0][:2000], finished_at=timezone.now()
     )
     judge_run_update_counters(run_id=run_id)
 
@@ -123,12 +127,37 @@ def _conversations(
 
 
 
+# What may come back by itself (the database or Redis restarting): the chunk is run again
+# (llmjudge/tasks.py), not failed.
+INFRA_ERRORS: tuple[type[BaseException], ...] = (
+    OperationalError, InterfaceError, redis.ConnectionError, redis.TimeoutError,
+)
+
+
 def run_chunk(
     *, run_id: int, rating_ids: list[int] | None, on_progress: Callable[[], None] | None = None
 ) -> ChunkSummary:
-    """Ask the still-pending ratings among ``rating_ids`` (None: all the run's) and store each answer once."""
-    with old_objects_frozen():
-        return _run_chunk(run_id, rating_ids, on_progress)
+    """Ask the still-pending ratings among ``rating_ids`` (None: all the run's) and store each answer once.
+
+    Anything unexpected (a bug, an answer nothing foresaw) fails the run visibly, its reason on the run
+    page: a run never stays "running" with no worker on it. What was stored stays; a resume asks the rest.
+    """
+    try:
+        with old_objects_frozen():
+            return _run_chunk(run_id, rating_ids, on_progress)
+    except INFRA_ERRORS:
+        raise
+    except (PromptTooLarge, TemplateError) as exc:
+        # What the judge would send is refused (above MAX_PROMPT_CHARS, or a template that is not plain): stop,
+        # store no prompt, say why.
+        logger.warning("judge run %s failed: %s", run_id, exc)
+        judge_run_fail(run_id=run_id, error=str(exc))
+        return ChunkSummary(asked=0, written=0, calls=0, fatal=str(exc))
+    except Exception as exc:  # noqa: BLE001 - reported on the run, not lost in a worker's log
+        logger.exception("judge run %s: the chunk failed", run_id)
+        error = f"a chunk failed: {type(exc).__name__}: {exc}"[:500]
+        judge_run_fail(run_id=run_id, error=error)
+        return ChunkSummary(asked=0, written=0, calls=0, fatal=error)
 
 
 def _run_chunk(run_id: int, rating_ids: list[int] | None, on_progress: Callable[[], None] | None) -> ChunkSummary:

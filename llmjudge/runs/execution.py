@@ -9,7 +9,9 @@ batch of answers is one short statement.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
+import logging
 import threading
 import time
 from collections import deque
@@ -18,14 +20,21 @@ from contextlib import contextmanager
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import DatabaseError, InterfaceError, OperationalError
 
+from annotations.rendering import prompt_capped
+from llmjudge.backends.endpoint_rules import KeyHolder
 from llmjudge.backends.registry import BackendConfig, backend_for
 from llmjudge.engine.conversation import Conversation
 from llmjudge.engine.limits import Limiter, LocalLimiter, RedisLimiter
 from llmjudge.engine.runner import CallSettings, EngineOutcome, EngineSettings, TurnResult, run_conversations
-from llmjudge.models import JudgeRun
+from llmjudge.models import Judge, JudgeRun
 from llmjudge.runs.config import JudgeConfig
 from llmjudge.runs.rating_sql import write_results
+
+logger = logging.getLogger(__name__)
+_INFRA_ERRORS = (OperationalError, InterfaceError)
 
 # How often a running chunk looks at its run's status (pause and cancel take effect within this).
 _STATUS_POLL_SECONDS = 1.0
@@ -75,16 +84,22 @@ def _call_settings(config: JudgeConfig) -> CallSettings:
     )
 
 
-def _engine_settings() -> EngineSettings:
+def _engine_settings(run: JudgeRun) -> EngineSettings:
     return EngineSettings(
         max_attempts=settings.LLM_MAX_ATTEMPTS,
         refusal_retries=settings.LLM_REFUSAL_RETRIES,
         backoff_base=settings.LLM_BACKOFF_BASE,
         backoff_cap=settings.LLM_BACKOFF_CAP,
+        call_timeout=float(settings.LLM_TIMEOUT),
+        parse_max_chars=settings.LLM_PARSE_MAX_CHARS,
+        run_id=run.pk,
     )
 
 
 def _backend_config(config: JudgeConfig) -> BackendConfig:
+    # The key is the judge owner's to spend, whoever runs it (a shared judge): their grants are checked again.
+    owner = Judge.objects.filter(pk=config.judge_id).values_list("owner", flat=True).first()
+    holder = KeyHolder.of(get_user_model().objects.filter(pk=owner).first() if owner else None)
     return BackendConfig(
         backend=config.backend,
         model=config.model,
@@ -93,7 +108,57 @@ def _backend_config(config: JudgeConfig) -> BackendConfig:
         timeout=float(settings.LLM_TIMEOUT),
         concurrency=config.concurrency,
         options=config.options,
+        answer_max_bytes=settings.LLM_ANSWER_MAX_BYTES,
+        key_holder=holder,
     )
+
+
+def _unstorable(result: TurnResult, exc: BaseException) -> TurnResult:
+    """What is stored for an answer the database refused: an error naming why, its history reduced to that
+    (the refused value may be anywhere in it), so the row is answered and a resume does not pay for it again."""
+    message = f"could not store the answer: {type(exc).__name__}"
+    return dataclasses.replace(
+        result, status="error", score=None, rationale=message, raw="", reason="storage error",
+        history=[{"attempt": result.attempts, "error": message, "transient": False}],
+    )
+
+
+def write_batch(write: Callable[[list[TurnResult]], int], batch: list[TurnResult], *, run_id: int) -> int:
+    """One statement for the batch; when the database refuses it, row by row, so one bad row cannot lose the
+    others (issue 23: one answer in six with a NUL lost all twelve). A row refused alone is stored as an error.
+
+    A lost connection is not a bad row: it is raised, for the chunk's retry (llmjudge/tasks.py).
+    """
+    try:
+        return write(batch)
+    except _INFRA_ERRORS:
+        raise
+    except (DatabaseError, ValueError, TypeError) as exc:
+        logger.warning("run %s: a batch of %d answers could not be stored (%s: %s); storing them one by one",
+                       run_id, len(batch), type(exc).__name__, str(exc)[:200])
+    written = 0
+    for result in batch:
+        try:
+            written += write([result])
+        except _INFRA_ERRORS:
+            raise
+        except (DatabaseError, ValueError, TypeError) as exc:
+            logger.warning("run %s rating %s: the answer could not be stored (%s: %s); stored as an error",
+                           run_id, result.rating_id, type(exc).__name__, str(exc)[:200])
+            written += write([_unstorable(result, exc)])
+    return written
+
+
+def check_prompt_sizes(conversations: list[Conversation]) -> None:
+    """MAX_PROMPT_CHARS on what each kind built around the study's prompt (a rubric, a persona's examples, a
+    panel's roles), before anything is sent or stored: PromptTooLarge names the row."""
+    for conversation in conversations:
+        if conversation.system:
+            prompt_capped(conversation.system, what="the judge's system prompt")
+        for turn in conversation.turns:
+            if turn.answer is None:
+                for text in (turn.prompt, turn.user_text):
+                    prompt_capped(text, what=f"the prompt of row {turn.rating_id}")
 
 
 def execute_conversations(
@@ -108,6 +173,7 @@ def execute_conversations(
     Every second the run's status is read: once it is no longer running (paused, cancelled, failed),
     the engine starts no new call. Ratings use ``rating_sql.write_results``; preparation calls their own writer.
     """
+    check_prompt_sizes(conversations)
     # The engine appends (deque.append is atomic) and the writer takes whatever is there every
     # _WRITE_WINDOW_SECONDS: no thread wake-up per result (measured: the per-result queue hand-over
     # cost more CPU than the write itself at 300 calls per second).
@@ -116,7 +182,7 @@ def execute_conversations(
     stop = threading.Event()
     box: dict[str, Any] = {}
     call = _call_settings(config)
-    engine_settings = _engine_settings()
+    engine_settings = _engine_settings(run)
     backend_config = _backend_config(config)
 
     def engine() -> None:
@@ -149,7 +215,7 @@ def execute_conversations(
             # What is there now, in batches; what arrives meanwhile waits for the next window.
             ready = [results.popleft() for _ in range(len(results))]
             for start in range(0, len(ready), _WRITE_BATCH):
-                written += write(ready[start : start + _WRITE_BATCH])
+                written += write_batch(write, ready[start : start + _WRITE_BATCH], run_id=run.pk)
             if done:
                 break
             if time.monotonic() >= next_poll:

@@ -10,12 +10,17 @@ from llmjudge.models import Judge, JudgeRun, LLMRating
 
 
 def imported_run_get_or_create(*, study: Study, pool: str) -> JudgeRun:
-    """The run holding pool `pool` of `study`: a judge with backend "imported" and one finished run."""
+    """The run holding pool `pool` of `study`: a judge with backend "imported" and one finished run.
+
+    The pool's judge belongs to the study's owner, and names are unique per owner: one researcher's pool
+    can neither take nor reveal another researcher's judge names (issue 23, finding 8).
+    """
     judge, _ = Judge.objects.get_or_create(
-        name=pool, defaults={"backend": Judge.Backend.IMPORTED, "model": pool, "samples": 1}
+        owner=study.owner, name=pool, defaults={"backend": Judge.Backend.IMPORTED, "model": pool, "samples": 1}
     )
     if judge.backend != Judge.Backend.IMPORTED:
-        raise ImportFileError(f"pool {pool!r} is the name of a live judge; rename the pool to import it")
+        raise ImportFileError(f"pool {pool!r} is the name of one of the study owner's live judges; rename the pool "
+                              "to import it")
     run = JudgeRun.objects.filter(study=study, judge=judge).order_by("id").first()
     if run is None:
         now = timezone.now()

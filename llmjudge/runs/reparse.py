@@ -20,11 +20,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotations.models import Question, Study
+from llmjudge.engine.runner import parse_answer
 from llmjudge.kinds import kind_for
 from llmjudge.models import JudgeRun, LLMRating
 from llmjudge.parsing import PARSER_VERSION, ParsedScore
@@ -113,11 +115,12 @@ def _reparse_run(
     restamped: list[LLMRating] = []
     for rating in ratings.iterator(chunk_size=2000):
         report.n_read += 1
-        parsed = parse(rating.question)(rating.raw)
+        parsed = parse_answer(parse(rating.question), rating.raw, max_chars=settings.LLM_PARSE_MAX_CHARS,
+                              where=f"run {rating.run_id} rating {rating.pk} (reparse)")
         if rating.swapped:  # a position-bias sample: its choice is stored in the original orientation
             parsed = map_choice_back(parsed)
         version = current_version(rating.template_version)
-        if parsed.status == rating.status and parsed.score == rating.score:
+        if parsed.status == rating.status and parsed.score == rating.score and parsed.reason == rating.reason:
             if version != rating.template_version:
                 rating.template_version, rating.updated_at = version, now
                 restamped.append(rating)
@@ -132,9 +135,10 @@ def _reparse_run(
                                  "rationale": rating.rationale, "version": rating.template_version}
         rating.history = [*(rating.history or []), entry]
         rating.status, rating.score, rating.rationale = parsed.status, parsed.score, parsed.rationale
+        rating.reason = parsed.reason
         rating.template_version, rating.updated_at = version, now
         changed.append(rating)
-    LLMRating.objects.bulk_update(changed, ["status", "score", "rationale", "history", "template_version",
+    LLMRating.objects.bulk_update(changed, ["status", "score", "rationale", "reason", "history", "template_version",
                                            "updated_at"],
                                   batch_size=500)
     LLMRating.objects.bulk_update(restamped, ["template_version", "updated_at"], batch_size=500)

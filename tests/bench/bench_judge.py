@@ -35,6 +35,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalhub.settings")
+# The benchmark's server listens on a free loopback port, which the default (vLLM's port only) refuses; the
+# Celery workers it starts inherit this.
+os.environ.setdefault("JUDGE_BASE_URL_HOSTS", "localhost,127.0.0.1,::1,vllm")
 
 import django  # noqa: E402
 

@@ -22,8 +22,9 @@ def _field(html: str, name: str) -> str:
 
 
 def test_a_judge_created_from_the_form_is_the_researchers_and_stores_only_the_variable_name(
-    owner_client, researcher, story_study
+    owner_client, researcher, story_study, settings
 ):
+    settings.JUDGE_KEY_VARIABLES = ["OPENAI_API_KEY=user:owner"]  # the operator grants the key to this researcher
     response = owner_client.post(reverse("llmjudge:judge_new", args=["story"]), {
         "name": "gpt", "kind": "plain", "backend": "openai", "model": "gpt-4o-mini", "api_key_env": "OPENAI_API_KEY",
     })

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import Permission, User
 from django.test import Client
+from django.utils import timezone
 
-from annotations.models import HumanRating, Item, Rater, Study
+from annotations.models import Assignment, HumanRating, Item, Rater, Study
 from annotations.studies import study_create_from_template
 from llmjudge.models import Judge, JudgeRun, LLMRating
 
@@ -25,6 +26,9 @@ JUDGE_MODEL = "judge-model-secret-q7"
 OTHER_TITLE = "other-title-secret-q7"
 OTHER_SLUG = "other-study"
 OTHER_JUDGE = "other-judge-secret-q7"
+# Completion codes of a finished rater in each study (codes are what a rater shows to get paid).
+COMPLETION_CODE = "CODE7Q7B"
+OTHER_COMPLETION_CODE = "CODE7Q7O"
 
 PERSONAS = ("anonymous", "rater_a", "rater_b", "owner", "other", "staff", "staffer", "viewer")
 # staffer: staff, not a superuser, with every add/change/delete/view permission of the apps' models: a
@@ -48,6 +52,15 @@ class World:
     staffer: User
     viewer: User
 
+    def credentials(self) -> dict[str, str]:
+        """Every string that lets its holder rate or claim payment, in both studies: rater tokens, open-link
+        tokens, completion codes (what a read-only viewer must never see)."""
+        found = {f"token of rater {r.pk}": r.token for r in Rater.objects.all()}
+        found.update({f"open token of {s.slug}": s.open_token for s in Study.objects.all()})
+        found.update({f"completion code of rater {a.rater_id}": a.completion_code
+                      for a in Assignment.objects.exclude(completion_code="")})
+        return found
+
     def client(self, persona: str, **kwargs: object) -> Client:
         """Raters have no account: their link is their credential, so their client is anonymous."""
         client = Client(**kwargs)
@@ -70,6 +83,8 @@ def build_world(*, owner: User, other: User) -> World:
     ]
     rater_a = Rater.objects.create(study=study, external_id="rater-a")
     rater_b = Rater.objects.create(study=study, external_id="rater-b")
+    Assignment.objects.create(rater=rater_b, item_order=[i.pk for i in items], position=len(items),
+                              completion_code=COMPLETION_CODE, completed_at=timezone.now())
     for item in items:
         for question in study.questions.all():
             HumanRating.objects.create(rater=rater_b, item=item, question=question, score=4, comment=B_COMMENT)
@@ -81,9 +96,13 @@ def build_world(*, owner: User, other: User) -> World:
             LLMRating.objects.create(run=run, item=item, question=question, sample=0, status=LLMRating.Status.OK,
                                      score=4, raw=LLM_RAW, rationale=LLM_RATIONALE, model=JUDGE_MODEL)
     other_study = study_create_from_template(slug=OTHER_SLUG, template="story-likert", owner=other)
-    Study.objects.filter(pk=other_study.pk).update(title=OTHER_TITLE)
+    Study.objects.filter(pk=other_study.pk).update(title=OTHER_TITLE, open_link_enabled=True)
     other_study.refresh_from_db()
-    Item.objects.create(study=other_study, external_id="o1", group="human", fields={"story": "s", "prompt": "p"})
+    other_item = Item.objects.create(study=other_study, external_id="o1", group="human",
+                                     fields={"story": "s", "prompt": "p"})
+    other_rater = Rater.objects.create(study=other_study, external_id="other-rater")
+    Assignment.objects.create(rater=other_rater, item_order=[other_item.pk], position=1,
+                              completion_code=OTHER_COMPLETION_CODE, completed_at=timezone.now())
     other_judge = Judge.objects.create(name=OTHER_JUDGE, backend=Judge.Backend.FAKE, model="m", owner=other)
     other_run = JudgeRun.objects.create(study=other_study, judge=other_judge, status=JudgeRun.Status.DONE)
     staff = User.objects.create_superuser(username="staff", password="pw-staff-123", email="")

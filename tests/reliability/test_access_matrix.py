@@ -25,12 +25,14 @@ from evalhub.imports.meta_study import meta_study_create
 from llmjudge.models import JudgeRun
 from tests.reliability.access import (
     B_COMMENT,
+    COMPLETION_CODE,
     EXTERNAL_IDS,
     GROUPS,
     JUDGE_MODEL,
     JUDGE_NAME,
     LLM_RATIONALE,
     LLM_RAW,
+    OTHER_COMPLETION_CODE,
     OTHER_JUDGE,
     OTHER_SLUG,
     OTHER_TITLE,
@@ -445,3 +447,97 @@ def test_api_token_authentication_is_exempt_from_csrf_by_design(world):
 
 def test_reverse_names_used_by_templates_still_resolve():
     assert reverse("login") == "/accounts/login/" and reverse("admin:login") == "/admin/login/"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Read-only means no credential (issue 23, finding 1): a viewer walks everything it reaches
+
+
+_LINK = re.compile(r'(?:href|action|src)="(/[^"#]*)"')
+_NOT_WALKED = ("/static/", "/r/", "/s/", "/accounts/logout/", "/admin/logout/", "/admin/r/")
+WALK_LIMIT = 4000
+
+
+def _walk(client: Client, seeds: list[str], secrets: dict[str, str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """GET every same-site link reachable from ``seeds`` (pages, admin lists and change pages, filters, exports,
+    JSON), breadth first; returns the URLs read and the (URL, secret name) of every credential found."""
+    from collections import deque
+    from html import unescape
+
+    queue, seen, leaks = deque(seeds), set(), []
+    while queue and len(seen) < WALK_LIMIT:
+        url = queue.popleft()
+        if url in seen or url.startswith(_NOT_WALKED) or "_changelist_filters" in url:
+            continue
+        seen.add(url)
+        response = client.get(url)
+        body = _body(response)
+        leaks += [(url, name) for name, secret in secrets.items() if secret in body]
+        if "text/html" in response.get("Content-Type", ""):
+            queue.extend(unescape(link) for link in _LINK.findall(body))
+    return sorted(seen), leaks
+
+
+def _seeds(w: World) -> list[str]:
+    """Every GET row of the matrix, for both studies, and the API's and the exports' routes."""
+    urls = ["/", "/llm/", "/admin/", "/new-study/", "/api/studies/", f"/api/runs/{w.run.pk}/",
+            f"/api/runs/{w.other_run.pk}/", f"/llm/runs/{w.other_run.pk}/"]
+    for slug in (w.study.slug, OTHER_SLUG):
+        urls += [f"/api/studies/{slug}/{path}" for path in ("", "runs/", "analysis/", "ratings.csv")]
+        urls += [f"/studies/{slug}/{path}" for path in ("", "home/", "raters/", "analysis.json", "export/ratings.csv",
+                                                        "export/all.csv")]
+        urls += [f"/llm/studies/{slug}/{path}" for path in ("", "preview/", "judges/new/")]
+    urls += [row.url(w) for route, row in MATRIX.items() if row.method == "GET" and "<" in route]
+    return urls
+
+
+def test_a_read_only_viewer_finds_no_rater_token_open_token_or_completion_code_anywhere(world):
+    secrets = world.credentials()
+    assert len(secrets) == 3 + 2 + 2  # three raters, two open links, two completion codes
+    seen, leaks = _walk(world.client("viewer"), _seeds(world), secrets)
+    print(f"viewer walk: {len(seen)} URLs read, {len(leaks)} credentials found")
+
+    assert not leaks, f"credentials shown to a read-only viewer: {leaks[:10]}"
+    # The walk read what holds credentials for an owner: the raters pages, the homes, every admin list of
+    # study data and the change page of each row, the exports and the API.
+    for must in ("/studies/story/raters/", f"/studies/{OTHER_SLUG}/raters/", "/studies/story/home/",
+                 "/admin/annotations/rater/", "/admin/annotations/assignment/", "/admin/annotations/study/",
+                 f"/admin/annotations/study/{world.other_study.pk}/change/",
+                 f"/admin/annotations/rater/{world.rater_a.pk}/change/",
+                 f"/admin/annotations/assignment/{world.rater_b.assignment.pk}/change/",
+                 "/studies/story/export/ratings.csv", "/api/studies/story/"):
+        assert must in seen, f"the walk never reached {must}"
+    assert any(url.startswith("/studies/story/export/") and url.endswith(".csv") and "ratings" not in url
+               for url in seen)
+    assert len(seen) > 150
+
+
+def test_the_owner_and_a_superuser_still_see_their_links_and_codes(world):
+    raters_page = world.client("owner").get("/studies/story/raters/").content.decode()
+    assert world.rater_a.token in raters_page and world.study.open_token in raters_page
+    home = world.client("owner").get("/studies/story/home/").content.decode()
+    assert world.study.open_token in home
+    staff = world.client("staff")
+    assert world.rater_a.token in staff.get("/studies/story/raters/").content.decode()
+    codes = staff.get("/admin/annotations/assignment/").content.decode()
+    assert COMPLETION_CODE in codes and OTHER_COMPLETION_CODE in codes
+    viewer_codes = world.client("viewer").get("/admin/annotations/assignment/").content.decode()
+    assert "other-rater" in viewer_codes and OTHER_COMPLETION_CODE not in viewer_codes
+
+
+@pytest.mark.parametrize("persona", ["viewer", "staff"])
+@pytest.mark.parametrize("query", [
+    "annotations/rater/?token__startswith=a", "annotations/rater/?token=x", "annotations/study/?open_token__gt=a",
+    "annotations/assignment/?completion_code__startswith=C", "annotations/assignment/?rater__token__startswith=a",
+    "annotations/humanrating/?rater__token__startswith=a", "annotations/item/?study__open_token__startswith=a",
+])
+def test_the_admin_refuses_lookups_on_credentials_for_everyone(world, persona, query):
+    # The attack: token__startswith= answered yes or no; a 32-character token came out in 1,037 requests.
+    response = world.client(persona).get(f"/admin/{query}")
+    assert response.status_code == 400
+
+
+def test_the_admin_searches_no_credential(world):
+    viewer = world.client("viewer")
+    found = viewer.get("/admin/annotations/assignment/", {"q": OTHER_COMPLETION_CODE}).content.decode()
+    assert "0 assignments" in found or "0 results" in found

@@ -173,6 +173,7 @@ SECRET = "sk-evalhub-secret-key-q7-0123456789abcdef"
 
 def test_an_api_key_is_never_stored_shown_exported_or_logged(world, monkeypatch, settings, caplog, capsys):
     settings.LLM_BACKOFF_BASE, settings.LLM_BACKOFF_CAP, settings.LLM_TIMEOUT = 0.02, 0.2, 2
+    settings.JUDGE_KEY_VARIABLES = ["EVALHUB_JUDGE_KEY_*=user:owner"]  # granted to the judge's owner
     monkeypatch.setenv("EVALHUB_JUDGE_KEY_TEST_Q7", SECRET)
     caplog.set_level(logging.DEBUG)
     for name in ("openai", "httpx", "httpcore", "llmjudge", "celery"):

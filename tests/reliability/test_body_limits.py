@@ -86,3 +86,35 @@ def test_a_live_server_answers_413_without_waiting_for_the_body(live_server, rat
     assert b"above the limit" in response.read()
     assert time.monotonic() - started < 5
     connection.close()
+
+
+# --- issue 23, finding 6: the larger limit goes by identity, not by a header ---------------------------------
+
+# Above the anonymous limit and within the default import limit (200 MB), where the header alone lifted the limit.
+ATTACK = 150 * 1024 * 1024
+
+
+@pytest.mark.parametrize("header", ["x", "Token x", "Bearer " + "a" * 40, "Token " + "0" * 40, "Token " + "G" * 40])
+def test_an_authorization_header_alone_does_not_lift_the_anonymous_limit(client, db, header):
+    # The attack: an anonymous POST to /accounts/login/ with "Authorization: x" uploaded 209 MB (a view that
+    # reads the body fails this test: _Unreadable).
+    assert _post(client, reverse("login"), ATTACK, HTTP_AUTHORIZATION=header).status_code == 413
+    assert _post(client, "/api/studies/", ATTACK, HTTP_AUTHORIZATION=header).status_code == 413
+
+
+def test_a_valid_api_token_gets_the_import_limit_on_api_paths_only(client, researcher, story_study, settings):
+    from rest_framework.authtoken.models import Token
+
+    settings.IMPORT_MAX_BYTES = 2 * 1024 * 1024
+    key = Token.objects.create(user=researcher).key
+    items = f"/api/studies/{story_study.slug}/items/"
+    # 1 MB, above the anonymous limit and within the import limit: read and answered by the API itself.
+    body = client.generic("POST", items, data=b"x" * (1024 * 1024), content_type="application/octet-stream",
+                          HTTP_AUTHORIZATION=f"Token {key}")
+    assert body.status_code not in (401, 413)
+    assert _post(client, items, settings.IMPORT_MAX_BYTES + 2 * 1024 * 1024,
+                 HTTP_AUTHORIZATION=f"Token {key}").status_code == 413
+    assert _post(client, reverse("login"), ATTACK, HTTP_AUTHORIZATION=f"Token {key}").status_code == 413
+    researcher.is_active = False
+    researcher.save()
+    assert _post(client, items, 1024 * 1024, HTTP_AUTHORIZATION=f"Token {key}").status_code == 413

@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from annotations.guards.placeholders import plain_placeholders
 from llmjudge.kinds.common.templates import as_mapping, fill, load_json, load_text
 from llmjudge.parsing import ParsedChoice, ParsedScore, parse_pairwise, parse_score
 
@@ -147,10 +148,16 @@ class ItemMapping:
                 if not isinstance(value, str):
                     raise ValueError(f"rubric judge option {key!r} must be a text")
                 values[key] = value
+        for key in ("instruction", "response"):
+            # The study template's check: plain {name} placeholders only (issue 23, finding 2).
+            plain_placeholders(values.get(key, getattr(cls, key)), f"rubric judge option {key!r}")
         return cls(**values)
 
     def apply(self, fields: Mapping[str, str]) -> tuple[str, str, str | None]:
         """(instruction, response, reference answer or None) for one item."""
+        # Again here (cached): a judge saved before the check, or whose options were written into the table.
+        plain_placeholders(self.instruction, "rubric judge option 'instruction'")
+        plain_placeholders(self.response, "rubric judge option 'response'")
         try:
             instruction = self.instruction.format_map(fields)
             response = self.response.format_map(fields)

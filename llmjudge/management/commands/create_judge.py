@@ -46,8 +46,10 @@ class Command(BaseCommand):
                             help="do nothing if a judge of that name exists (deployment presets)")
 
     def handle(self, *args: Any, **o: Any) -> None:
-        if o["if_missing"] and Judge.objects.filter(name=o["name"]).exists():
-            self.stdout.write(f"judge {o['name']!r} exists; left as it is")
+        owner = self._owner(o["owner"])
+        # Judge names are unique per owner: "exists" means among the owner's judges.
+        if o["if_missing"] and Judge.objects.filter(owner=owner, name=o["name"]).exists():
+            self.stdout.write(f"judge {o['name']!r} of {owner.get_username()} exists; left as it is")
             return
         options: dict[str, Any] = {"endpoint": o["endpoint"]} if o["endpoint"] != "chat" else {}
         for pair in o["option"]:
@@ -60,7 +62,6 @@ class Command(BaseCommand):
                 options[key] = value
         if o["profile_size"] is not None:
             options["profile_size"] = o["profile_size"]
-        owner = self._owner(o["owner"])
         try:
             judge = judge_create(
                 name=o["name"], owner=owner, shared=o["shared"], backend=o["backend"], base_url=o["base_url"],

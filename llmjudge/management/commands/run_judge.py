@@ -6,10 +6,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotations.management.lookups import owner_or_error
 from annotations.models import Study
 from llmjudge.models import Judge, JudgeRun
 from llmjudge.runs import lifecycle as judging
-from llmjudge.selectors import RunProgress, run_progress
+from llmjudge.selectors import AmbiguousJudgeName, RunProgress, judge_named, run_progress
 
 _FINAL = (JudgeRun.Status.DONE, JudgeRun.Status.CANCELLED, JudgeRun.Status.FAILED, JudgeRun.Status.PAUSED)
 
@@ -59,16 +60,32 @@ class Command(BaseCommand):
         parser.add_argument("--swap-share", type=float, metavar="SHARE",
                             help="pairwise studies: re-ask this share (0-1) of the items with A and B swapped, "
                                  "to measure position bias (docs/judges.md)")
+        parser.add_argument("--owner", metavar="USERNAME",
+                            help="whose judge JUDGE is (names are unique per owner); default: the study owner's "
+                                 "judge of that name, else the only judge of that name")
         parser.add_argument("--ablation", action="store_true",
                             help="persona judge: one run per CINEMETRIC method on the same split (tables 1-2)")
+
+    @staticmethod
+    def _judge(name: str, study: Study, username: str | None) -> Judge:
+        """Judge names are unique per owner: ``--owner``'s judge, else the study owner's, else the one judge of
+        that name (an operator's command may run any judge; several owners' judges of that name need --owner)."""
+        owner = owner_or_error(username)
+        judges = Judge.objects.filter(owner=owner) if owner is not None else Judge.objects.all()
+        try:
+            judge = judge_named(judges=judges, name=name, owner=owner or study.owner)
+        except AmbiguousJudgeName as exc:
+            raise CommandError(f"{exc} with --owner") from None
+        if judge is None:
+            whose = f" of {username}" if owner is not None else ""
+            raise CommandError(f"no judge {name!r}{whose} (create one with create_judge)")
+        return judge
 
     def handle(self, *args: Any, **o: Any) -> None:
         study = Study.objects.filter(slug=o["study"]).first()
         if study is None:
             raise CommandError(f"no study {o['study']!r}")
-        judge = Judge.objects.filter(name=o["judge"]).first()
-        if judge is None:
-            raise CommandError(f"no judge {o['judge']!r} (create one with create_judge)")
+        judge = self._judge(o["judge"], study, o["owner"])
         inline = o["inline"] or (o["wait"] and not llm_worker_available())
         overrides = {k: o[k] for k in ("temperature", "variant", "swap_share") if o[k] is not None}
         try:

@@ -199,12 +199,12 @@ def test_two_ids_of_one_item_and_question_are_a_duplicate(tmp_path, researcher):
 
 
 def test_a_failure_while_writing_rolls_back_the_created_study_and_everything_else(tmp_path, make_judge_named_gpt4o):
-    # The LLM pool's name is a live judge's: refused by the pool writer, after the study, items and
-    # human ratings were written in the same transaction.
+    # The LLM pool's name is a live judge's of the study's owner (names are unique per owner): refused by the
+    # pool writer, after the study, items and human ratings were written in the same transaction.
     before = counts()
-    with pytest.raises(CommandError, match="pool 'gpt-4o' is the name of a live judge"):
+    with pytest.raises(CommandError, match="pool 'gpt-4o' is the name of one of the study owner's live judges"):
         run("aspects", write(tmp_path, "h.json", HUMANS), write(tmp_path, "l.json", LLMS), "--create",
-            "--questions", "auto")
+            "--questions", "auto", "--owner", "owner")
     assert counts() == before
 
 

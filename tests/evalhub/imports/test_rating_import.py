@@ -88,7 +88,8 @@ def test_bad_rating_files_are_refused_with_the_line_and_change_nothing(story_stu
 
 
 def test_an_llm_pool_may_not_take_the_name_of_a_live_judge(story_study, tmp_path):
-    Judge.objects.create(name="gpt4", backend=Judge.Backend.OPENAI, model="gpt-4")
-    with pytest.raises(CommandError, match="name of a live judge"):
+    # Names are unique per owner (issue 23): the study owner's live judge.
+    Judge.objects.create(name="gpt4", backend=Judge.Backend.OPENAI, model="gpt-4", owner=story_study.owner)
+    with pytest.raises(CommandError, match="name of one of the study owner's live judges"):
         call_command("import_ratings", "story", str(write(tmp_path, "r.csv", RATINGS_HEADER + "s1,human,cohesiveness,gpt4,0,3,\n")))
     assert (Item.objects.count(), LLMRating.objects.count(), JudgeRun.objects.count()) == (0, 0, 0)

@@ -201,7 +201,8 @@ def test_a_fatal_error_fails_the_run_after_one_call_and_leaves_ratings_pending(s
 
 
 def test_a_missing_api_key_fails_the_run_and_no_key_is_ever_stored(story_with_items, make_judge, openai_server,
-                                                                   monkeypatch):
+                                                                   monkeypatch, settings):
+    settings.JUDGE_KEY_VARIABLES = ["EVALHUB_JUDGE_KEY_TEST=user:owner"]  # the operator grants it to the owner
     judge = make_judge("keyed", backend="openai", base_url=f"{openai_server.url}/v1", model="gpt-4o-mini",
                        api_key_env="EVALHUB_JUDGE_KEY_TEST")
     monkeypatch.delenv("EVALHUB_JUDGE_KEY_TEST", raising=False)
@@ -384,7 +385,8 @@ def test_run_judge_refuses_unknown_names(story_with_items):
         call_command("run_judge", "nope", "nobody")
 
 
-def test_create_judge_stores_the_settings_and_only_the_keys_variable_name(capsys, researcher):
+def test_create_judge_stores_the_settings_and_only_the_keys_variable_name(capsys, researcher, settings):
+    settings.JUDGE_KEY_VARIABLES = ["OPENAI_API_KEY=user:owner"]  # the operator grants the key to the owner
     call_command("create_judge", "gpt", "--backend", "openai", "--model", "gpt-3.5-turbo", "--samples", "3",
                  "--temperature", "0.7", "--top-p", "0.9", "--variant", "persona", "--mode", "chat",
                  "--concurrency", "16", "--rpm", "500", "--api-key-env", "OPENAI_API_KEY", "--owner", "owner")
