@@ -1,5 +1,5 @@
 """The shape of the blind answer tables (judge_answers_2026.jsonl, judge_answers_heldout.jsonl,
-prometheus_eval_cases.jsonl).
+judge_answers_final.jsonl, prometheus_eval_cases.jsonl).
 
 Only the tables' own consistency is checked here; what the parser reads is tested elsewhere against them.
 The parser is deliberately not imported: the tables were written without looking at it (STYLE.md rule 16).
@@ -17,6 +17,8 @@ import pytest
 HERE = Path(__file__).resolve().parent
 ANSWERS = HERE / "judge_answers_2026.jsonl"
 HELDOUT = HERE / "judge_answers_heldout.jsonl"
+# The final held-out table: no parser revision is fitted to it, it only measures.
+FINAL = HERE / "judge_answers_final.jsonl"
 PROMETHEUS = HERE / "prometheus_eval_cases.jsonl"
 
 STATUSES = {"ok", "refused", "unparseable"}
@@ -53,6 +55,7 @@ class Table:
 TABLES = {
     "2026": Table(ANSWERS, STYLES, min_per_style=15, min_answers=420),
     "heldout": Table(HELDOUT, HELDOUT_STYLES, min_per_style=10, min_answers=300),
+    "final": Table(FINAL, HELDOUT_STYLES, min_per_style=8, min_answers=250),
 }
 
 
@@ -181,8 +184,9 @@ def test_every_status_and_reason_occurs(table: tuple[Table, list[dict[str, Any]]
     assert {row["reason"] for row in answers} - {""} == REASONS
 
 
-def test_the_heldout_table_has_its_long_answers() -> None:
-    sizes = [len(row["text"].encode("utf-8")) for row in _load(HELDOUT) if row["style"] == LONG_STYLE]
+@pytest.mark.parametrize("path", [HELDOUT, FINAL], ids=lambda path: path.stem)
+def test_the_heldout_tables_have_their_long_answers(path: Path) -> None:
+    sizes = [len(row["text"].encode("utf-8")) for row in _load(path) if row["style"] == LONG_STYLE]
     low, high = LONG_BYTES
     assert sum(low <= size <= high for size in sizes) >= MIN_LONG, sizes
 
@@ -191,6 +195,12 @@ def test_the_heldout_table_shares_no_answer_with_the_table_the_parser_was_fitted
     # A held-out answer seen before measures nothing: every text must be new, not merely its options.
     fitted = {row["text"] for row in _load(ANSWERS)}
     assert [_where(row) for row in _load(HELDOUT) if row["text"] in fitted] == []
+
+
+def test_the_final_table_shares_no_answer_with_the_tables_the_parser_revisions_were_fitted_to() -> None:
+    # Both earlier tables have been fitted to by now, so a final answer must be new to each of them.
+    fitted = {row["text"] for path in (ANSWERS, HELDOUT) for row in _load(path)}
+    assert [_where(row) for row in _load(FINAL) if row["text"] in fitted] == []
 
 
 def test_prometheus_cases_have_the_fields_and_consistent_values(prometheus: list[dict[str, Any]]) -> None:
