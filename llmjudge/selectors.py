@@ -1,6 +1,7 @@
 """Reading judge runs: progress, summaries, the runs a researcher may see."""
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -62,12 +63,24 @@ class RunProgress:
 
 
 # A judge server's own words in an error ("HTTP 400: <its body>"): its owner's server, its owner's business.
-_SERVER_WORDS = re.compile(r"(HTTP \d{3}): [^\n]*")
+# Hidden to the end of the text: a body may hold line breaks (errors stored before they were joined).
+_SERVER_WORDS = re.compile(r"(HTTP \d{3}): .*", re.DOTALL)
 
 
 def server_words_hidden(text: str) -> str:
     """``text`` with what a judge's server answered ("HTTP 400: <its body>") reduced to the status."""
     return _SERVER_WORDS.sub(r"\1 (the server's message is shown to the judge's owner only)", text)
+
+
+def history_words_hidden(history: object) -> str:
+    """A rating's or call's history as JSON, each entry's text with the server's words hidden (entry by entry,
+    so that one error does not hide the entries after it)."""
+    entries = history if isinstance(history, list) else [history]
+    shown = [
+        {k: server_words_hidden(v) if isinstance(v, str) else v for k, v in e.items()} if isinstance(e, dict) else e
+        for e in entries
+    ]
+    return json.dumps(shown, ensure_ascii=False)
 
 
 def owns_judge(*, run: JudgeRun, user: User | AnonymousUser) -> bool:

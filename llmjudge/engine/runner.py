@@ -97,6 +97,7 @@ class _Fatal(Exception):
 
 DEADLINE_GRACE = 5.0
 STOP_GRACE = 2.0
+TIMEOUT_RETRIES = 1  # a call that reached LLM_TIMEOUT is asked again once, then the rating is an error
 # Answers up to this many characters are parsed on the event loop, where a thread hand-over would cost more
 # than the parse: measured on a loaded 2-core machine, 0.2 ms for 300 characters, 1-1.3 ms for 2 KB; 64 KB
 # take 0.13-0.19 s and 1 MB about 2 s (docs/reliability.md): those go to a thread.
@@ -201,7 +202,7 @@ async def _call(backend: Backend, request: BackendRequest, settings: EngineSetti
         async with asyncio.timeout(settings.call_timeout + DEADLINE_GRACE):
             return await backend.complete(request)
     except TimeoutError:
-        raise BackendError("timeout (the whole call)", transient=True) from None
+        raise BackendError("timeout (the whole call)", transient=True, timed_out=True) from None
 
 
 @dataclass
@@ -212,6 +213,7 @@ class _Tries:
     attempts: int
     calls: int = 0
     transient_failures: int = 0
+    timeouts: int = 0
     refusals: int = 0
     tokens_prompt: int = 0
     tokens_completion: int = 0
@@ -290,7 +292,11 @@ async def _ask(
             error = storable(str(exc))[0]
             tries.history.append({"attempt": tries.attempts, "at": _now(), "error": error, "transient": exc.transient})
             tries.transient_failures += 1
-            if exc.transient and tries.transient_failures < settings.max_attempts:
+            tries.timeouts += exc.timed_out
+            # A call that reached its deadline is retried once: a server that drips would otherwise hold the
+            # rating for max_attempts x LLM_TIMEOUT (issue 23 review).
+            retry = exc.transient and tries.transient_failures < settings.max_attempts
+            if retry and tries.timeouts <= TIMEOUT_RETRIES:
                 if not await _sleep_unless_stopped(
                     backoff_delay(tries.transient_failures, settings, exc.retry_after), stop
                 ):
