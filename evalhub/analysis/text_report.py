@@ -107,7 +107,7 @@ def _header_lines(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
     def counts(pool: PoolSummary) -> str:
         if pool.kind != "llm":
             return ""
-        return "".join(f", {k} {v}" for k, v in sorted(pool.status_counts.items()) if k != "ok")
+        return "".join(f", {k.replace('_', ' ')} {v}" for k, v in sorted(pool.status_counts.items()) if k != "ok")
 
     return [f"Study {study.slug}: {study.title} ({study.n_items} items, scale {study.scale.min}-{study.scale.max})",
             "", "Pools: " + "; ".join(f"{labels[p.name]} ({p.n_raters} raters, {p.n_ratings} ratings{counts(p)})"
