@@ -241,7 +241,13 @@ class LLMRating(models.Model):
                 name="llm_rating_score_exactly_when_ok",
             ),
         ]
-        indexes = [models.Index(fields=["run", "status"]), models.Index(fields=["question", "item"])]
+        indexes = [
+            models.Index(fields=["run", "status"]),
+            models.Index(fields=["question", "item"]),
+            # The analysis counts the ratings a person read per run on every dashboard view: few rows, found through
+            # this partial index instead of a scan of every ok rating of the study's runs.
+            models.Index(fields=["run"], condition=models.Q(read_at__isnull=False), name="llm_rating_read_by_person"),
+        ]
 
     def __str__(self) -> str:
         return f"run {self.run_id} {self.item_id}/{self.question_id}#{self.sample}: {self.status}"

@@ -225,15 +225,17 @@ def _not_ok_counts(run_ids: list[int], question_ids: list[int], item_ids: np.nda
 
 def _read_counts(run_ids: list[int], question_ids: list[int], item_ids: np.ndarray) -> Counter[int]:
     """Per run, how many of its ok ratings of counted items a person read (llmjudge/runs/review.py): they count as
-    ok and are counted apart. Few (an index range on ``read_at``), read row by row like ``_not_ok_counts``."""
+    ok and are counted apart. Few, read row by row like ``_not_ok_counts``. The filter names no status, so that
+    SQLite and PostgreSQL both take the partial index on read ratings (``llm_rating_read_by_person``) rather than
+    the (run, status) range of every ok rating; the status is checked here."""
     read: Counter[int] = Counter()
-    rows = list(LLMRating.objects.filter(run_id__in=run_ids, status=LLMRating.Status.OK, read_at__isnull=False,
-                                         question_id__in=question_ids, swapped=False)
-                .order_by().values_list("run_id", "item_id"))
+    rows = list(LLMRating.objects.filter(run_id__in=run_ids, read_at__isnull=False, question_id__in=question_ids,
+                                         swapped=False)
+                .order_by().values_list("run_id", "item_id", "status"))
     if rows:
-        _, counted = _positions(item_ids, np.fromiter((item for _, item in rows), dtype=np.int64, count=len(rows)))
-        for (run_id, _), keep in zip(rows, counted.tolist(), strict=True):
-            if keep:
+        _, counted = _positions(item_ids, np.fromiter((item for _, item, _ in rows), dtype=np.int64, count=len(rows)))
+        for (run_id, _, status), keep in zip(rows, counted.tolist(), strict=True):
+            if keep and status == LLMRating.Status.OK:
                 read[run_id] += 1
     return read
 

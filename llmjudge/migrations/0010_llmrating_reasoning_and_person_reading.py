@@ -37,5 +37,9 @@ class Migration(migrations.Migration):
             name='raw',
             field=models.TextField(blank=True, help_text="The model's final answer, verbatim (its reasoning trace apart)."),
         ),
+        migrations.AddIndex(
+            model_name='llmrating',
+            index=models.Index(condition=models.Q(('read_at__isnull', False)), fields=['run'], name='llm_rating_read_by_person'),
+        ),
         migrations.RunPython(restore_sqlite_triggers, suspend_sqlite_triggers),
     ]
