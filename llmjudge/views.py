@@ -19,7 +19,7 @@ from llmjudge.forms import AblationForm, ExperimentForm, JudgeCreateForm, Readin
 from llmjudge.models import Experiment, Judge, JudgeRun, LLMRating
 from llmjudge.prompting.preview import judge_preview
 from llmjudge.runs import lifecycle as judging
-from llmjudge.runs.review import ReadingError, rating_read_by_person
+from llmjudge.runs.review import ReadingError, rating_read_by_person, reading_choices
 from llmjudge.selectors import run_for_researcher, run_progress, run_review, runs_for_study
 from llmjudge.services import JudgeSpecError, judge_create
 
@@ -170,7 +170,7 @@ def _run_page(request: HttpRequest, run: JudgeRun, errors: dict[int, str] | None
         {"run": run, "progress": run_progress(run=run, viewer=request.user), "recent": recent, "review": review,
          "to_review": [(r, errors.get(r.pk, "")) for r in review.to_review],
          "can_read": study_changeable(user=request.user, study=run.study),
-         "scale": (run.study.scale_min, run.study.scale_max)},
+         "scale": (run.study.scale_min, run.study.scale_max), "choices": reading_choices(run.study)},
         status=status,
     )
 

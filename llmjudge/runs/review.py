@@ -14,6 +14,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from annotations.models import PAIRWISE_CHOICES, Study
 from llmjudge.models import LLMRating
 
 # The reason a person-read rating carries (the parser's own reason stays in its history entry), and the key the
@@ -38,6 +39,16 @@ def reading_checked(*, rating: LLMRating, score: float) -> float:
     if study.is_nominal and score not in points:
         raise ReadingError(f"{score:g} is not one of this study's choices ({', '.join(map(str, points))})")
     return float(score)
+
+
+def reading_choices(study: Study) -> list[tuple[int, str]]:
+    """What a reader chooses from in a pairwise or categorical study: (code, what it means), e.g. (1, "A"); [] for a
+    Likert study, where the reader types a number on the scale."""
+    if study.is_pairwise:
+        return [(code, PAIRWISE_CHOICES[code]) for code in study.scale_points()]
+    if study.is_categorical:
+        return [(code, study.label_for(code)) for code in study.scale_points()]
+    return []
 
 
 def rating_read_by_person(*, rating: LLMRating, user: User, score: float) -> LLMRating:

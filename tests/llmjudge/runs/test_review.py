@@ -177,3 +177,31 @@ def test_reparse_never_overwrites_a_persons_reading_and_counts_the_rest_by_reaso
     assert report.unparseable == {reason: 11}
     assert f"unparseable 11: {reason} 11" in out.getvalue()
     assert "read by a person (left as read): 1" in out.getvalue()
+
+
+def test_a_pairwise_answer_is_read_as_one_of_the_studys_choices(researcher, openai_server, owner_client):
+    from annotations.models import Item
+    from annotations.studies import study_create_from_template
+    from llmjudge.models import Judge
+
+    study = study_create_from_template(slug="pairs", template="story-pairwise", owner=researcher)
+    Item.objects.create(study=study, external_id="p0", group="pairs", position=0,
+                        fields={"prompt": "p", "response_a": "one story", "response_b": "another story"})
+    openai_server.behaviour = Behaviour(answer=lambda prompt, request: NO_SCORE)
+    judge = Judge.objects.create(name="pairwise", owner=researcher, backend=Judge.Backend.OPENAI_COMPATIBLE,
+                                 base_url=f"{openai_server.url}/v1", model="test-model", samples=1)
+    run = judging.judge_run_start(study=study, judge=judge, enqueue=False)
+    judging.judge_run_execute_inline(run=run)
+    rating = _unread(run)
+    choices = [(code, label) for code, label in ((1, "A"), (2, "B"), (3, "tie")) if code <= study.scale_max]
+
+    page = owner_client.get(reverse("llmjudge:run_detail", args=[run.pk])).content.decode()
+    assert '<select name="score"' in page
+    assert all(f'<option value="{code}">{label}</option>' in page for code, label in choices)
+
+    before = _row(rating)
+    response = owner_client.post(_read_url(rating), {"score": "1.5"})
+    assert response.status_code == 400 and "1.5 is not one of this study&#x27;s choices" in response.content.decode()
+    assert _row(rating) == before
+    assert owner_client.post(_read_url(rating), {"score": "2"}).status_code == 302
+    assert _row(rating)[:3] == ("ok", 2.0, READ_BY_A_PERSON)
