@@ -94,3 +94,23 @@ def test_max_tokens_spent_in_the_trace_is_cut_off_while_reasoning_and_the_run_pa
     assert "cut off while reasoning: <b>12</b>" in page
     # Every unparseable answer is listed with its trace folded.
     assert page.count('<details class="trace">') >= 12
+
+
+def test_an_answer_the_server_cut_at_max_tokens_before_its_verdict_is_cut_off(story_with_items, make_judge,
+                                                                              openai_server, owner_client):
+    from llmjudge.models import Judge
+
+    judge = make_judge("short", backend=Judge.Backend.OPENAI_COMPATIBLE, base_url=f"{openai_server.url}/v1",
+                       model="test-model", max_tokens=3, samples=1)
+    openai_server.behaviour = Behaviour(rate_length=1.0)
+
+    run = _run(story_with_items, judge)
+
+    ratings = list(run.ratings.all())
+    assert len(ratings) == 12
+    for rating in ratings:
+        assert rating.raw == "I would rate"
+        assert (rating.status, rating.score, rating.reason, rating.reasoning) == ("unparseable", None, "cut off", "")
+        assert rating.history[-1]["finish_reason"] == "length"
+    page = owner_client.get(reverse("llmjudge:run_detail", args=[run.pk])).content.decode()
+    assert "cut off: <b>12</b>" in page and 'id="cut-off-reasoning"' not in page
