@@ -60,6 +60,9 @@ class BackendAnswer:
     logprobs: list[dict[str, Any]] | None = None
     # What was done to the answer on its way in, kept in the rating's history ("cut at 262144 bytes ...").
     note: str = ""
+    # The reasoning trace a server sent beside the answer (``reasoning_content``, ``reasoning``): stored apart
+    # from the answer, never parsed.
+    reasoning: str = ""
 
 
 class BackendError(Exception):

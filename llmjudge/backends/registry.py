@@ -321,15 +321,20 @@ class OpenAIBackend:
         choice = data["choices"][0]
         message = choice.get("message")
         text = message.get("content") if isinstance(message, dict) else None
+        reasoning = message_reasoning(message)
         if not isinstance(text, str):
             refusal = message.get("refusal") if isinstance(message, dict) else None
             if isinstance(refusal, str) and refusal:
                 text = refusal  # the API's structured refusal is a refusal answer, parsed as such
+            elif reasoning:
+                text = ""  # vLLM sends null content when max_tokens ran out in the trace: the parser says so
             else:
                 raise BackendError("invalid response body: no message content", transient=True)
         logprobs = choice.get("logprobs")
         content = logprobs.get("content") if isinstance(logprobs, dict) else None
-        return self._answer(data, text, choice.get("finish_reason"), content or None)
+        answer = self._answer(data, text, choice.get("finish_reason"), content or None)
+        answer["reasoning"] = cut_text(reasoning, self.answer_max_bytes)[0]
+        return answer
 
     def _completions(self, request: BackendRequest, cap: int) -> dict[str, Any]:
         body = {**self._body(request), "prompt": request.messages[-1]["content"]}
@@ -372,6 +377,22 @@ class OpenAIBackend:
             guard.abort()
         self.pool.shutdown(wait=False, cancel_futures=True)
         self.client.close()
+
+
+# Where OpenAI-protocol servers put a reasoning model's trace beside the answer: vLLM's reasoning parsers and
+# DeepSeek's API say "reasoning_content", newer vLLM, OpenRouter and others "reasoning".
+REASONING_FIELDS = ("reasoning_content", "reasoning")
+
+
+def message_reasoning(message: object) -> str:
+    """The trace a chat message carries beside its content ("" when it has none or it is not text)."""
+    if not isinstance(message, dict):
+        return ""
+    for name in REASONING_FIELDS:
+        value = message.get(name)
+        if isinstance(value, str) and value.strip():
+            return value
+    return ""
 
 
 def read_capped(response: httpx2.Response, cap: int) -> tuple[bytes, bool]:

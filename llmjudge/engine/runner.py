@@ -23,6 +23,7 @@ the event loop on their last ``parse_max_chars`` characters, and every call has 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import random
@@ -37,7 +38,8 @@ from typing import Any
 from llmjudge.backends.protocol import TOKENS_MAX, Backend, BackendAnswer, BackendError, BackendRequest, token_count
 from llmjudge.engine.conversation import Conversation, Turn
 from llmjudge.engine.limits import Limiter
-from llmjudge.parsing import UNPARSEABLE, ParsedScore
+from llmjudge.parsing import CUT_OFF, CUT_OFF_REASONING, EMPTY, NO_VERDICT, TWO_VERDICTS, UNPARSEABLE, ParsedScore
+from llmjudge.parsing.reasoning import split_reasoning
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +84,7 @@ class TurnResult:
     tokens_completion: int | None = None
     calls: int = 0  # calls made in this execution (attempts counts earlier ones too)
     reason: str = ""  # ParsedScore.reason: "parser error", ... ("" for an ordinary reading)
+    reasoning: str = ""  # the trace, kept apart from ``raw`` (the server's reasoning field and an inline trace)
 
 
 @dataclass
@@ -192,6 +195,31 @@ async def _parse(turn: Turn, text: str, logprobs: list[dict[str, Any]] | None, s
     if len(text) <= _INLINE_PARSE_CHARS:
         return parse_answer(parse, text, max_chars=settings.parse_max_chars, where=where)
     return await asyncio.to_thread(parse_answer, parse, text, max_chars=settings.parse_max_chars, where=where)
+
+
+def apart_from_reasoning(text: str, server_trace: str) -> tuple[str, str]:
+    """``(answer, reasoning)`` as a rating stores them: the answer without an inline trace (the parser's own split,
+    ``split_reasoning``), and the trace the server sent beside it followed by the inline one. Text without an
+    inline trace is stored as it came."""
+    inline, answer, cut_off = split_reasoning(text)
+    if not inline and not cut_off:
+        answer = text
+    return answer, "\n\n".join(part for part in (server_trace.strip(), inline) if part)
+
+
+def with_finish_reason(
+    parsed: ParsedScore, *, finish_reason: str | None, answer: str, server_trace: str
+) -> ParsedScore:
+    """The parser's ``truncated`` rule for an answer the server says it stopped at max_tokens ("length"): an
+    answer that is only a trace was "cut off while reasoning", one without a verdict was "cut off". The
+    parser sees only the text, and a server that splits the trace off sends an empty answer in that case."""
+    if finish_reason != "length" or parsed.status != UNPARSEABLE:
+        return parsed
+    if not answer.strip() and server_trace.strip():
+        return dataclasses.replace(parsed, reason=CUT_OFF_REASONING)
+    if parsed.reason in (EMPTY, NO_VERDICT, TWO_VERDICTS):
+        return dataclasses.replace(parsed, reason=CUT_OFF)
+    return parsed
 
 
 async def _call(backend: Backend, request: BackendRequest, settings: EngineSettings) -> BackendAnswer:
@@ -306,14 +334,18 @@ async def _ask(
         tries.tokens_prompt += token_count(answer.tokens_prompt) or 0
         tries.tokens_completion += token_count(answer.tokens_completion) or 0
         text, cleaned = storable(answer.text)
+        server_trace = storable(answer.reasoning)[0]
         parsed = await _parse(turn, text, answer.logprobs, settings)
+        said, reasoning = apart_from_reasoning(text, server_trace)
+        parsed = with_finish_reason(parsed, finish_reason=answer.finish_reason, answer=said, server_trace=server_trace)
         _answer_entry(tries, answer, text, parsed, [n for n in (answer.note, cleaned) if n])
         if parsed.status == "refused" and tries.refusals < settings.refusal_retries:
             tries.refusals += 1
             continue
         return tries.result(
             turn, prompt, storable(answer.model)[0] or call.model, status=parsed.status, score=parsed.score,
-            rationale=storable(parsed.rationale)[0], raw=text, latency_ms=answer.latency_ms, reason=parsed.reason,
+            rationale=storable(parsed.rationale)[0], raw=said, latency_ms=answer.latency_ms, reason=parsed.reason,
+            reasoning=reasoning,
         )
 
 
