@@ -35,7 +35,7 @@ class AlphaBar:
     colour: str
     alpha: float | None
     ci: Interval | None
-    note: str  # why alpha is undefined
+    note: str  # shown in place of alpha when alpha is None: why it is undefined or not shown
 
 
 def distribution_chart(*, title: str, bins: Sequence[float], series: Sequence[Distribution],
@@ -134,7 +134,7 @@ def alpha_chart(*, title: str, rows: Sequence[AlphaBar]) -> SafeString:
             body.append(f'<rect x="0" y="{y - row_h / 2:.1f}" width="{width}" height="{row_h}" fill="#f6f8fa"/>')
         body.append(svg.text(left - 8, y + 4, r.label, anchor="end", size=10))
         if r.alpha is None:
-            body.append(svg.text(left + 6, y + 4, f"undefined: {r.note}"[:70], anchor="start", size=10,
+            body.append(svg.text(left + 6, y + 4, r.note[:70], anchor="start", size=10,
                                  fill="#8c959f"))
             continue
         if r.ci:

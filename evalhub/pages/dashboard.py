@@ -25,7 +25,7 @@ from annotations.forms import form_field
 from annotations.models import Study
 from annotations.selectors import study_changeable, study_for_researcher
 from annotations.studies import study_alt_epsilon_set
-from evalhub.analysis import ALL_GROUPS, HUMAN, AnalysisOptions, pool_labels, study_analysis_cached
+from evalhub.analysis import ALL_GROUPS, AnalysisOptions, pool_labels, study_analysis_cached
 from evalhub.analysis.result import (
     AnalysisResult,
     CellRow,
@@ -178,6 +178,7 @@ class Table1Cell:
 
     cell: CellRow | None
     alpha: float | None  # at the result's ci_level
+    alpha_note: str  # shown in place of alpha: why it is undefined or not to be read ("too few items (n = 2)")
     stars: str
     mark_title: str
 
@@ -288,7 +289,8 @@ def _table1(result: AnalysisResult, columns: list[Column], labels: dict[str, str
         for q, g in columns:
             c = cells.get((q, g, pool.name))
             mark = marks.get((q, g, pool.name), [])
-            row.append(Table1Cell(cell=c, alpha=c.alpha[level] if c else None,
+            note = (c.notes.get("alpha") or c.notes.get(f"alpha.{level}") or "") if c else ""
+            row.append(Table1Cell(cell=c, alpha=c.alpha[level] if c else None, alpha_note=note,
                                   stars=max((m.split(" ")[0] for m in mark), key=len, default=""),
                                   mark_title="; ".join(mark)))
         rows.append(PoolRow(pool.name, pool_label(pool.name, labels), pool_colours[pool.name], tuple(row)))
@@ -379,9 +381,13 @@ def _alpha_charts(result: AnalysisResult, groups: list[str], pools: list[str],
                 c = cells.get((question, group, pool))
                 if c is None or not c.n_ratings:
                     continue
-                rows.append(charts.AlphaBar(label=f"{group} · {labels[pool] if pool != HUMAN else 'human raters'}",
-                                            colour=pool_colours[pool], alpha=c.alpha[level], ci=c.alpha_ci95,
-                                            note=c.notes.get(f"alpha.{level}", "")))
+                # Issue 25: on too few items the value is not drawn, and a zero-width interval is no interval.
+                few = c.notes.get("alpha")
+                undefined = c.notes.get(f"alpha.{level}")
+                ci = None if "no variation" in c.notes.get("alpha_ci95", "") else c.alpha_ci95
+                rows.append(charts.AlphaBar(label=f"{group} · {labels[pool]}", colour=pool_colours[pool],
+                                            alpha=None if few else c.alpha[level], ci=ci,
+                                            note=few or f"undefined: {undefined}"))
         if rows:
             out.append(Charts(question, (charts.alpha_chart(
                 title=f"{question}: Krippendorff's alpha ({level}), 95% CI", rows=rows),)))

@@ -29,3 +29,10 @@ def band_class(band: str) -> str:
 @register.filter
 def notes_text(notes: dict[str, str] | None) -> str:
     return "; ".join(f"{k}: {v}" for k, v in (notes or {}).items())
+
+
+@register.filter
+def short_note(note: str | None) -> str:
+    """What a cell shows in place of a number it should not claim: the note up to its colon
+    ("too few items (n = 2)", "no variation"); the whole note goes in the cell's tooltip."""
+    return (note or "").split(":")[0]
