@@ -42,6 +42,7 @@ from evalhub.pages import charts, svg
 from evalhub.pages.evidence import evidence_context
 from evalhub.pages.forms import EpsilonForm
 from evalhub.pages.verdict import verdict_context
+from evalhub.templatetags.evalhub_format import group_title, note_name
 
 
 class _HasWhere(Protocol):
@@ -262,12 +263,12 @@ def dashboard_context(result: AnalysisResult) -> dict[str, object]:
         "rater_columns": rater_columns,
         "rater_rows": rater_rows,
         "rater_rows_cut": n_raters > MAX_RATER_ROWS,
-        "distribution_charts": _distribution_charts(result, groups, pool_colours),
+        "distribution_charts": _distribution_charts(result, groups, pool_colours, labels),
         "scatter_charts": _scatter_charts(result, groups, labels),
         "alpha_charts": _alpha_charts(result, groups, pools, pool_colours, labels),
         **evidence_context(result, pool_colours),  # issue 19
-        "undefined": sorted({f"{c.question} / {c.group} / {labels.get(c.pool, c.pool)}: {k} — {v}"
-                             for c in result.cells for k, v in c.notes.items()})[:40],
+        "undefined": sorted({f"{c.question} / {group_title(c.group)} / {labels.get(c.pool, c.pool)}: "
+                             f"{note_name(k)} — {v}" for c in result.cells for k, v in c.notes.items()})[:40],
     }
 
 
@@ -323,7 +324,8 @@ def _personal(entries: Sequence[PersonalEntry]) -> list[PersonalTable]:
     return tables
 
 
-def _distribution_charts(result: AnalysisResult, groups: list[str], pool_colours: dict[str, str]) -> list[Charts]:
+def _distribution_charts(result: AnalysisResult, groups: list[str], pool_colours: dict[str, str],
+                         labels: dict[str, str]) -> list[Charts]:
     by_key: dict[Column, list[Distribution]] = defaultdict(list)
     for d in result.distributions or ():
         by_key[(d.question, d.group)].append(d)
@@ -334,8 +336,8 @@ def _distribution_charts(result: AnalysisResult, groups: list[str], pool_colours
             series = [s for s in by_key.get((question, group), []) if s.n]
             if not series:
                 continue
-            row.append(charts.distribution_chart(title=f"{question} · {group}", bins=series[0].bins,
-                                                 series=series, pool_colours=pool_colours))
+            row.append(charts.distribution_chart(title=f"{question} · {group_title(group)}", bins=series[0].bins,
+                                                 series=series, pool_colours=pool_colours, pool_labels=labels))
         out.append(Charts(question, tuple(row)))
     return out
 
@@ -357,7 +359,9 @@ def _scatter_charts(result: AnalysisResult, groups: list[str], labels: dict[str,
                 if not s.points:
                     continue
                 tau = kendall.get((question, s.group, pool))
-                legend = s.group if tau is None or tau.tau is None else f"{s.group} (τ {tau.tau:.2f})"
+                # Here the series are groups (the heading names the pool): named as groups, never bare.
+                legend = group_title(s.group) if tau is None or tau.tau is None else \
+                    f"{group_title(s.group)} (τ {tau.tau:.2f})"
                 series.append(charts.ScatterSeries(legend, group_colours[s.group], s.points))
             if not series:
                 continue
@@ -385,7 +389,7 @@ def _alpha_charts(result: AnalysisResult, groups: list[str], pools: list[str],
                 few = c.notes.get("alpha")
                 undefined = c.notes.get(f"alpha.{level}")
                 ci = None if "no variation" in c.notes.get("alpha_ci95", "") else c.alpha_ci95
-                rows.append(charts.AlphaBar(label=f"{group} · {labels[pool]}", colour=pool_colours[pool],
+                rows.append(charts.AlphaBar(label=f"{group_title(group)} · {labels[pool]}", colour=pool_colours[pool],
                                             alpha=None if few else c.alpha[level], ci=ci,
                                             note=few or f"undefined: {undefined}"))
         if rows:

@@ -114,7 +114,7 @@ def test_the_analysis_notes_icc_on_part_of_the_items_and_the_bootstrap_replicate
     assert "relevance/gpt2/Human raters icc: ICC uses the 3 of 4 items rated by all 3 raters" in report
     assert "relevance/human/Human raters alpha_ci95: from " in report
     notes = dashboard_context(result)["undefined"]
-    assert "relevance / gpt2 / Human raters: icc — ICC uses the 3 of 4 items rated by all 3 raters " \
+    assert "relevance / group “gpt2” / Human raters: ICC — ICC uses the 3 of 4 items rated by all 3 raters " \
            "(complete items only)" in notes
 
 
