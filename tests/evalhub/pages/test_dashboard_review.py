@@ -129,3 +129,11 @@ def test_the_notes_name_statistics_not_keys(small_study, client, researcher):
     seen = " ".join(reader.parts)
     assert "relevance / group “human” / Human raters: α — too few items (n = 3)" in seen
     assert re.search(r"ICC\(1,k\)|ICC\(1\)|α \(ratio\)|α 95% CI|standard deviation|full agreement", seen)
+
+
+def test_the_plan_page_counts_ratings_per_rater_as_items_times_questions(small_study, client, researcher):
+    client.force_login(researcher)
+    page = client.post(f"/studies/{small_study.slug}/plan/").content.decode()
+    # Each rater saw 6 items x 4 questions: 24 ratings, never "24 items per rater".
+    assert "pilot: 3 raters, a median 24 ratings (item x question) per rater" in page
+    assert "items per rater" not in page.lower()
