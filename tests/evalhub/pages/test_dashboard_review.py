@@ -110,6 +110,10 @@ def test_every_number_and_word_on_a_six_item_three_rater_dashboard_is_labelled_a
     assert kappa_cells and all(re.fullmatch(r'<span class="undef">(too few items \(n = [0-3]\)|no variation)</span>',
                                             cell) for cell in kappa_cells)
 
+    # ... and no p-value or star beside a kappa that is not shown.
+    rows = re.findall(r'<tr class="kappa-row".*?</tr>', html, flags=re.S)
+    assert rows and not any(re.search(r"p [=<]|\*", row) for row in rows)
+
     # Kendall's tau on 3 items is never significant: no strength is claimed, and every value says so.
     bands = re.findall(r'<span class="band [^"]*">([^<]*)</span>', html)
     assert bands and set(bands) <= {"not significant"}
