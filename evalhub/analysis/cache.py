@@ -30,10 +30,13 @@ def ratings_fingerprint(study: Study) -> tuple[object, ...]:
     llm = LLMRating.objects.filter(question_id__in=question_ids).order_by().aggregate(
         n=Count("id"), last=Max("updated_at"))
     items = counted_items(study=study).order_by().aggregate(n=Count("id"), last=Max("id"))
+    # The human subset: its setting, and the drawn items (a redraw changes their number or their last id).
+    subset = counted_items(study=study).filter(in_human_subset=True).order_by().aggregate(n=Count("id"), last=Max("id"))
     runs = tuple(JudgeRun.objects.filter(study=study).order_by("id").values_list("id", "status", "judge__name"))
     return (study.slug, study.title, tuple(question_ids), study.scale_min, study.scale_max, tuple(study.groups),
             repr(study.contrasts), study.alt_epsilon,  # the alt-test's epsilon is the study's unless overridden
-            tuple(human.values()), tuple(llm.values()), tuple(items.values()), runs)
+            tuple(human.values()), tuple(llm.values()), tuple(items.values()), runs,
+            repr(study.human_subset), tuple(subset.values()))
 
 
 def study_analysis_cached(*, study: Study, options: AnalysisOptions | None = None) -> AnalysisResult:
