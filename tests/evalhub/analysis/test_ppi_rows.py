@@ -54,6 +54,14 @@ def test_the_worked_example_reproduces_the_docs_numbers_and_covers_the_all_human
         assert means[g]["effective_n"] == pytest.approx(means[g]["n_labelled"] + means[g]["extra_items"])
         assert 0 < means[g]["lambda"] < 1
     assert {(g, round(means[g]["extra_items"], 1)) for g in means} == {("M11", 3.2), ("M23", 2.1)}
+    assert {(g, round(means[g]["effective_n"], 1), round(means[g]["lambda"], 2)) for g in means} == {
+        ("M11", 23.2, 0.54), ("M23", 22.1, 0.35)}
+    humans_only_difference = means["M11"]["humans_only_estimate"] - means["M23"]["humans_only_estimate"]
+    assert humans_only_difference == pytest.approx(-1.600, abs=5e-4)
+    half = sum(w**2 for w in humans_only) ** 0.5 / 2
+    assert (humans_only_difference - half, humans_only_difference + half) == pytest.approx((-2.050, -1.150), abs=5e-4)
+    # "20 human-rated items per group with gpt-4o are worth about 22.7 rated by people alone"
+    assert 20 * (0.9005 / (row["ci_high"] - row["ci_low"])) ** 2 == pytest.approx(22.7, abs=0.05)
 
 
 def test_a_study_without_a_random_subset_gets_the_note_and_no_rows(worked_example):
