@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotations.guards.placeholders import TemplateError, plain_placeholders
-from annotations.models import PAIRWISE_LABELS, Question, Study
+from annotations.models import PAIRWISE_LABELS, HumanRating, Question, Study
 
 PROTOCOL_FILE = Path(__file__).resolve().parent / "protocols" / "chiang-lee-2023.json"
 # EvalHub's own templates (not from the paper), e.g. the pairwise A/B comparison.
@@ -382,6 +382,17 @@ def human_subset_checked(value: object) -> dict[str, Any]:
     if not _is_int(count) or count < 1:
         raise StudySpecError(f"human_subset: count must be a whole number of at least 1, got {count!r}")
     return {"count": count, "seed": seed}
+
+
+def human_subset_changeable(*, study: Study, setting: object) -> dict[str, Any]:
+    """``human_subset_checked(setting)``, refused (StudySpecError) when it would change which items people rate
+    (a draw made, dropped or redrawn) once somebody has rated: rated items would fall outside the subset."""
+    checked = human_subset_checked(setting)
+    draws = {k for s in (checked, study.human_subset or {}) for k in s} & {"share", "count"}
+    if checked != study.human_subset and draws and HumanRating.objects.filter(question__study=study).exists():
+        raise StudySpecError("human_subset: people have already rated items of this study; a new draw would leave "
+                             "rated items outside the subset, so the setting cannot change now")
+    return checked
 
 
 def study_alt_epsilon_set(*, study: Study, epsilon: float) -> Study:

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 from django.db import transaction
 
-from annotations.models import HumanRating, Item, Study
+from annotations.models import Item, Study
 from annotations.selectors import counted_items
-from annotations.studies import StudySpecError, human_subset_checked
+from annotations.studies import StudySpecError, human_subset_changeable
 from evalhub.stats.ppi.mean import draw_human_subset
 
 
@@ -39,10 +39,7 @@ def study_human_subset_set(*, study: Study, setting: object) -> SubsetDraw | Non
     Refused (StudySpecError, nothing changed) when the setting is invalid, or when it would change which
     items people rate once human ratings exist: a redraw would leave rated items outside the subset.
     """
-    checked = human_subset_checked(setting)
-    if checked != study.human_subset and (draws(checked) or draws(study.human_subset)) and _has_human_ratings(study):
-        raise StudySpecError("human_subset: people have already rated items of this study; a new draw would leave "
-                             "rated items outside the subset, so the setting cannot change now")
+    checked = human_subset_changeable(study=study, setting=setting)
     with transaction.atomic():
         study.human_subset = checked
         study.save(update_fields=["human_subset"])
@@ -55,10 +52,6 @@ def study_human_subset_set(*, study: Study, setting: object) -> SubsetDraw | Non
 def draws(setting: dict[str, Any]) -> bool:
     """Whether the setting asks EvalHub to draw the subset (a share or a count)."""
     return "share" in setting or "count" in setting
-
-
-def _has_human_ratings(study: Study) -> bool:
-    return HumanRating.objects.filter(question__study=study).exists()
 
 
 def human_subset_draw(*, study: Study) -> SubsetDraw:
