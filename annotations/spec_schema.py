@@ -86,10 +86,10 @@ STUDY_SPEC_SCHEMA: dict[str, Any] = {
         "raters_per_item": {"type": "integer", "minimum": 1, "maximum": RATERS_PER_ITEM_MAX},
         # Which items people rate (issue 27); annotations.studies.human_subset_checked says the rest.
         "human_subset": {"type": "object", "properties": {
-            "share": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+            "share": {"type": "number", "minimum": 0, "exclusiveMinimum": True, "maximum": 1},  # OpenAPI 3.0
             "count": {"type": "integer", "minimum": 1},
-            "seed": {"type": "integer", "minimum": 0},
-            "declared_random": {"type": "boolean", "const": True},
+            "seed": {"type": "integer", "minimum": 0, "maximum": 2**32 - 1},
+            "declared_random": {"type": "boolean", "enum": [True]},
         }, "additionalProperties": False},
         "pair_fields": {"type": "array", "maxItems": 2, "items": {"type": "string", "pattern": _NO_NUL}},
     },

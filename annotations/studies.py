@@ -384,13 +384,17 @@ def human_subset_checked(value: object) -> dict[str, Any]:
     return {"count": count, "seed": seed}
 
 
+class HumanSubsetLocked(StudySpecError):
+    """The human subset cannot change any more: people have rated."""
+
+
 def human_subset_changeable(*, study: Study, setting: object) -> dict[str, Any]:
     """``human_subset_checked(setting)``, refused (StudySpecError) when it would change which items people rate
     (a draw made, dropped or redrawn) once somebody has rated: rated items would fall outside the subset."""
     checked = human_subset_checked(setting)
     draws = {k for s in (checked, study.human_subset or {}) for k in s} & {"share", "count"}
     if checked != study.human_subset and draws and HumanRating.objects.filter(question__study=study).exists():
-        raise StudySpecError("human_subset: people have already rated items of this study; a new draw would leave "
+        raise HumanSubsetLocked("human_subset: people have already rated items of this study; a new draw would leave "
                              "rated items outside the subset, so the setting cannot change now")
     return checked
 

@@ -11,12 +11,14 @@ only the drawn items (annotations.services); the judge runs on all of them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from django.db import transaction
 
-from annotations.models import Item, Study
+from annotations.importing.services import ImportProgress, ImportResult, items_import
+from annotations.models import HumanRating, Item, Study
 from annotations.selectors import counted_items
 from annotations.studies import StudySpecError, human_subset_changeable
 from evalhub.stats.ppi.mean import draw_human_subset
@@ -52,6 +54,17 @@ def study_human_subset_set(*, study: Study, setting: object) -> SubsetDraw | Non
 def draws(setting: dict[str, Any]) -> bool:
     """Whether the setting asks EvalHub to draw the subset (a share or a count)."""
     return "share" in setting or "count" in setting
+
+
+def items_import_drawn(*, study: Study, path: Path, progress: ImportProgress | None = None) -> ImportResult:
+    """``items_import``, then the subset drawn afresh over every item when the study asks for a draw and nobody
+    has rated yet, so that new items have their chance too. (Once people have rated, new items stay undrawn and
+    the analysis says so.) The page, the API and the admin import items through this."""
+    result = items_import(study=study, path=path, progress=progress)
+    study.refresh_from_db(fields=["human_subset"])
+    if draws(study.human_subset) and not HumanRating.objects.filter(question__study=study).exists():
+        human_subset_draw(study=study)
+    return result
 
 
 def human_subset_draw(*, study: Study) -> SubsetDraw:

@@ -33,8 +33,9 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from annotations.forms import import_summary
-from annotations.importing.services import ImportFileError, ImportResult, demographics_import, items_import
+from annotations.importing.services import ImportFileError, ImportResult, demographics_import
 from annotations.models import ImportJob, Study
+from evalhub.analysis.human_subset import items_import_drawn
 from evalhub.imports.ratings import ratings_import
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 SERVICES: dict[str, Callable[..., ImportResult]] = {
-    ImportJob.Kind.ITEMS: items_import,
+    ImportJob.Kind.ITEMS: items_import_drawn,  # then the human subset redrawn while nobody has rated (issue 27)
     ImportJob.Kind.RATINGS: ratings_import,
     ImportJob.Kind.DEMOGRAPHICS: demographics_import,
 }
