@@ -35,13 +35,20 @@ from django.utils import timezone
 from annotations.forms import import_summary
 from annotations.importing.services import ImportFileError, ImportResult, demographics_import
 from annotations.models import ImportJob, Study
-from evalhub.analysis.human_subset import items_import_drawn
 from evalhub.imports.ratings import ratings_import
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 logger = logging.getLogger(__name__)
+
+def items_import_drawn(**arguments: Any) -> ImportResult:
+    """``evalhub.analysis.human_subset.items_import_drawn``, imported on use: it needs numpy, and django.setup()
+    imports this module (STYLE 15)."""
+    from evalhub.analysis.human_subset import items_import_drawn as service
+
+    return service(**arguments)
+
 
 SERVICES: dict[str, Callable[..., ImportResult]] = {
     ImportJob.Kind.ITEMS: items_import_drawn,  # then the human subset redrawn while nobody has rated (issue 27)
