@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 from django.db import transaction
+from django.db.models import Count, Q
 
 from annotations.importing.services import ImportProgress, ImportResult, items_import
 from annotations.models import HumanRating, Item, Study
@@ -70,6 +71,15 @@ def items_import_drawn(*, study: Study, path: Path, progress: ImportProgress | N
     if draws(study.human_subset) and not HumanRating.objects.filter(question__study=study).exists():
         human_subset_draw(study=study)
     return result
+
+
+def human_subset_drawn(*, study: Study) -> dict[str, tuple[int, int]]:
+    """Per group, (items drawn for people, counted items), when the study asks for a draw; else {}."""
+    if not draws(study.human_subset or {}):
+        return {}
+    rows = counted_items(study=study).order_by("group").values("group").annotate(
+        n=Count("id"), k=Count("id", filter=Q(in_human_subset=True))).values_list("group", "k", "n")
+    return {group: (k, n) for group, k, n in rows}
 
 
 def human_subset_draw(*, study: Study) -> SubsetDraw:
