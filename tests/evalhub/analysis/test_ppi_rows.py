@@ -64,6 +64,15 @@ def test_the_worked_example_reproduces_the_docs_numbers_and_covers_the_all_human
     assert 20 * (0.9005 / (row["ci_high"] - row["ci_low"])) ** 2 == pytest.approx(22.7, abs=0.05)
 
 
+def test_the_table_format_prints_the_ppi_rows_and_the_difference(worked_example):
+    out = io.StringIO()
+    call_command("analyze", "summeval-20", "--format", "table", "--n-boot", "20", stdout=out)
+    text = out.getvalue()
+    assert "== Prediction-powered inference: human means with the judge's help" in text
+    assert "coherence  M11    gpt-4o  2.47 [2.13, 2.81]  2.42 [2.10, 2.74]  0.54    20/80             23.2" in text
+    assert "coherence  M11 - M23  gpt-4o  -1.68 [-2.11, -1.26]" in text
+
+
 def test_a_study_without_a_random_subset_gets_the_note_and_no_rows(worked_example):
     _, full = worked_example
     for study in worked_example:
