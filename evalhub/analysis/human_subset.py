@@ -45,9 +45,12 @@ def study_human_subset_set(*, study: Study, setting: object) -> SubsetDraw | Non
     """Check and save the study's ``human_subset``, and draw the subset when it asks for one (None otherwise).
 
     Refused (StudySpecError, nothing changed) when the setting is invalid, or when it would change which
-    items people rate once human ratings exist: a redraw would leave rated items outside the subset.
+    items people rate once human ratings exist: a redraw would leave rated items outside the subset. The same
+    setting saved again once people have rated keeps the subset as drawn (items added since stay undrawn).
     """
     checked = human_subset_changeable(study=study, setting=setting)
+    if draws(checked) and HumanRating.objects.filter(question__study=study).exists():
+        return SubsetDraw(human_subset_drawn(study=study))  # unchanged: human_subset_changeable let only that pass
     with transaction.atomic():
         study.human_subset = checked
         study.save(update_fields=["human_subset"])
