@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evalhub.analysis.reading import ALL_GROUPS, HUMAN, HUMAN_LABEL
+from evalhub.analysis.reading import ALL_GROUPS, HUMAN, HUMAN_LABEL, READ_BY_PERSON
 from evalhub.analysis.result import AblationTable, AltTestRow, AnalysisResult, PoolSummary, PositionRow, WelchRow
 
 SIGNIFICANCE = 0.05
@@ -108,7 +108,8 @@ def _header_lines(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
     def counts(pool: PoolSummary) -> str:
         if pool.kind != "llm":
             return ""
-        return "".join(f", {k} {v}" for k, v in sorted(pool.status_counts.items()) if k != "ok")
+        words = {READ_BY_PERSON: "read by a person"}  # among the ok ratings, counted apart
+        return "".join(f", {words.get(k, k)} {v}" for k, v in sorted(pool.status_counts.items()) if k != "ok")
 
     return [f"Study {study.slug}: {study.title} ({study.n_items} items, scale {study.scale.min}-{study.scale.max})",
             "", "Pools: " + "; ".join(f"{labels[p.name]} ({p.n_raters} raters, {p.n_ratings} ratings{counts(p)})"
