@@ -22,6 +22,7 @@ from evalhub.analysis.cells import Cell, study_cells
 from evalhub.analysis.chart_data import item_mean_scatter, score_distributions
 from evalhub.analysis.per_rater import personal_sections
 from evalhub.analysis.position_rows import position_rows
+from evalhub.analysis.ppi_rows import ppi_sections
 from evalhub.analysis.reading import (
     ALL_GROUPS,
     HUMAN,
@@ -272,6 +273,9 @@ def analysis_from_data(data: StudyData, options: AnalysisOptions) -> AnalysisRes
         groups=None if options.groups is None or ALL_GROUPS in options.groups else options.groups,
     )
     llm_pools = [p for p in data.pools if p.kind == "llm"]
+    # Issue 27: the human means helped by each judge, where the human-rated items are a random subset.
+    ppi, ppi_differences, ppi_note = ppi_sections(data, cells, shown_groups, contrasts(data.study, data.groups),
+                                                  options)
     return AnalysisResult(
         schema=SCHEMA_VERSION, study=_summary(data), settings=_settings(data, options, alt_settings),
         pools=tuple(pool_summary(p) for p in data.pools), cells=tuple(tables.cells), kendall=tuple(tables.kendall),
@@ -282,6 +286,7 @@ def analysis_from_data(data: StudyData, options: AnalysisOptions) -> AnalysisRes
         kappa=evidence.kappa, confusion=evidence.confusion, ceiling=evidence.ceiling,
         # Issue 19: a pairwise judge's position bias, from the swapped samples (which count nowhere else).
         position_bias=tuple(position_rows(data)), personal=tuple(personal), ablations=tuple(ablations),
+        ppi=ppi, ppi_differences=ppi_differences, ppi_note=ppi_note,
         distributions=tuple(score_distributions(data, cells, shown_groups)) if options.charts else None,
         scatter=None if not options.charts else () if data.nominal else tuple(
             item_mean_scatter(data, cells, shown_groups, llm_pools)),

@@ -90,6 +90,7 @@ def text_report(result: AnalysisResult) -> str:
     out += alt_test_report(result.alt_test, labels)
     out += _evidence_lines(result)
     out += _position_lines(result.position_bias, labels)
+    out += _ppi_lines(result, labels)
     for table, reason in (result.not_computed or {}).items():
         out += ["", f"== {table}: not computed ({reason})"]
     notes = sorted({f"{c.question}/{c.group}/{labels.get(c.pool, c.pool)} {k}: {v}" for c in result.cells
@@ -196,6 +197,24 @@ def _position_lines(rows: Sequence[PositionRow], labels: dict[str, str]) -> list
               f"{fmt(r.first_position_ci95_high, 2)}]", "; ".join(r.notes)] for r in rows]
     return ["", "== Position bias: choices with A and B swapped (flip rate, first-position share; 95% Wilson CI)",
             _table(["question", "pool", "pairs", "flip rate", "first position", "note"], table)]
+
+
+def _ppi_lines(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
+    """Issue 27: the human means with each judge's help (docs/analysis.md), or why there are none."""
+    if result.ppi is None or result.ppi_differences is None:
+        return ["", f"== Prediction-powered inference: no PPI figure ({result.ppi_note})"]
+    means = [[r.question, r.group, labels.get(r.pool, r.pool),
+              f"{fmt(r.humans_only_estimate)} [{fmt(r.humans_only_ci_low)}, {fmt(r.humans_only_ci_high)}]",
+              f"{fmt(r.estimate)} [{fmt(r.ci_low)}, {fmt(r.ci_high)}]", fmt(r.lam), f"{r.n_labelled}/{r.n_unlabelled}",
+              fmt(r.effective_n, 1), "; ".join(r.notes.values())] for r in result.ppi]
+    differences = [[d.question, f"{d.groups[0]} - {d.groups[1]}", labels.get(d.pool, d.pool),
+                    f"{fmt(d.difference)} [{fmt(d.ci_low)}, {fmt(d.ci_high)}]", p_text(d.p),
+                    "; ".join(d.notes.values())] for d in result.ppi_differences]
+    return ["", "== Prediction-powered inference: human means with the judge's help (95% CI; the human-rated items "
+                "are a random subset)",
+            _table(["question", "group", "judge", "humans only", "PPI++", "lambda", "rated/judge only", "effective n",
+                    "note"], means),
+            "", _table(["question", "groups", "judge", "PPI++ difference", "p", "note"], differences)]
 
 
 def alt_test_report(rows: Sequence[AltTestRow], labels: dict[str, str] | None = None) -> list[str]:

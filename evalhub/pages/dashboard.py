@@ -41,6 +41,7 @@ from evalhub.imports.exports import TABLE_COLUMNS, csv_lines, rating_rows, table
 from evalhub.pages import charts, svg
 from evalhub.pages.evidence import evidence_context
 from evalhub.pages.forms import EpsilonForm
+from evalhub.pages.ppi_panel import ppi_context
 from evalhub.pages.verdict import verdict_context
 from evalhub.templatetags.evalhub_format import group_title, note_name
 
@@ -103,6 +104,7 @@ def study_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     result = study_analysis_cached(study=study, options=form.options(charts_wanted=True))
     context = {"study": study, "form": form, "query": request.GET.urlencode(), "tables": list(TABLE_COLUMNS),
                **dashboard_context(result),
+               "ppi": ppi_context(result, declared=bool(study.human_subset.get("declared_random"))),
                "verdict": verdict_context(result, epsilon=study.alt_epsilon,
                                           can_set_epsilon=study_changeable(user=request.user, study=study))}
     return render(request, "evalhub/dashboard.html", context)

@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.management.lookups import study_or_error
-from evalhub.analysis.alt_test_plan import StudyPlan, alt_test_plan_for_study
+from evalhub.analysis.planning.alt_test_plan import StudyPlan, alt_test_plan_for_study
 from evalhub.management.checks import COMMAND_CHECKS
 from evalhub.stats.alt_test import SCORINGS
 from evalhub.stats.alt_test_power import DEFAULT_REPLICATES, ITEMS_GRID, RATERS_GRID, Power

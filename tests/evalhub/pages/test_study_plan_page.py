@@ -5,7 +5,7 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.urls import reverse
 
-from tests.evalhub.analysis.test_plan_alt_test import pilot_study  # noqa: F401  (the fixture)
+from tests.evalhub.analysis.planning.test_plan_alt_test import pilot_study  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.django_db
 

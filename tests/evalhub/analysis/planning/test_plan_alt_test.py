@@ -9,7 +9,7 @@ import re
 import pytest
 from django.core.management import CommandError, call_command
 
-from evalhub.analysis.alt_test_plan import alt_test_plan_for_study, study_pilot
+from evalhub.analysis.planning.alt_test_plan import alt_test_plan_for_study, study_pilot
 from tests.evalhub.factories import import_long
 
 pytestmark = pytest.mark.django_db
