@@ -44,6 +44,10 @@ class Study(models.Model):
         WARN = "warn", "Warn and continue"
         END = "end", "End the session"
 
+    class PairOrder(models.TextChoices):
+        COUNTERBALANCED = "counterbalanced", "Counterbalanced (A and B swapped for half of the raters of each item)"
+        FIXED = "fixed", "Fixed (every rater sees the file's A first)"
+
     slug = models.SlugField(max_length=100, unique=True)
     title = models.CharField(max_length=200)
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.LIKERT)
@@ -71,6 +75,10 @@ class Study(models.Model):
     )
     pair_fields = models.JSONField(
         default=list, blank=True, help_text='Pairwise: the two candidate fields, e.g. ["response_a", "response_b"].'
+    )
+    pair_order = models.CharField(
+        max_length=20, choices=PairOrder.choices, default=PairOrder.COUNTERBALANCED,
+        help_text="Pairwise: whether raters see A and B swapped on half of the items (annotations.services).",
     )
     items_per_rater = models.PositiveIntegerField(
         null=True, blank=True, help_text="Items one rater rates at most (empty: as many as still need raters)."
@@ -289,6 +297,9 @@ class ItemClaim(models.Model):
     touched_at = models.DateTimeField(help_text="Last activity; an unfinished claim idle too long is released.")
     completed_at = models.DateTimeField(null=True, blank=True)
     time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
+    # Pairwise: the rater is shown the item's two candidates in swapped order (decided when the seat is taken,
+    # so the page and the stored answer agree whatever is imported meanwhile).
+    swapped = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["assignment", "claimed_at", "id"]
@@ -360,6 +371,9 @@ class HumanRating(models.Model):
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="human_ratings")
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="human_ratings")
     score = models.FloatField()
+    # Pairwise: the rater saw B's text in the first (A) place. The score is stored in the file's orientation
+    # (mapped back, as LLMRating.swapped is): 1 always means the file's response A.
+    swapped = models.BooleanField(default=False)
     comment = models.TextField(blank=True)
     time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

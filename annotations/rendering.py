@@ -9,6 +9,7 @@ and the template escapes each word, so an item's text can never inject markup.
 """
 from __future__ import annotations
 
+import copy
 import difflib
 import re
 from dataclasses import dataclass
@@ -54,6 +55,20 @@ def prompt_capped(text: str, *, what: str) -> str:
     if len(text) > cap:
         raise PromptTooLarge(f"{what} would be {len(text)} characters, above MAX_PROMPT_CHARS={cap}")
     return text
+
+
+def oriented_item(*, study: Study, item: Item, swapped: bool) -> Item:
+    """The item as one orientation shows it: ``item`` itself, or (``swapped``, pairwise) an unsaved copy whose
+    two candidate fields trade their texts. The rater page and the judge prompt of a swapped pair are both
+    rendered from this copy, so they stay identical for the same item and orientation."""
+    if not swapped:
+        return item
+    if not study.is_pairwise or len(study.pair_fields) != 2:
+        raise ValueError(f"study {study.slug!r} has no pair of candidates to swap")
+    first, second = study.pair_fields
+    twin = copy.copy(item)
+    twin.fields = {**item.fields, first: item.fields.get(second, ""), second: item.fields.get(first, "")}
+    return twin
 
 
 def question_context(*, question: Question, item: Item) -> str:

@@ -21,6 +21,7 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from annotations.models import (
+    PAIRWISE_SCORES,
     Assignment,
     AttentionCheck,
     HumanRating,
@@ -102,6 +103,24 @@ def item_order(*, study: Study, seed: int) -> list[int]:
     elif study.ordering == Study.Ordering.MIXED:
         random.Random(seed).shuffle(items)
     return [item_id for item_id, _ in items]
+
+
+def pair_swapped(*, study: Study, item_id: int, position: int, seat: int | None, seed: int) -> bool:
+    """Whether the rater taking ``seat`` of an item sees its two candidates swapped (B's text in A's place).
+
+    Only a pairwise study with ``pair_order`` counterbalanced swaps. Counterbalanced by seat: an item's raters
+    alternate orientations (seats 0, 2, ... one way, seats 1, 3, ... the other), so two raters of an item in
+    neighbouring seats always see the pair in opposite orders. Which way seat 0 goes is a seeded half of the
+    study's items: of each two items in import order (positions 2k and 2k + 1) exactly one, chosen by a coin
+    seeded with the study and k, so a rater in seat 0 throughout sees A and B swapped on half of the items.
+    Gold items take no seat: a coin seeded with the rater's own seed and the item.
+    """
+    if not study.is_pairwise or study.pair_order != Study.PairOrder.COUNTERBALANCED:
+        return False
+    if seat is None:
+        return random.Random(f"{seed}:{item_id}:swap").getrandbits(1) == 1
+    seat_zero_swapped = (position % 2) ^ random.Random(f"{study.pk}:{position // 2}:swap").getrandbits(1)
+    return (seat + seat_zero_swapped) % 2 == 1
 
 
 def attention_expected(*, study: Study, seed: int, position: int) -> int:
@@ -257,22 +276,22 @@ def _claim_next(assignment: Assignment, now: datetime) -> ItemClaim | None:
     for start in range(0, len(candidates), CLAIM_WINDOW):
         window = candidates[start : start + CLAIM_WINDOW]
         rows = {
-            item_id: (kind, claimed, held, done)
-            for item_id, kind, claimed, held, done in Item.objects.filter(id__in=window, study=study)
+            item_id: (kind, position, claimed, held, done)
+            for item_id, kind, position, claimed, held, done in Item.objects.filter(id__in=window, study=study)
             .annotate(
                 claimed=Count("claims"),
                 held=Count("claims", filter=finished | Q(claims__touched_at__gte=cutoff)),
                 done=Count("claims", filter=finished),
             )
-            .values_list("id", "kind", "claimed", "held", "done")
+            .values_list("id", "kind", "position", "claimed", "held", "done")
             .order_by()
         }
         for item_id in window:
             if item_id not in rows:  # deleted since the order was made
                 continue
-            kind, claimed, held, done = rows[item_id]
+            kind, position, claimed, held, done = rows[item_id]
             if kind == Item.Kind.GOLD:  # every rater rates the gold items; they take no seat
-                claim = _try_claim(assignment, item_id, None, now)
+                claim = _try_claim(assignment, (item_id, position), None, now)
             elif held >= seats:
                 if done >= seats:
                     full[item_id] = done
@@ -280,21 +299,27 @@ def _claim_next(assignment: Assignment, now: datetime) -> ItemClaim | None:
             else:
                 # No idle claims: seats 0..claimed-1 are usually the ones taken, so try the next one
                 # before reading the item's claims (a seat freed from an idle claim leaves a gap).
-                claim = _try_claim(assignment, item_id, claimed, now) if claimed == held else None
+                claim = _try_claim(assignment, (item_id, position), claimed, now) if claimed == held else None
                 if claim is None:
                     seat = _free_seat(item_id, seats, cutoff)
-                    claim = _try_claim(assignment, item_id, seat, now) if seat is not None else None
+                    claim = _try_claim(assignment, (item_id, position), seat, now) if seat is not None else None
             if claim is not None:
                 return claim
     return None
 
 
-def _try_claim(assignment: Assignment, item_id: int, seat: int | None, now: datetime) -> ItemClaim | None:
-    """Take `seat` of the item, or None if another rater took it a moment ago (the seat is unique)."""
+def _try_claim(
+    assignment: Assignment, item: tuple[int, int], seat: int | None, now: datetime
+) -> ItemClaim | None:
+    """Take `seat` of the item (its id and position), or None if another rater took it a moment ago (the seat
+    is unique). The seat decides the orientation a pairwise rater sees (`pair_swapped`)."""
+    item_id, position = item
+    swapped = pair_swapped(study=assignment.rater.study, item_id=item_id, position=position, seat=seat,
+                           seed=assignment.seed)
     try:
         with transaction.atomic():
             return ItemClaim.objects.create(
-                assignment=assignment, item_id=item_id, seat=seat, claimed_at=now, touched_at=now
+                assignment=assignment, item_id=item_id, seat=seat, claimed_at=now, touched_at=now, swapped=swapped
             )
     except IntegrityError:
         return None
@@ -406,12 +431,13 @@ def rating_submit(
     HumanRating.objects.bulk_create(
         [
             HumanRating(rater_id=assignment.rater_id, item_id=item_id, question=question,
-                        score=scores[question.key], comment=comment, time_spent_ms=elapsed)
+                        score=shown_choice_in_file_order(scores[question.key], swapped=claim.swapped),
+                        swapped=claim.swapped, comment=comment, time_spent_ms=elapsed)
             for question in parts[part]
         ],
         update_conflicts=True,
         unique_fields=["rater", "item", "question"],
-        update_fields=["score", "comment", "time_spent_ms", "updated_at"],
+        update_fields=["score", "swapped", "comment", "time_spent_ms", "updated_at"],
     )
     claim.time_spent_ms = (claim.time_spent_ms or 0) + elapsed
     claim.touched_at = now
@@ -420,6 +446,15 @@ def rating_submit(
     claim.save(update_fields=["time_spent_ms", "touched_at", "completed_at"])
     if claim.completed_at:
         _count_completed(assignment)
+
+
+def shown_choice_in_file_order(score: int, *, swapped: bool) -> int:
+    """A choice made on a swapped pairwise page, in the file's orientation: the first place held the file's B,
+    so "A" (1) means B (2) and back; a tie (3) stays a tie. Unswapped scores pass unchanged."""
+    if not swapped:
+        return score
+    a, b = PAIRWISE_SCORES["A"], PAIRWISE_SCORES["B"]
+    return {a: b, b: a}.get(score, score)
 
 
 def _count_completed(assignment: Assignment) -> None:

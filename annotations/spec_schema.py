@@ -85,5 +85,6 @@ STUDY_SPEC_SCHEMA: dict[str, Any] = {
         "ordering": {"anyOf": [{"type": "string", "enum": list(Study.Ordering.values)}, {"type": "object"}]},
         "raters_per_item": {"type": "integer", "minimum": 1, "maximum": RATERS_PER_ITEM_MAX},
         "pair_fields": {"type": "array", "maxItems": 2, "items": {"type": "string", "pattern": _NO_NUL}},
+        "pair_order": {"type": "string", "enum": list(Study.PairOrder.values)},
     },
 }

@@ -264,9 +264,11 @@ def _validate_kind(spec: dict[str, Any], fields: list[str]) -> None:
     if kind not in (Study.Kind.LIKERT, Study.Kind.PAIRWISE, Study.Kind.CATEGORICAL):
         raise StudySpecError(f"kind must be 'likert' or 'pairwise' or 'categorical' (got {kind!r})")
     if kind != Study.Kind.PAIRWISE:
-        if spec.get("pair_fields"):
-            raise StudySpecError("pair_fields is only for kind 'pairwise'")
+        for key in ("pair_fields", "pair_order"):
+            if spec.get(key):
+                raise StudySpecError(f"{key} is only for kind 'pairwise'")
         return
+    _validate_pair_order(spec)
     pair = spec.get("pair_fields", ["response_a", "response_b"])
     if not isinstance(pair, list) or len(pair) != 2 or len(set(pair)) != 2 or not set(pair) <= set(fields):
         raise StudySpecError(f"pair_fields must name two different item fields (of {fields}), got {pair!r}")
@@ -276,6 +278,22 @@ def _validate_kind(spec: dict[str, Any], fields: list[str]) -> None:
             "a pairwise study's scale is 1-2 (1 = A, 2 = B) or 1-3 (3 = tie); got "
             f"{scale['min']}-{scale['max']}"
         )
+
+
+_PROMISES_RANDOM_ORDER = re.compile(r"\brandom", re.IGNORECASE)
+
+
+def _validate_pair_order(spec: dict[str, Any]) -> None:
+    """``pair_order``: "counterbalanced" (the default: raters see A and B swapped on half of the items) or
+    "fixed" (the file's A first for everyone), whose instruction must then not say the order is random."""
+    order = spec.get("pair_order", Study.PairOrder.COUNTERBALANCED)
+    if order not in Study.PairOrder.values:
+        raise StudySpecError(f"pair_order must be one of {Study.PairOrder.values}, got {order!r}")
+    if order == Study.PairOrder.FIXED:
+        for key in ("human_instruction", "llm_template"):
+            if _PROMISES_RANDOM_ORDER.search(spec.get(key, "")):
+                raise StudySpecError(f"pair_order 'fixed' shows every rater the file's A first, but {key} says "
+                                     "something is random: remove that promise, or counterbalance the order")
 
 
 @transaction.atomic
@@ -319,6 +337,7 @@ def study_create(
         diff_fields=spec.get("diff_fields", display.get("diff_fields", [])),
         kind=kind,
         pair_fields=spec.get("pair_fields", ["response_a", "response_b"]) if kind == Study.Kind.PAIRWISE else [],
+        pair_order=spec.get("pair_order", Study.PairOrder.COUNTERBALANCED),
         template=template,
         template_version=version,
         owner=owner,

@@ -30,7 +30,7 @@ from annotations.forms import (
 from annotations.guards.client_address import client_address
 from annotations.guards.open_link_limit import new_open_rater_allowed
 from annotations.models import Assignment, Question, Rater, Study
-from annotations.rendering import display_fields, pair_split, rater_page
+from annotations.rendering import display_fields, oriented_item, pair_split, rater_page
 from annotations.selectors import (
     assignment_progress,
     study_changeable,
@@ -196,7 +196,9 @@ def _context(assignment: Assignment, step: Step, form: forms.Form | None) -> dic
         assert step.claim is not None and form is not None
         questions = list(study.questions.all())
         # Built from the same rendering as the judge's prompt; fields a later question reveals are left out.
-        page = rater_page(study=study, item=step.claim.item, questions=questions)
+        # A counterbalanced pairwise rater may see this item's candidates swapped (the claim says so).
+        item = oriented_item(study=study, item=step.claim.item, swapped=step.claim.swapped)
+        page = rater_page(study=study, item=item, questions=questions)
         shown = {q.key for q in _questions_of(assignment, step)} if study.kind != Study.Kind.META else set()
         shared, pair = pair_split(study=study, fields=display_fields(study=study, page=page))
         instruction_title, _, instruction_rest = page.instruction.partition("\n")
