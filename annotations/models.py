@@ -5,7 +5,9 @@ study's scale (a trigger, see migration 0002, because a CHECK constraint cannot 
 """
 from __future__ import annotations
 
+import re
 import secrets
+from collections import Counter
 
 from django.conf import settings
 from django.db import models
@@ -16,6 +18,26 @@ from django.db import models
 PAIRWISE_SCORES: dict[str, int] = {"A": 1, "B": 2, "tie": 3}
 PAIRWISE_CHOICES: dict[int, str] = {score: choice for choice, score in PAIRWISE_SCORES.items()}
 PAIRWISE_LABELS: dict[str, str] = {"1": "A is better", "2": "B is better", "3": "Tie (equally good)"}
+
+
+def neutral_field_labels(fields: list[str]) -> dict[str, str]:
+    """Headings that name no group, condition or manipulation: a field name's last word ("benign_title" ->
+    "Title"), numbered in field order when several fields end in it ("Title 1", "Title 2"); a one-letter last
+    word keeps the word before it ("response_a" -> "Response A")."""
+    heads: dict[str, str] = {}
+    for name in fields:
+        words = [w for w in re.split(r"[_\-\s]+", name) if w] or [name]
+        last = words[-1]
+        heads[name] = f"{words[-2].capitalize()} {last.upper()}" if len(last) == 1 and len(words) > 1 \
+            else last.capitalize()
+    shared = Counter(heads.values())
+    seen: Counter[str] = Counter()
+    labels = {}
+    for name in fields:
+        head = heads[name]
+        seen[head] += 1
+        labels[name] = f"{head} {seen[head]}" if shared[head] > 1 else head
+    return labels
 
 
 def new_token() -> str:
@@ -144,7 +166,9 @@ class Study(models.Model):
         return self.scale_labels.get(str(value), str(value))
 
     def field_label(self, name: str) -> str:
-        return self.field_labels.get(name) or name.replace("_", " ").capitalize()
+        """The heading raters see over an item field: the study's label, else a neutral one
+        (``neutral_field_labels``: never the field name's condition words, such as "benign")."""
+        return self.field_labels.get(name) or neutral_field_labels(list(self.item_fields)).get(name) or name
 
     @property
     def is_pairwise(self) -> bool:
@@ -227,6 +251,12 @@ class Item(models.Model):
         return f"{self.study.slug}:{self.external_id}"
 
 
+def rater_label(*, external_id: str, number: int | None, pk: int) -> str:
+    """What pages, exports and the analysis call a rater: their external id, else "rater-<number>", numbered
+    from 1 in each study (a rater made straight through the ORM, without a number, falls back to its pk)."""
+    return external_id or f"rater-{number or pk}"
+
+
 class Rater(models.Model):
     """A participant of one study: invited by link, arrived through an open link, or imported."""
 
@@ -237,6 +267,9 @@ class Rater(models.Model):
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="raters")
     external_id = models.CharField(max_length=200, blank=True, help_text="e.g. a Prolific participant id")
+    number = models.PositiveIntegerField(
+        null=True, blank=True, editable=False, help_text="The rater's number in the study, from 1 (rater-1, ...)."
+    )
     token = models.CharField(max_length=64, unique=True, default=new_token, editable=False)
     source = models.CharField(max_length=20, choices=Source.choices, default=Source.INVITED)
     demographics = models.JSONField(default=dict, blank=True)
@@ -253,11 +286,12 @@ class Rater(models.Model):
                 fields=["study", "external_id"],
                 condition=~models.Q(external_id=""),
                 name="rater_external_id_unique_in_study",
-            )
+            ),
+            models.UniqueConstraint(fields=["study", "number"], name="rater_number_unique_in_study"),
         ]
 
     def __str__(self) -> str:
-        return self.external_id or f"rater-{self.pk}"
+        return rater_label(external_id=self.external_id, number=self.number, pk=self.pk)
 
 
 class Assignment(models.Model):

@@ -17,7 +17,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 
 from annotations.models import (
@@ -32,7 +32,7 @@ from annotations.models import (
     Rater,
     Study,
 )
-from annotations.selectors import planned_items
+from annotations.selectors import planned_items, study_has_free_seat
 
 ATTENTION_END = "attention"
 
@@ -182,10 +182,12 @@ def _current_step(assignment: Assignment, *, touch: bool = True) -> Step:
     study = rater.study
     if assignment.completed_at:
         return Step(kind="done", key="done")
-    if study.consent_text and not rater.consented_at:
-        return Step(kind="consent", key="consent")
-    if study.ask_demographics and not rater.demographics:
-        return Step(kind="demographics", key="demographics")
+    before = _before_rating(rater)
+    if before is not None:
+        # "Full" is decided before consent: a newcomer with no item gives nothing for nothing.
+        if not assignment.claims.exists() and not study_has_free_seat(study=study):
+            return Step(kind="full", key="full")
+        return before
     now = timezone.now()
     claims = assignment.claims.select_related("item").filter(completed_at__isnull=True)
     if not touch:  # a submit: lock the claim, so another rater's `_free_seat` cannot release it meanwhile
@@ -211,6 +213,16 @@ def _current_step(assignment: Assignment, *, touch: bool = True) -> Step:
             return Step(kind="full", key="full")
     _complete(assignment, now)
     return Step(kind="done", key="done")
+
+
+def _before_rating(rater: Rater) -> Step | None:
+    """The consent or demographics page still to fill in, if any."""
+    study = rater.study
+    if study.consent_text and not rater.consented_at:
+        return Step(kind="consent", key="consent")
+    if study.ask_demographics and not rater.demographics:
+        return Step(kind="demographics", key="demographics")
+    return None
 
 
 def _item_step(assignment: Assignment, claim: ItemClaim, *, fresh: bool = False) -> Step:
@@ -519,6 +531,15 @@ def demographics_save(*, rater: Rater, answers: dict[str, str]) -> None:
 # --- researcher writes -------------------------------------------------------------------------------
 
 
+def rater_numbers_take(*, study: Study, count: int) -> list[int]:
+    """The study's next ``count`` rater numbers (rater-1, rater-2, ... in each study). Call inside a
+    transaction: the study's row lock (FOR NO KEY UPDATE: inserts referring to the study do not wait for it)
+    makes two requests take different numbers; the unique (study, number) constraint repeats the rule."""
+    Study.objects.select_for_update(no_key=True).filter(pk=study.pk).first()
+    last = study.raters.aggregate(last=Max("number"))["last"] or 0
+    return list(range(last + 1, last + 1 + count))
+
+
 class InvitationLimitError(ValueError):
     """More raters than a study may have (``RATERS_PER_STUDY_MAX``)."""
 
@@ -535,8 +556,9 @@ def invitations_create(*, study: Study, count: int) -> list[Rater]:
     if have + count > settings.RATERS_PER_STUDY_MAX:
         raise InvitationLimitError(f"study {study.slug!r} has {have} raters; {count} more would pass the limit of "
                                    f"{settings.RATERS_PER_STUDY_MAX} (RATERS_PER_STUDY_MAX)")
+    numbers = rater_numbers_take(study=study, count=count)
     return Rater.objects.bulk_create(
-        [Rater(study=study, source=Rater.Source.INVITED) for _ in range(count)], batch_size=1000
+        [Rater(study=study, source=Rater.Source.INVITED, number=number) for number in numbers], batch_size=1000
     )
 
 
@@ -562,11 +584,12 @@ def open_link_join(*, study: Study, external_id: str = "", platform_study_id: st
         "external_study_id": platform_study_id[:200],
         "external_session_id": session_id[:200],
     }
-    if not external_id:
-        return Rater.objects.create(study=study, **defaults)
     try:
         with transaction.atomic():
-            rater, _ = Rater.objects.get_or_create(study=study, external_id=external_id[:200], defaults=defaults)
+            known = Rater.objects.filter(study=study, external_id=external_id[:200]).first() if external_id else None
+            if known is not None:
+                return known
+            (number,) = rater_numbers_take(study=study, count=1)
+            return Rater.objects.create(study=study, external_id=external_id[:200], number=number, **defaults)
     except IntegrityError:  # two first visits at once
-        rater = Rater.objects.get(study=study, external_id=external_id[:200])
-    return rater
+        return Rater.objects.get(study=study, external_id=external_id[:200])
