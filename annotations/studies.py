@@ -201,8 +201,11 @@ def _refuse_unknown(keys: Iterable[object], known: tuple[str, ...], where: str) 
     unknown column: a typo such as ``raters_per_itme`` would otherwise be dropped without a word."""
     for key in sorted(str(k) for k in keys if k not in known):
         close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-        hint = f"did you mean {close[0]!r}?" if close else f"the known keys are {', '.join(known)}"
-        raise StudySpecError(f"unknown key {key!r} in {where}: {hint}")
+        if close:
+            raise StudySpecError(f"unknown key {key!r} in {where}: did you mean {close[0]!r}?")
+        (closest,) = difflib.get_close_matches(key, known, n=1, cutoff=0.0)
+        raise StudySpecError(f"unknown key {key!r} in {where}: no key is like it (the closest is {closest!r}; "
+                             "docs/study-spec.md lists them all)")
 
 
 def _refuse_unknown_keys(spec: dict[str, Any]) -> None:
@@ -360,21 +363,25 @@ def rater_instruction(spec: dict[str, Any]) -> str:
 
 
 def _check_headings(spec: dict[str, Any]) -> None:
-    """No heading a rater sees (the study's title, the instruction's first line, the field labels) names a
-    group or a condition: a word that tells apart two fields ending in the same word ("benign" in
-    benign_title / adversarial_title) or a group name ("textfooler")."""
+    """No heading over an item (the instruction's first line, the field labels) names a group or a condition:
+    a word that tells apart two fields ending in the same word ("benign" in benign_title / adversarial_title)
+    or the name of one of several groups ("textfooler"). The study's title, shown on the start and consent
+    pages, may name the study's groups (a dataset's title names its source) but no condition of its fields."""
     fields = spec["item_fields"]
     heads = [re.split(r"[_\-\s]+", name) for name in fields]
     last_words = Counter(words[-1].casefold() for words in heads)
     conditions = {word.casefold() for words in heads if last_words[words[-1].casefold()] > 1 for word in words[:-1]}
-    conditions |= {g.casefold() for g in spec.get("groups", [])}
-    conditions |= {g.casefold() for pair in spec.get("contrasts", []) for g in pair}
+    groups = {g.casefold() for g in spec.get("groups", [])} | {g.casefold() for p in spec.get("contrasts", [])
+                                                             for g in p}
+    if len(groups) < 2:  # one group tells no item from another (a dataset named after its only group)
+        groups = set()
     labels = display_settings(spec, template_of(spec))["field_labels"]
-    headings = {"title": spec["title"], "the instruction's first line": rater_instruction(spec).split("\n", 1)[0]}
-    headings.update({f"field_labels[{name!r}]": label for name, label in labels.items()})
-    for where, heading in headings.items():
+    headings = {"title": (spec["title"], conditions),
+                "the instruction's first line": (rater_instruction(spec).split("\n", 1)[0], conditions | groups)}
+    headings.update({f"field_labels[{name!r}]": (label, conditions | groups) for name, label in labels.items()})
+    for where, (heading, forbidden) in headings.items():
         words = {w.casefold() for w in re.findall(r"[\w-]+", heading)}
-        named = sorted(words & conditions)
+        named = sorted(words & forbidden)
         if named:
             raise StudySpecError(f"{where} ({heading!r}) names {named[0]!r}, a group or condition raters must not "
                                  "see: choose a neutral heading")
