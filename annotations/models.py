@@ -5,7 +5,9 @@ study's scale (a trigger, see migration 0002, because a CHECK constraint cannot 
 """
 from __future__ import annotations
 
+import re
 import secrets
+from collections import Counter
 
 from django.conf import settings
 from django.db import models
@@ -16,6 +18,26 @@ from django.db import models
 PAIRWISE_SCORES: dict[str, int] = {"A": 1, "B": 2, "tie": 3}
 PAIRWISE_CHOICES: dict[int, str] = {score: choice for choice, score in PAIRWISE_SCORES.items()}
 PAIRWISE_LABELS: dict[str, str] = {"1": "A is better", "2": "B is better", "3": "Tie (equally good)"}
+
+
+def neutral_field_labels(fields: list[str]) -> dict[str, str]:
+    """Headings that name no group, condition or manipulation: a field name's last word ("benign_title" ->
+    "Title"), numbered in field order when several fields end in it ("Title 1", "Title 2"); a one-letter last
+    word keeps the word before it ("response_a" -> "Response A")."""
+    heads: dict[str, str] = {}
+    for name in fields:
+        words = [w for w in re.split(r"[_\-\s]+", name) if w] or [name]
+        last = words[-1]
+        heads[name] = f"{words[-2].capitalize()} {last.upper()}" if len(last) == 1 and len(words) > 1 \
+            else last.capitalize()
+    shared = Counter(heads.values())
+    seen: Counter[str] = Counter()
+    labels = {}
+    for name in fields:
+        head = heads[name]
+        seen[head] += 1
+        labels[name] = f"{head} {seen[head]}" if shared[head] > 1 else head
+    return labels
 
 
 def new_token() -> str:
@@ -44,6 +66,10 @@ class Study(models.Model):
         WARN = "warn", "Warn and continue"
         END = "end", "End the session"
 
+    class PairOrder(models.TextChoices):
+        COUNTERBALANCED = "counterbalanced", "Counterbalanced (A and B swapped for half of the raters of each item)"
+        FIXED = "fixed", "Fixed (every rater sees the file's A first)"
+
     slug = models.SlugField(max_length=100, unique=True)
     title = models.CharField(max_length=200)
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.LIKERT)
@@ -71,6 +97,10 @@ class Study(models.Model):
     )
     pair_fields = models.JSONField(
         default=list, blank=True, help_text='Pairwise: the two candidate fields, e.g. ["response_a", "response_b"].'
+    )
+    pair_order = models.CharField(
+        max_length=20, choices=PairOrder.choices, default=PairOrder.COUNTERBALANCED,
+        help_text="Pairwise: whether raters see A and B swapped on half of the items (annotations.services).",
     )
     items_per_rater = models.PositiveIntegerField(
         null=True, blank=True, help_text="Items one rater rates at most (empty: as many as still need raters)."
@@ -144,7 +174,9 @@ class Study(models.Model):
         return self.scale_labels.get(str(value), str(value))
 
     def field_label(self, name: str) -> str:
-        return self.field_labels.get(name) or name.replace("_", " ").capitalize()
+        """The heading raters see over an item field: the study's label, else a neutral one
+        (``neutral_field_labels``: never the field name's condition words, such as "benign")."""
+        return self.field_labels.get(name) or neutral_field_labels(list(self.item_fields)).get(name) or name
 
     @property
     def is_pairwise(self) -> bool:
@@ -231,6 +263,12 @@ class Item(models.Model):
         return f"{self.study.slug}:{self.external_id}"
 
 
+def rater_label(*, external_id: str, number: int | None, pk: int) -> str:
+    """What pages, exports and the analysis call a rater: their external id, else "rater-<number>", numbered
+    from 1 in each study (a rater made straight through the ORM, without a number, falls back to its pk)."""
+    return external_id or f"rater-{number or pk}"
+
+
 class Rater(models.Model):
     """A participant of one study: invited by link, arrived through an open link, or imported."""
 
@@ -241,6 +279,9 @@ class Rater(models.Model):
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="raters")
     external_id = models.CharField(max_length=200, blank=True, help_text="e.g. a Prolific participant id")
+    number = models.PositiveIntegerField(
+        null=True, blank=True, editable=False, help_text="The rater's number in the study, from 1 (rater-1, ...)."
+    )
     token = models.CharField(max_length=64, unique=True, default=new_token, editable=False)
     source = models.CharField(max_length=20, choices=Source.choices, default=Source.INVITED)
     demographics = models.JSONField(default=dict, blank=True)
@@ -257,11 +298,12 @@ class Rater(models.Model):
                 fields=["study", "external_id"],
                 condition=~models.Q(external_id=""),
                 name="rater_external_id_unique_in_study",
-            )
+            ),
+            models.UniqueConstraint(fields=["study", "number"], name="rater_number_unique_in_study"),
         ]
 
     def __str__(self) -> str:
-        return self.external_id or f"rater-{self.pk}"
+        return rater_label(external_id=self.external_id, number=self.number, pk=self.pk)
 
 
 class Assignment(models.Model):
@@ -301,6 +343,9 @@ class ItemClaim(models.Model):
     touched_at = models.DateTimeField(help_text="Last activity; an unfinished claim idle too long is released.")
     completed_at = models.DateTimeField(null=True, blank=True)
     time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
+    # Pairwise: the rater is shown the item's two candidates in swapped order (decided when the seat is taken,
+    # so the page and the stored answer agree whatever is imported meanwhile).
+    swapped = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["assignment", "claimed_at", "id"]
@@ -372,6 +417,9 @@ class HumanRating(models.Model):
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="human_ratings")
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="human_ratings")
     score = models.FloatField()
+    # Pairwise: the rater saw B's text in the first (A) place. The score is stored in the file's orientation
+    # (mapped back, as LLMRating.swapped is): 1 always means the file's response A.
+    swapped = models.BooleanField(default=False)
     comment = models.TextField(blank=True)
     time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

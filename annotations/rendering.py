@@ -9,14 +9,16 @@ and the template escapes each word, so an item's text can never inject markup.
 """
 from __future__ import annotations
 
+import copy
 import difflib
+import random
 import re
 from dataclasses import dataclass
 
 from django.conf import settings
 
 from annotations.guards.placeholders import plain_placeholders
-from annotations.models import Item, Question, Study
+from annotations.models import PAIRWISE_SCORES, Item, Question, Study
 
 
 class PromptTooLarge(ValueError):
@@ -54,6 +56,20 @@ def prompt_capped(text: str, *, what: str) -> str:
     if len(text) > cap:
         raise PromptTooLarge(f"{what} would be {len(text)} characters, above MAX_PROMPT_CHARS={cap}")
     return text
+
+
+def oriented_item(*, study: Study, item: Item, swapped: bool) -> Item:
+    """The item as one orientation shows it: ``item`` itself, or (``swapped``, pairwise) an unsaved copy whose
+    two candidate fields trade their texts. The rater page and the judge prompt of a swapped pair are both
+    rendered from this copy, so they stay identical for the same item and orientation."""
+    if not swapped:
+        return item
+    if not study.is_pairwise or len(study.pair_fields) != 2:
+        raise ValueError(f"study {study.slug!r} has no pair of candidates to swap")
+    first, second = study.pair_fields
+    twin = copy.copy(item)
+    twin.fields = {**item.fields, first: item.fields.get(second, ""), second: item.fields.get(first, "")}
+    return twin
 
 
 def question_context(*, question: Question, item: Item) -> str:
@@ -162,3 +178,30 @@ def pair_split(*, study: Study, fields: list[DisplayField]) -> tuple[list[Displa
     if not all(name in by_name for name in study.pair_fields):
         return fields, []
     return [f for f in fields if f.name not in study.pair_fields], [by_name[n] for n in study.pair_fields]
+
+
+def pair_swapped(*, study: Study, item_id: int, position: int, seat: int | None, seed: int) -> bool:
+    """Whether the rater taking ``seat`` of an item sees its two candidates swapped (B's text in A's place).
+
+    Only a pairwise study with ``pair_order`` counterbalanced swaps. Counterbalanced by seat: an item's raters
+    alternate orientations (seats 0, 2, ... one way, seats 1, 3, ... the other), so two raters of an item in
+    neighbouring seats always see the pair in opposite orders. Which way seat 0 goes is a seeded half of the
+    study's items: of each two items in import order (positions 2k and 2k + 1) exactly one, chosen by a coin
+    seeded with the study and k, so a rater in seat 0 throughout sees A and B swapped on half of the items.
+    Gold items take no seat: a coin seeded with the rater's own seed and the item.
+    """
+    if not study.is_pairwise or study.pair_order != Study.PairOrder.COUNTERBALANCED:
+        return False
+    if seat is None:
+        return random.Random(f"{seed}:{item_id}:swap").getrandbits(1) == 1
+    seat_zero_swapped = (position % 2) ^ random.Random(f"{study.pk}:{position // 2}:swap").getrandbits(1)
+    return (seat + seat_zero_swapped) % 2 == 1
+
+
+def shown_choice_in_file_order(score: int, *, swapped: bool) -> int:
+    """A choice made on a swapped pairwise page, in the file's orientation: the first place held the file's B,
+    so "A" (1) means B (2) and back; a tie (3) stays a tie. Unswapped scores pass unchanged."""
+    if not swapped:
+        return score
+    a, b = PAIRWISE_SCORES["A"], PAIRWISE_SCORES["B"]
+    return {a: b, b: a}.get(score, score)

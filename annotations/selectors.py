@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
@@ -45,6 +45,21 @@ def assignment_progress(*, assignment: Assignment) -> Progress:
     done = assignment.position + (assignment.attention_checks.count() if checks else 0)
     total = planned + len(checks)
     return Progress(done=min(done, total), total=total)
+
+
+def study_has_free_seat(*, study: Study, now: datetime | None = None) -> bool:
+    """Whether a newcomer could take a seat now: some item (gold items take no seat) has fewer than
+    ``raters_per_item`` claims that are finished or touched within the claim timeout (an idle claim's seat
+    is freed when someone needs it). Asked before a newcomer gives consent, so that a full study turns
+    them away before anything of theirs is stored."""
+    cutoff = (now or timezone.now()) - timedelta(minutes=settings.RATER_CLAIM_TIMEOUT_MINUTES)
+    held = Q(claims__completed_at__isnull=False) | Q(claims__touched_at__gte=cutoff)
+    return (
+        Item.objects.filter(study=study, kind=Item.Kind.NORMAL)
+        .annotate(held=Count("claims", filter=held))
+        .filter(held__lt=study.raters_per_item)
+        .exists()
+    )
 
 
 # --- the study-access rule -----------------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 
 from annotations.models import (
@@ -31,7 +31,8 @@ from annotations.models import (
     Rater,
     Study,
 )
-from annotations.selectors import planned_items
+from annotations.rendering import pair_swapped, shown_choice_in_file_order
+from annotations.selectors import planned_items, study_has_free_seat
 
 ATTENTION_END = "attention"
 
@@ -171,10 +172,12 @@ def _current_step(assignment: Assignment, *, touch: bool = True) -> Step:
     study = rater.study
     if assignment.completed_at:
         return Step(kind="done", key="done")
-    if study.consent_text and not rater.consented_at:
-        return Step(kind="consent", key="consent")
-    if study.ask_demographics and not rater.demographics:
-        return Step(kind="demographics", key="demographics")
+    before = _before_rating(rater)
+    if before is not None:
+        # "Full" is decided before consent: a newcomer with no item gives nothing for nothing.
+        if not assignment.claims.exists() and not study_has_free_seat(study=study):
+            return Step(kind="full", key="full")
+        return before
     now = timezone.now()
     claims = assignment.claims.select_related("item").filter(completed_at__isnull=True)
     if not touch:  # a submit: lock the claim, so another rater's `_free_seat` cannot release it meanwhile
@@ -200,6 +203,16 @@ def _current_step(assignment: Assignment, *, touch: bool = True) -> Step:
             return Step(kind="full", key="full")
     _complete(assignment, now)
     return Step(kind="done", key="done")
+
+
+def _before_rating(rater: Rater) -> Step | None:
+    """The consent or demographics page still to fill in, if any."""
+    study = rater.study
+    if study.consent_text and not rater.consented_at:
+        return Step(kind="consent", key="consent")
+    if study.ask_demographics and not rater.demographics:
+        return Step(kind="demographics", key="demographics")
+    return None
 
 
 def _item_step(assignment: Assignment, claim: ItemClaim, *, fresh: bool = False) -> Step:
@@ -265,23 +278,24 @@ def _claim_next(assignment: Assignment, now: datetime) -> ItemClaim | None:
     for start in range(0, len(candidates), CLAIM_WINDOW):
         window = candidates[start : start + CLAIM_WINDOW]
         rows = {
-            item_id: (kind, claimed, held, done)
-            for item_id, kind, claimed, held, done in Item.objects.filter(items_for_people(study), id__in=window,
-                                                                          study=study)
+            item_id: (kind, position, claimed, held, done)
+            for item_id, kind, position, claimed, held, done in Item.objects.filter(
+                items_for_people(study), id__in=window, study=study
+            )
             .annotate(
                 claimed=Count("claims"),
                 held=Count("claims", filter=finished | Q(claims__touched_at__gte=cutoff)),
                 done=Count("claims", filter=finished),
             )
-            .values_list("id", "kind", "claimed", "held", "done")
+            .values_list("id", "kind", "position", "claimed", "held", "done")
             .order_by()
         }
         for item_id in window:
             if item_id not in rows:  # deleted since the order was made
                 continue
-            kind, claimed, held, done = rows[item_id]
+            kind, position, claimed, held, done = rows[item_id]
             if kind == Item.Kind.GOLD:  # every rater rates the gold items; they take no seat
-                claim = _try_claim(assignment, item_id, None, now)
+                claim = _try_claim(assignment, (item_id, position), None, now)
             elif held >= seats:
                 if done >= seats:
                     full[item_id] = done
@@ -289,21 +303,27 @@ def _claim_next(assignment: Assignment, now: datetime) -> ItemClaim | None:
             else:
                 # No idle claims: seats 0..claimed-1 are usually the ones taken, so try the next one
                 # before reading the item's claims (a seat freed from an idle claim leaves a gap).
-                claim = _try_claim(assignment, item_id, claimed, now) if claimed == held else None
+                claim = _try_claim(assignment, (item_id, position), claimed, now) if claimed == held else None
                 if claim is None:
                     seat = _free_seat(item_id, seats, cutoff)
-                    claim = _try_claim(assignment, item_id, seat, now) if seat is not None else None
+                    claim = _try_claim(assignment, (item_id, position), seat, now) if seat is not None else None
             if claim is not None:
                 return claim
     return None
 
 
-def _try_claim(assignment: Assignment, item_id: int, seat: int | None, now: datetime) -> ItemClaim | None:
-    """Take `seat` of the item, or None if another rater took it a moment ago (the seat is unique)."""
+def _try_claim(
+    assignment: Assignment, item: tuple[int, int], seat: int | None, now: datetime
+) -> ItemClaim | None:
+    """Take `seat` of the item (its id and position), or None if another rater took it a moment ago (the seat
+    is unique). The seat decides the orientation a pairwise rater sees (`pair_swapped`)."""
+    item_id, position = item
+    swapped = pair_swapped(study=assignment.rater.study, item_id=item_id, position=position, seat=seat,
+                           seed=assignment.seed)
     try:
         with transaction.atomic():
             return ItemClaim.objects.create(
-                assignment=assignment, item_id=item_id, seat=seat, claimed_at=now, touched_at=now
+                assignment=assignment, item_id=item_id, seat=seat, claimed_at=now, touched_at=now, swapped=swapped
             )
     except IntegrityError:
         return None
@@ -415,12 +435,13 @@ def rating_submit(
     HumanRating.objects.bulk_create(
         [
             HumanRating(rater_id=assignment.rater_id, item_id=item_id, question=question,
-                        score=scores[question.key], comment=comment, time_spent_ms=elapsed)
+                        score=shown_choice_in_file_order(scores[question.key], swapped=claim.swapped),
+                        swapped=claim.swapped, comment=comment, time_spent_ms=elapsed)
             for question in parts[part]
         ],
         update_conflicts=True,
         unique_fields=["rater", "item", "question"],
-        update_fields=["score", "comment", "time_spent_ms", "updated_at"],
+        update_fields=["score", "swapped", "comment", "time_spent_ms", "updated_at"],
     )
     claim.time_spent_ms = (claim.time_spent_ms or 0) + elapsed
     claim.touched_at = now
@@ -493,6 +514,15 @@ def demographics_save(*, rater: Rater, answers: dict[str, str]) -> None:
 # --- researcher writes -------------------------------------------------------------------------------
 
 
+def rater_numbers_take(*, study: Study, count: int) -> list[int]:
+    """The study's next ``count`` rater numbers (rater-1, rater-2, ... in each study). Call inside a
+    transaction: the study's row lock (FOR NO KEY UPDATE: inserts referring to the study do not wait for it)
+    makes two requests take different numbers; the unique (study, number) constraint repeats the rule."""
+    Study.objects.select_for_update(no_key=True).filter(pk=study.pk).first()
+    last = study.raters.aggregate(last=Max("number"))["last"] or 0
+    return list(range(last + 1, last + 1 + count))
+
+
 class InvitationLimitError(ValueError):
     """More raters than a study may have (``RATERS_PER_STUDY_MAX``)."""
 
@@ -509,8 +539,9 @@ def invitations_create(*, study: Study, count: int) -> list[Rater]:
     if have + count > settings.RATERS_PER_STUDY_MAX:
         raise InvitationLimitError(f"study {study.slug!r} has {have} raters; {count} more would pass the limit of "
                                    f"{settings.RATERS_PER_STUDY_MAX} (RATERS_PER_STUDY_MAX)")
+    numbers = rater_numbers_take(study=study, count=count)
     return Rater.objects.bulk_create(
-        [Rater(study=study, source=Rater.Source.INVITED) for _ in range(count)], batch_size=1000
+        [Rater(study=study, source=Rater.Source.INVITED, number=number) for number in numbers], batch_size=1000
     )
 
 
@@ -536,11 +567,12 @@ def open_link_join(*, study: Study, external_id: str = "", platform_study_id: st
         "external_study_id": platform_study_id[:200],
         "external_session_id": session_id[:200],
     }
-    if not external_id:
-        return Rater.objects.create(study=study, **defaults)
     try:
         with transaction.atomic():
-            rater, _ = Rater.objects.get_or_create(study=study, external_id=external_id[:200], defaults=defaults)
+            known = Rater.objects.filter(study=study, external_id=external_id[:200]).first() if external_id else None
+            if known is not None:
+                return known
+            (number,) = rater_numbers_take(study=study, count=1)
+            return Rater.objects.create(study=study, external_id=external_id[:200], number=number, **defaults)
     except IntegrityError:  # two first visits at once
-        rater = Rater.objects.get(study=study, external_id=external_id[:200])
-    return rater
+        return Rater.objects.get(study=study, external_id=external_id[:200])

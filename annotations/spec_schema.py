@@ -15,6 +15,7 @@ from annotations.studies import (
     KEY_MAX_CHARS,
     RATERS_PER_ITEM_MAX,
     SCALE_BOUND,
+    SPEC_NOTE_KEYS,
     TEXT_MAX_CHARS,
     TITLE_MAX_CHARS,
 )
@@ -44,7 +45,10 @@ STUDY_SPEC_SCHEMA: dict[str, Any] = {
         "item fields and reveals names one; pairwise and categorical scales."
     ),
     "required": ["title", "item_fields", "llm_template", "scale", "questions"],
+    # An unknown key is refused (with the closest known one): a typo is never dropped without a word.
+    "additionalProperties": False,
     "properties": {
+        **{key: {"description": "a note for people reading the spec; not used"} for key in SPEC_NOTE_KEYS},
         "title": _text(TITLE_MAX_CHARS, minLength=1, pattern="^[^\\x00]*\\S[^\\x00]*$"),
         "kind": {"type": "string", "enum": [Study.Kind.LIKERT, Study.Kind.PAIRWISE, Study.Kind.CATEGORICAL]},
         "item_fields": {**_names(min_items=1),
@@ -54,17 +58,21 @@ STUDY_SPEC_SCHEMA: dict[str, Any] = {
         "scale": {
             "oneOf": [
                 {"type": "object", "title": "a numeric scale", "required": ["min", "max"],
+                 "additionalProperties": False,
                  "properties": {"min": _BOUNDED_INT, "max": _BOUNDED_INT, "labels": _STRINGS_OBJECT}},
                 {"type": "object", "title": "categories (kind categorical)", "required": ["labels"],
+                 "additionalProperties": False,
                  "properties": {"labels": {"type": "array", "minItems": 2, "items": {
                      "type": "string", "minLength": 1, "maxLength": CATEGORY_LABEL_MAX_CHARS,
-                     "pattern": "^\\S(?:[^\\x00]*\\S)?$"}}}},
+                     "pattern": "^\\S(?:[^\\x00]*\\S)?$"}},
+                     # Allowed when they say what the labels imply: 1 and the number of labels.
+                     "min": {"type": "integer"}, "max": {"type": "integer"}}},
             ],
         },
         "questions": {
             "type": "array", "minItems": 1,
             "items": {
-                "type": "object", "required": ["key", "text"],
+                "type": "object", "required": ["key", "text"], "additionalProperties": False,
                 "properties": {
                     "key": {"type": "string", "minLength": 1, "maxLength": KEY_MAX_CHARS,
                             "pattern": "^[-a-zA-Z0-9_]+$"},
@@ -92,5 +100,6 @@ STUDY_SPEC_SCHEMA: dict[str, Any] = {
             "declared_random": {"type": "boolean", "enum": [True]},
         }, "additionalProperties": False},
         "pair_fields": {"type": "array", "maxItems": 2, "items": {"type": "string", "pattern": _NO_NUL}},
+        "pair_order": {"type": "string", "enum": list(Study.PairOrder.values)},
     },
 }

@@ -1,10 +1,13 @@
 """Creating studies from the protocol templates or from a JSON specification."""
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import math
 import re
+from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -39,6 +42,17 @@ RATER_DISPLAY: dict[str, dict[str, Any]] = {
     },
 }
 
+
+# Every key a specification may hold (docs/study-spec.md); anything else is refused with the closest of these.
+SPEC_KEYS = (
+    "title", "kind", "item_fields", "llm_template", "human_instruction", "scale", "questions", "groups",
+    "contrasts", "ordering", "raters_per_item", "field_labels", "diff_fields", "pair_fields", "pair_order",
+    "human_subset",
+)
+# Keys the protocol file's entries carry for people reading them: accepted, never used.
+SPEC_NOTE_KEYS = ("slug", "human_form", "sanity_check", "notes")
+QUESTION_KEYS = ("key", "text", "context", "reveals", "rubric")
+SCALE_KEYS = ("min", "max", "labels")
 
 CATEGORY_LABEL_MAX_CHARS = 100
 _SLUG = re.compile(r"[-a-zA-Z0-9_]+")
@@ -184,9 +198,32 @@ def study_spec_check(spec: object) -> None:
     _validate(spec)
 
 
+def _refuse_unknown(keys: Iterable[object], known: tuple[str, ...], where: str) -> None:
+    """An unknown key is refused with its name and the closest known key (difflib), as an import refuses an
+    unknown column: a typo such as ``raters_per_itme`` would otherwise be dropped without a word."""
+    for key in sorted(str(k) for k in keys if k not in known):
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+        if close:
+            raise StudySpecError(f"unknown key {key!r} in {where}: did you mean {close[0]!r}?")
+        (closest,) = difflib.get_close_matches(key, known, n=1, cutoff=0.0)
+        raise StudySpecError(f"unknown key {key!r} in {where}: no key is like it (the closest is {closest!r}; "
+                             "docs/study-spec.md lists them all)")
+
+
+def _refuse_unknown_keys(spec: dict[str, Any]) -> None:
+    _refuse_unknown(spec, SPEC_KEYS + SPEC_NOTE_KEYS, "the study specification")
+    if isinstance(spec.get("scale"), dict):
+        _refuse_unknown(spec["scale"], SCALE_KEYS, "scale")
+    questions = spec.get("questions")
+    for n, question in enumerate(questions if isinstance(questions, list) else [], start=1):
+        if isinstance(question, dict):
+            _refuse_unknown(question, QUESTION_KEYS, f"question {n}")
+
+
 def _validate(spec: Any) -> None:
     if not isinstance(spec, dict):
         raise StudySpecError("the study specification must be a JSON object")
+    _refuse_unknown_keys(spec)
     for key in ("title", "item_fields", "llm_template", "scale", "questions"):
         if key not in spec:
             raise StudySpecError(f"missing key {key!r}")
@@ -231,6 +268,7 @@ def _validate(spec: Any) -> None:
     if isinstance(ordering, str) and ordering not in Study.Ordering.values:
         raise StudySpecError(f"ordering must be one of {Study.Ordering.values}")
     _validate_kind(spec, fields)
+    _check_headings(spec)
 
 
 def category_labels(scale: object) -> list[str]:
@@ -265,9 +303,11 @@ def _validate_kind(spec: dict[str, Any], fields: list[str]) -> None:
     if kind not in (Study.Kind.LIKERT, Study.Kind.PAIRWISE, Study.Kind.CATEGORICAL):
         raise StudySpecError(f"kind must be 'likert' or 'pairwise' or 'categorical' (got {kind!r})")
     if kind != Study.Kind.PAIRWISE:
-        if spec.get("pair_fields"):
-            raise StudySpecError("pair_fields is only for kind 'pairwise'")
+        for key in ("pair_fields", "pair_order"):
+            if spec.get(key):
+                raise StudySpecError(f"{key} is only for kind 'pairwise'")
         return
+    _validate_pair_order(spec)
     pair = spec.get("pair_fields", ["response_a", "response_b"])
     if not isinstance(pair, list) or len(pair) != 2 or len(set(pair)) != 2 or not set(pair) <= set(fields):
         raise StudySpecError(f"pair_fields must name two different item fields (of {fields}), got {pair!r}")
@@ -277,6 +317,76 @@ def _validate_kind(spec: dict[str, Any], fields: list[str]) -> None:
             "a pairwise study's scale is 1-2 (1 = A, 2 = B) or 1-3 (3 = tie); got "
             f"{scale['min']}-{scale['max']}"
         )
+
+
+_PROMISES_RANDOM_ORDER = re.compile(r"\brandom", re.IGNORECASE)
+
+
+def _validate_pair_order(spec: dict[str, Any]) -> None:
+    """``pair_order``: "counterbalanced" (the default: raters see A and B swapped on half of the items) or
+    "fixed" (the file's A first for everyone), whose instruction must then not say the order is random."""
+    order = spec.get("pair_order", Study.PairOrder.COUNTERBALANCED)
+    if order not in Study.PairOrder.values:
+        raise StudySpecError(f"pair_order must be one of {Study.PairOrder.values}, got {order!r}")
+    if order == Study.PairOrder.FIXED:
+        for key in ("human_instruction", "llm_template"):
+            if _PROMISES_RANDOM_ORDER.search(spec.get(key, "")):
+                raise StudySpecError(f"pair_order 'fixed' shows every rater the file's A first, but {key} says "
+                                     "something is random: remove that promise, or counterbalance the order")
+
+
+def template_of(spec: dict[str, Any]) -> str:
+    """The template a specification is shaped like: the one whose kind, item fields and judge template it
+    repeats (a protocol-file entry copied as a spec); "" for any other."""
+    shape = (spec.get("kind", Study.Kind.LIKERT), spec["item_fields"], spec["llm_template"])
+    for slug, entry in protocol_templates().items():
+        if (entry.get("kind", Study.Kind.LIKERT), entry["item_fields"], entry["llm_template"]) == shape:
+            return slug
+    return ""
+
+
+def display_settings(spec: dict[str, Any], template: str) -> dict[str, Any]:
+    """Order, contrasts, headings and word diff: the spec's own keys, else its template's EvalHub settings, so
+    that a spec of a template's shape makes the same study as the template; else the defaults (docs/study-spec.md).
+    Headings a spec leaves out are neutral (``Study.field_label``)."""
+    extras = {**_TEMPLATE_EXTRAS.get(template, {}), **RATER_DISPLAY.get(template, {})}
+    ordering = spec.get("ordering") if isinstance(spec.get("ordering"), str) else extras.get("ordering")
+    return {
+        "ordering": ordering or Study.Ordering.BLOCKED,
+        "contrasts": spec.get("contrasts", extras.get("contrasts", [])),
+        "field_labels": spec.get("field_labels", extras.get("field_labels", {})),
+        "diff_fields": spec.get("diff_fields", extras.get("diff_fields", [])),
+    }
+
+
+def rater_instruction(spec: dict[str, Any]) -> str:
+    # The adversarial entries give no separate human instruction: raters read the judge's first line.
+    return str(spec.get("human_instruction") or spec["llm_template"].split("\n", 1)[0])
+
+
+def _check_headings(spec: dict[str, Any]) -> None:
+    """No heading over an item (the instruction's first line, the field labels) names a group or a condition:
+    a word that tells apart two fields ending in the same word ("benign" in benign_title / adversarial_title)
+    or the name of one of several groups ("textfooler"). The study's title, shown on the start and consent
+    pages, may name the study's groups (a dataset's title names its source) but no condition of its fields."""
+    fields = spec["item_fields"]
+    heads = [re.split(r"[_\-\s]+", name) for name in fields]
+    last_words = Counter(words[-1].casefold() for words in heads)
+    conditions = {word.casefold() for words in heads if last_words[words[-1].casefold()] > 1 for word in words[:-1]}
+    groups = {g.casefold() for g in spec.get("groups", [])} | {g.casefold() for p in spec.get("contrasts", [])
+                                                             for g in p}
+    if len(groups) < 2:  # one group tells no item from another (a dataset named after its only group)
+        groups = set()
+    labels = display_settings(spec, template_of(spec))["field_labels"]
+    headings = {"title": (spec["title"], conditions),
+                "the instruction's first line": (rater_instruction(spec).split("\n", 1)[0], conditions | groups)}
+    headings.update({f"field_labels[{name!r}]": (label, conditions | groups) for name, label in labels.items()})
+    for where, (heading, forbidden) in headings.items():
+        words = {w.casefold() for w in re.findall(r"[\w-]+", heading)}
+        named = sorted(words & forbidden)
+        if named:
+            raise StudySpecError(f"{where} ({heading!r}) names {named[0]!r}, a group or condition raters must not "
+                                 "see: choose a neutral heading")
 
 
 @transaction.atomic
@@ -289,12 +399,10 @@ def study_create(
         # The same words for the caller's own slugs and everyone else's, and no owner: whether a slug
         # belongs to another researcher cannot be probed (GET answers 404 for it, as for no study).
         raise StudySlugTaken(f"slug {slug!r} is not available: choose another")
-    extras = _TEMPLATE_EXTRAS.get(template, {})
-    ordering = spec.get("ordering") if isinstance(spec.get("ordering"), str) else extras.get("ordering")
-    # The adversarial entries give no separate human instruction: raters read the judge's first line.
-    instruction = spec.get("human_instruction") or spec["llm_template"].split("\n", 1)[0]
+    template = template or template_of(spec)
+    display = display_settings(spec, template)
+    instruction = rater_instruction(spec)
     version = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
-    display = RATER_DISPLAY.get(template, {})
     kind = spec.get("kind", Study.Kind.LIKERT)
     if kind == Study.Kind.CATEGORICAL:
         names = category_labels(spec["scale"])
@@ -310,16 +418,17 @@ def study_create(
         llm_template=spec["llm_template"],
         item_fields=spec["item_fields"],
         groups=spec.get("groups", []),
-        contrasts=spec.get("contrasts", extras.get("contrasts", [])),
+        contrasts=display["contrasts"],
         scale_min=scale_min,
         scale_max=scale_max,
         scale_labels=labels,
-        ordering=ordering or Study.Ordering.BLOCKED,
+        ordering=display["ordering"],
         raters_per_item=spec.get("raters_per_item", 3),
-        field_labels=spec.get("field_labels", display.get("field_labels", {})),
-        diff_fields=spec.get("diff_fields", display.get("diff_fields", [])),
+        field_labels=display["field_labels"],
+        diff_fields=display["diff_fields"],
         kind=kind,
         pair_fields=spec.get("pair_fields", ["response_a", "response_b"]) if kind == Study.Kind.PAIRWISE else [],
+        pair_order=spec.get("pair_order", Study.PairOrder.COUNTERBALANCED),
         template=template,
         template_version=version,
         owner=owner,

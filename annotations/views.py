@@ -30,11 +30,12 @@ from annotations.forms import (
 from annotations.guards.client_address import client_address
 from annotations.guards.open_link_limit import new_open_rater_allowed
 from annotations.models import Assignment, Question, Rater, Study
-from annotations.rendering import display_fields, pair_split, rater_page
+from annotations.rendering import display_fields, oriented_item, pair_split, rater_page
 from annotations.selectors import (
     assignment_progress,
     study_changeable,
     study_for_researcher,
+    study_has_free_seat,
     study_rater_stats,
 )
 from annotations.services import StaleSubmission, Step
@@ -196,7 +197,9 @@ def _context(assignment: Assignment, step: Step, form: forms.Form | None) -> dic
         assert step.claim is not None and form is not None
         questions = list(study.questions.all())
         # Built from the same rendering as the judge's prompt; fields a later question reveals are left out.
-        page = rater_page(study=study, item=step.claim.item, questions=questions)
+        # A counterbalanced pairwise rater may see this item's candidates swapped (the claim says so).
+        item = oriented_item(study=study, item=step.claim.item, swapped=step.claim.swapped)
+        page = rater_page(study=study, item=item, questions=questions)
         shown = {q.key for q in _questions_of(assignment, step)} if study.kind != Study.Kind.META else set()
         shared, pair = pair_split(study=study, fields=display_fields(study=study, page=page))
         instruction_title, _, instruction_rest = page.instruction.partition("\n")
@@ -220,20 +223,25 @@ def open_link(request: HttpRequest, token: str) -> HttpResponse:
     """A study's open link: each participant id (Prolific's PROLIFIC_PID) becomes one rater, once.
 
     A visit without a participant id shows a start button, so link previews and crawlers (GET) do not
-    create raters.
+    create raters. A full study says so at once and stores nothing of the newcomer (no rater, no ids); a
+    participant who finished gets their completion code back, whatever the study's status.
     """
     study = Study.objects.filter(open_token=token, open_link_enabled=True).first() if _TOKEN.fullmatch(token) else None
     if study is None:
         raise Http404("No such study link.")
-    if study.status != Study.Status.OPEN:
-        return _unavailable(request, _not_open(study))
-    external_id = request.GET.get("PROLIFIC_PID", "").strip()
     if any("\x00" in request.GET.get(name, "") for name in ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")):
         return _unavailable(request, _Unavailable(400, "Invalid link", "This link is damaged: ask for a new one."))
+    external_id = request.GET.get("PROLIFIC_PID", "").strip()
+    known = Rater.objects.filter(study=study, external_id=external_id[:200]).first() if external_id else None
+    if known is not None and Assignment.objects.filter(rater=known, completed_at__isnull=False).exists():
+        return redirect("annotations:rate", token=known.token)  # the done page, with their code
+    if study.status != Study.Status.OPEN:
+        return _unavailable(request, _not_open(study))
+    if known is None and not study_has_free_seat(study=study):
+        return render(request, "annotations/full.html", {"study": study})
     if not external_id and request.method != "POST":
         return render(request, "annotations/open_start.html", {"study": study})
-    returning = bool(external_id) and Rater.objects.filter(study=study, external_id=external_id[:200]).exists()
-    if not returning and not new_open_rater_allowed(address=client_address(request)):
+    if known is None and not new_open_rater_allowed(address=client_address(request)):
         return _unavailable(request, _Unavailable(
             429, "Too many new participants",
             "Too many new participants have joined from your network in the last hour. Please try again later."))

@@ -30,6 +30,7 @@ from annotations.importing.duplicates import KeyLog, KeySink
 from annotations.importing.file_rows import ImportFileError, Progress, read_rows, shown
 from annotations.importing.file_rows import names_shown as _names
 from annotations.models import HumanRating, Item, Question, Rater, Study
+from annotations.services import rater_numbers_take
 
 __all__ = ["ImportFileError", "read_rows", "shown"]  # re-exported: the importers' one place
 
@@ -294,8 +295,10 @@ def human_ratings_batch_write(
     ratings the earlier batches of the same import wrote. The caller holds the transaction.
     """
     missing = sorted({rater for _, _, rater, _, _ in rows} - set(raters))
+    numbers = rater_numbers_take(study=study, count=len(missing)) if missing else []
     for created in Rater.objects.bulk_create(
-        [Rater(study=study, external_id=e, source=Rater.Source.IMPORTED) for e in missing], batch_size=BATCH
+        [Rater(study=study, external_id=e, source=Rater.Source.IMPORTED, number=n)
+         for e, n in zip(missing, numbers, strict=True)], batch_size=BATCH
     ):
         raters[created.external_id] = created
     existing = set(HumanRating.objects.filter(

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from annotations.models import HumanRating, Question, Study
+from annotations.models import HumanRating, Question, Study, rater_label
 from annotations.selectors import counted_items
 from evalhub.analysis.result import AblationRow, AblationTable, PersonalBaseline, PersonalEntry
 from evalhub.stats.agreement import majority_vote
@@ -78,7 +78,8 @@ def _truth(study: Study, groups: tuple[str, ...] | None) -> _Truth:
     rows = HumanRating.objects.filter(rater__study=study, item__in=items).values_list(
         "rater_id", "item_id", "question_id", "score"
     )
-    names = {pk: name or f"rater-{pk}" for pk, name in study.raters.values_list("id", "external_id")}
+    names = {pk: rater_label(external_id=name, number=number, pk=pk)
+             for pk, name, number in study.raters.values_list("id", "external_id", "number")}
     return _Truth(names, {(i, q, r): s for r, i, q, s in rows})
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from django.db import connection
 from django.db.models import Q
 
-from annotations.models import HumanRating, Question, Rater, Study
+from annotations.models import HumanRating, Question, Rater, Study, rater_label
 from annotations.selectors import counted_items
 from evalhub import stats
 from evalhub.analysis.per_rater import per_rater_predictions
@@ -288,8 +288,8 @@ def study_data(*, study: Study, options: AnalysisOptions) -> StudyData:
     item_group = np.fromiter((group_index[g] for _, g in items), dtype=np.int64, count=len(items))
 
     human = Pool(name=HUMAN, kind="human", label=HUMAN_LABEL)
-    human.rater_labels = {pk: ext or f"rater-{pk}" for pk, ext in Rater.objects.filter(study=study).values_list(
-        "id", "external_id")}
+    human.rater_labels = {pk: rater_label(external_id=ext, number=number, pk=pk) for pk, ext, number
+                          in Rater.objects.filter(study=study).values_list("id", "external_id", "number")}
     rows = fetch_matrix(*human_rows_sql(question_ids), 4) if question_ids else np.empty((0, 4))
     _fill(human, rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3], item_ids, questions)
     pools = [human]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from annotations.models import HumanRating, Study
+from annotations.models import HumanRating, Study, rater_label
 from evalhub.analysis import HUMAN, pool_names
 from evalhub.analysis.result import (
     AltTestRow,
@@ -113,12 +113,12 @@ def _human_rating_rows(study: Study) -> Iterator[tuple[object, ...]]:
     human = (
         HumanRating.objects.filter(item__study=study)
         .order_by("id")
-        .values_list("item__external_id", "item__group", "question__key", "rater__external_id", "rater_id",
-                     "score", "comment", "created_at")
+        .values_list("item__external_id", "item__group", "question__key", "rater__external_id", "rater__number",
+                     "rater_id", "score", "comment", "created_at")
     )
-    for item, group, question, rater, rater_id, score, comment, created in human.iterator(chunk_size=CHUNK):
-        yield (study.slug, item, group, question, HUMAN, rater or f"rater-{rater_id}", score, "ok", comment,
-               created.isoformat(), "")
+    for item, group, question, rater, number, rater_id, score, comment, created in human.iterator(chunk_size=CHUNK):
+        yield (study.slug, item, group, question, HUMAN, rater_label(external_id=rater, number=number, pk=rater_id),
+               score, "ok", comment, created.isoformat(), "")
 
 
 def _llm_rating_rows(study: Study) -> Iterator[tuple[object, ...]]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from evalhub.analysis.alt_test_rows import ALL_QUESTIONS
-from evalhub.analysis.reading import ALL_GROUPS
+from evalhub.analysis.reading import ALL_GROUPS, HUMAN
 from evalhub.analysis.result import AltTestRow, AltTestSettings, AnalysisResult, PositionRow
 from evalhub.stats.alt_test import EPSILON_GUIDANCE, MIN_INSTANCES_PER_HUMAN, EpsilonGuide
 
@@ -123,6 +123,9 @@ def _card(pool: str, label: str, rows: list[AltTestRow], multi_question: bool, n
     # A pairwise judge that prefers a position beyond its CI (evalhub/analysis/position_rows.py): said on its card.
     notes = tuple(note for p in position if p.pool == pool and (p.prefers_first or p.prefers_second)
                   for note in p.notes)
+    # Beside it, the raters' own share on the same questions (a counterbalanced study: rows of the human pool).
+    questions = {p.question for p in position if p.pool == pool and (p.prefers_first or p.prefers_second)}
+    notes += tuple(note for p in position if p.pool == HUMAN and p.question in questions for note in p.notes)
     return VerdictCard(pool=pool, label=label, rank=0, status=status, rho=max(rhos) if rhos else None,
                        headlines=headlines, rows=tuple(rows), position_notes=notes)
 

@@ -12,6 +12,10 @@ responses gives the same mapped choice both times; a judge that picks a position
   has 0.5 whatever its taste in responses.
 
 Both come with Wilson score intervals (the answers are treated as independent trials).
+
+People are not asked both orientations of a pair; a counterbalanced study shows each rater A and B swapped on
+about half of the items (annotations.rendering.pair_swapped). Their ``first_position_share`` is the same share
+over their decisive choices, each with the orientation its rater saw.
 """
 from __future__ import annotations
 
@@ -86,3 +90,22 @@ def position_bias(
         prefers_first=share.low is not None and share.low > 0.5,
         prefers_second=share.high is not None and share.high < 0.5,
     )
+
+
+def first_position_share(
+    choices: npt.ArrayLike, swapped: npt.ArrayLike, *, confidence: float = 0.95
+) -> Proportion:
+    """Of the decisive choices (1 = response A, 2 = response B, in the file's orientation; ties and NaN left
+    out), the share that chose the response shown first: an A shown unswapped or a B shown swapped.
+
+    ``swapped`` says, per choice, whether its rater saw the pair swapped. Wilson interval; value None (with a
+    reason) when no choice is decisive. Without swapped choices the share is only the share of A choices.
+    """
+    chosen = as_vector(choices, "choices")
+    flipped = np.asarray(swapped, dtype=bool)
+    if flipped.shape != chosen.shape:
+        raise ValueError(f"choices and swapped must have the same length, got {chosen.size} and {flipped.size}")
+    decisive = np.isin(chosen, (A, B))
+    shown_first = np.where(flipped, chosen == B, chosen == A) & decisive
+    return wilson_interval(int(np.count_nonzero(shown_first)), int(np.count_nonzero(decisive)),
+                           confidence=confidence)

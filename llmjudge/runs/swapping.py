@@ -11,12 +11,12 @@ judge that always answers "A" flips on every swapped item.
 """
 from __future__ import annotations
 
-import copy
 import dataclasses
 import random
 from collections.abc import Callable
 
 from annotations.models import PAIRWISE_SCORES, Item, Study
+from annotations.rendering import oriented_item
 from llmjudge.parsing import ParsedScore
 from llmjudge.runs.config import JudgeConfig
 
@@ -61,11 +61,9 @@ def is_swapped(config: JudgeConfig, sample: int) -> bool:
 
 
 def swapped_item(study: Study, item: Item) -> Item:
-    """A copy of ``item`` (never saved) whose two candidate fields trade their texts."""
-    first, second = study.pair_fields
-    twin = copy.copy(item)
-    twin.fields = {**item.fields, first: item.fields.get(second, ""), second: item.fields.get(first, "")}
-    return twin
+    """A copy of ``item`` (never saved) whose two candidate fields trade their texts: the same copy a rater
+    shown the pair swapped reads (annotations.rendering.oriented_item)."""
+    return oriented_item(study=study, item=item, swapped=True)
 
 
 def map_choice_back(parsed: ParsedScore) -> ParsedScore:

@@ -67,11 +67,76 @@ def test_a_rater_who_arrives_at_a_full_study_gets_no_completion_code(client, stu
     assert assignment.completion_code == "" and assignment.completed_at is None
 
 
-def test_an_open_link_rater_at_a_full_study_sees_the_full_page_after_start(study):
+def test_a_newcomer_at_a_full_study_is_told_so_at_the_open_link_and_nothing_is_stored(study):
     study.items.exclude(external_id="h1").delete()
     holder = Rater.objects.create(study=study, external_id="holder")
     Client().get(url_of(holder))  # an invited rater claims the only seat on their first visit
     client, response = _join(study, "late")
-    page = client.post(response["Location"], {"page": "start"}, follow=True)
+    assert response.status_code == 200 and "This study is full" in response.content.decode()
+    assert "PROLIFIC_PID=late" in response.content.decode()  # "Check again" keeps the participant's id
+    for visit in (client.get(f"/s/{study.open_token}/"), client.post(f"/s/{study.open_token}/")):  # no id
+        assert "This study is full" in visit.content.decode()
+    assert list(Rater.objects.values_list("external_id", flat=True)) == ["holder"]
+
+
+def test_a_rater_with_a_seat_still_waits_while_another_holds_the_last_one(study):
+    study.items.exclude(external_id__in=["h1", "h2"]).delete()
+    late_client, late = _join(study, "late")
+    late_client.post(late["Location"], {"page": "start"})  # takes one of the two items
+    holder = Rater.objects.create(study=study, external_id="holder")
+    Client().get(url_of(holder))  # takes the other
+    late_rater = Rater.objects.get(external_id="late")
+    answer(late_client, late_rater)
+    answer(late_client, late_rater)  # the story study's two pages of one item
+    page = late_client.get(late["Location"])
     assert "Nothing to rate right now" in page.content.decode()  # the seat is held, not finished: wait
-    assert Assignment.objects.get(rater__external_id="late").completion_code == ""
+
+
+def test_full_is_decided_before_consent_and_demographics(client, study):
+    study.items.exclude(external_id="h1").delete()
+    holder = Rater.objects.create(study=study, external_id="holder")
+    Client().get(url_of(holder))
+    study.consent_text, study.ask_demographics = "I agree to take part.", True
+    study.save()
+    invited = Rater.objects.create(study=study)
+    response = client.get(url_of(invited))
+    html = response.content.decode()
+    assert "This study is full" in html and "I agree to take part." not in html
+    assert client.post(url_of(invited), {"page": "consent", "agree": "on"}).status_code == 302
+    invited.refresh_from_db()
+    assert (invited.consented_at, invited.demographics) == (None, {})
+
+
+@pytest.mark.parametrize("status", ["closed", "draft"])
+def test_a_participant_who_finished_gets_their_code_back_through_the_open_link_whatever_the_status(study, status):
+    study.items.exclude(external_id="h1").delete()
+    client, response = _join(study, "done-1")
+    client.post(response["Location"], {"page": "start"})
+    rater = Rater.objects.get(external_id="done-1")
+    page = answer(client, rater)
+    while "completion-code" not in page.content.decode():
+        page = answer(client, rater)
+    code = Assignment.objects.get(rater=rater).completion_code
+    study.status = status
+    study.save()
+    back = Client().get(f"/s/{study.open_token}/?PROLIFIC_PID=done-1", follow=True)
+    assert back.status_code == 200 and code in back.content.decode()
+    stranger = Client().get(f"/s/{study.open_token}/?PROLIFIC_PID=someone-else")
+    assert stranger.status_code == 403 and code not in stranger.content.decode()
+    assert not Rater.objects.filter(external_id="someone-else").exists()
+
+
+def test_rater_numbers_start_at_1_in_each_study(study, researcher):
+    from annotations.services import invitations_create
+    from annotations.studies import study_create_from_template
+
+    other = open_study(study_create_from_template(slug="other", template="story-likert", owner=researcher),
+                       open_link_enabled=True)
+    add_story_items(other)
+    invitations_create(study=study, count=3)
+    _join(study, "p-1")
+    invited = invitations_create(study=other, count=2)
+    _join(other, "p-2")
+    assert [str(r) for r in invited] == ["rater-1", "rater-2"]
+    assert list(other.raters.order_by("number").values_list("number", flat=True)) == [1, 2, 3]
+    assert list(study.raters.order_by("number").values_list("number", flat=True)) == [1, 2, 3, 4]

@@ -9,7 +9,7 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from annotations.models import HumanRating, Item, ItemClaim, Rater, Study
-from annotations.rendering import llm_prompt, rater_page
+from annotations.rendering import llm_prompt, oriented_item, rater_page
 from annotations.studies import StudySpecError, protocol_templates, study_create, study_create_from_template
 from tests.support.raterkit import answer, open_study, page_key, url_of
 
@@ -48,25 +48,92 @@ def test_the_template_makes_a_forced_choice_pairwise_study(pairwise):
 
 def test_the_page_shows_both_candidates_side_by_side_under_the_prompt(client, invited):
     html = unescape(client.get(url_of(invited)).content.decode())
-    item = _claimed(invited)
+    claim = ItemClaim.objects.get(assignment__rater=invited, completed_at__isnull=True)
+    first, second = ("response_b", "response_a") if claim.swapped else ("response_a", "response_b")
     pair = html[html.index('<div class="pair">'):]
-    assert html.index(item.fields["prompt"]) < html.index('<div class="pair">')
-    assert pair.index("Story A") < pair.index(item.fields["response_a"]) < pair.index("Story B") \
-        < pair.index(item.fields["response_b"])
+    assert html.index(claim.item.fields["prompt"]) < html.index('<div class="pair">')
+    assert pair.index("Story A") < pair.index(claim.item.fields[first]) < pair.index("Story B") \
+        < pair.index(claim.item.fields[second])
     assert re.findall(r'data-candidate="(\w)"', html) == ["A", "B"]
     assert re.findall(r'type="radio" name="q_(\w+)" value="(\d)"', html) == [("overall", "1"), ("overall", "2")]
     assert "<span>A is better</span>" in html and "<span>B is better</span>" in html and "Tie" not in html
 
 
-def test_a_rater_choosing_b_then_a_stores_2_then_1(client, invited):
+def test_a_fixed_order_rater_choosing_b_then_a_stores_2_then_1(client, pairwise):
+    Study.objects.filter(pk=pairwise.pk).update(pair_order=Study.PairOrder.FIXED)
+    invited = Rater.objects.create(study=pairwise)
     client.get(url_of(invited))
     first = _claimed(invited)
     answer(client, invited, 2)
     second = _claimed(invited)
     answer(client, invited, 1)
 
-    stored = dict(HumanRating.objects.filter(rater=invited).values_list("item__external_id", "score"))
-    assert stored == {first.external_id: 2.0, second.external_id: 1.0}
+    stored = {i: (score, swapped) for i, score, swapped in
+              HumanRating.objects.filter(rater=invited).values_list("item__external_id", "score", "swapped")}
+    assert stored == {first.external_id: (2.0, False), second.external_id: (1.0, False)}
+
+
+def test_a_choice_on_a_swapped_page_is_stored_in_the_files_orientation(client, invited):
+    """Counterbalanced: of the two items, the rater in seat 0 sees exactly one swapped; choosing the first
+    place on both pages stores A for the unswapped item and B for the swapped one, each with its flag."""
+    client.get(url_of(invited))
+    shown = {}
+    for _ in PAIRS:
+        claim = ItemClaim.objects.get(assignment__rater=invited, completed_at__isnull=True)
+        shown[claim.item.external_id] = claim.swapped
+        answer(client, invited, 1)  # "A is better": the text shown first
+
+    assert sorted(shown.values()) == [False, True]
+    stored = {i: (score, swapped) for i, score, swapped in
+              HumanRating.objects.filter(rater=invited).values_list("item__external_id", "score", "swapped")}
+    assert stored == {i: (2.0 if swapped else 1.0, swapped) for i, swapped in shown.items()}
+
+
+def test_two_raters_of_an_item_see_it_in_opposite_orders_and_each_half_swapped(client, researcher):
+    study = open_study(study_create_from_template(slug="pairs4", template="story-pairwise", owner=researcher),
+                       raters_per_item=2)
+    for n in range(4):
+        Item.objects.create(study=study, external_id=f"p{n}", group="pairs", position=n,
+                            fields={"prompt": f"prompt {n}", "response_a": f"a {n}", "response_b": f"b {n}"})
+    raters = [Rater.objects.create(study=study) for _ in range(2)]
+    for rater in raters:
+        for _ in range(4):
+            answer(client, rater, 1)
+    orientation = {(r, i): s for r, i, s in HumanRating.objects.values_list("rater_id", "item__external_id",
+                                                                            "swapped")}
+    first, second = (r.pk for r in raters)
+    assert all(orientation[first, f"p{n}"] != orientation[second, f"p{n}"] for n in range(4))
+    assert sum(orientation[first, f"p{n}"] for n in range(4)) == 2
+    assert sum(orientation[second, f"p{n}"] for n in range(4)) == 2
+    # Both always chose the first place: two A and two B each, in the file's orientation.
+    assert sorted(HumanRating.objects.filter(rater=raters[0]).values_list("score", flat=True)) == [1, 1, 2, 2]
+
+
+def test_a_swapped_rater_page_and_the_swapped_judge_prompt_show_the_same_texts(pairwise):
+    from llmjudge.runs.swapping import swapped_item
+
+    question = pairwise.questions.get()
+    for item in pairwise.items.all():
+        shown = oriented_item(study=pairwise, item=item, swapped=True)
+        page = rater_page(study=pairwise, item=shown, questions=[question])
+        prompt = llm_prompt(study=pairwise, item=swapped_item(pairwise, item), question=question)
+        assert page.fields == {"prompt": item.fields["prompt"], "response_a": item.fields["response_b"],
+                               "response_b": item.fields["response_a"]}
+        for text in [page.instruction, page.questions[0].text, *page.fields.values()]:
+            assert text in prompt
+        assert prompt.index(item.fields["response_b"]) < prompt.index(item.fields["response_a"])
+    assert oriented_item(study=pairwise, item=item, swapped=False) is item
+
+
+def test_a_fixed_order_spec_may_not_promise_a_random_order(researcher):
+    spec = {**protocol_templates()["story-pairwise"], "pair_order": "fixed"}
+    with pytest.raises(StudySpecError, match="pair_order 'fixed' shows every rater the file's A first"):
+        study_create(slug="fixed", spec=spec, owner=researcher)
+    honest = {**spec, "human_instruction": "Choose the better story.",
+              "llm_template": "Choose the better story.\n{response_a}\n{response_b}\n{question}"}
+    study = study_create(slug="fixed", spec=honest, owner=researcher)
+    assert study.pair_order == Study.PairOrder.FIXED
+    assert protocol_templates()["story-pairwise"].get("pair_order", "counterbalanced") == "counterbalanced"
 
 
 def test_a_choice_outside_a_and_b_is_refused_and_changes_nothing(client, invited):
@@ -102,6 +169,8 @@ def test_a_study_with_ties_offers_and_stores_a_tie_as_3(client, researcher):
     ({"pair_fields": ["response_a", "story"]}, "pair_fields must name two different item fields"),
     ({"pair_fields": ["response_a", "response_a"]}, "pair_fields must name two different item fields"),
     ({"kind": "ranking"}, "kind must be 'likert' or 'pairwise'"),
+    ({"pair_order": "random"}, "pair_order must be one of"),
+    ({"kind": "likert", "pair_fields": [], "pair_order": "fixed"}, "pair_order is only for kind 'pairwise'"),
 ])
 def test_bad_pairwise_specs_are_refused_and_create_nothing(researcher, change, message):
     spec = {**protocol_templates()["story-pairwise"], **change}

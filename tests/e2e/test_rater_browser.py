@@ -233,6 +233,9 @@ def test_a_pairwise_rater_sees_both_stories_side_by_side_and_chooses_b_by_keyboa
     a, b = page.locator(".pair .candidate").nth(0).bounding_box(), page.locator(".pair .candidate").nth(1).bounding_box()
     assert a["x"] + a["width"] <= b["x"] and abs(a["y"] - b["y"]) < 1  # side by side, A on the left
     assert page.locator(".pair .candidate h2").all_text_contents() == ["Story A", "Story B"]  # shown in capitals by CSS
-    page.keyboard.press("2")
+    second = page.locator(".pair .candidate .text").nth(1).inner_text()
+    page.keyboard.press("2")  # the story shown second, stored as the file's letter of that story
     _next(page)
-    assert list(HumanRating.objects.filter(item__study=study).values_list("score", flat=True)) == [2.0]
+    swapped = second == "Marta lit the lamp once more."  # counterbalanced: the file's A may be shown second
+    assert list(HumanRating.objects.filter(item__study=study).values_list("score", "swapped")) == [
+        (1.0 if swapped else 2.0, swapped)]

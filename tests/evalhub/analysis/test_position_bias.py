@@ -7,7 +7,7 @@ import math
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from evalhub.stats.position import position_bias, wilson_interval
+from evalhub.stats.position import first_position_share, position_bias, wilson_interval
 
 NAN = math.nan
 
@@ -63,3 +63,21 @@ def test_a_judge_that_prefers_the_second_position_is_named_so():
 def test_lengths_must_match():
     with pytest.raises(ValueError, match="same length"):
         position_bias([1, 2], [1])
+
+
+def test_the_raters_first_position_share_counts_by_hand():
+    # Choices in the file's orientation (1 = A, 2 = B, 3 = tie), with whether the rater saw the pair swapped.
+    # Shown first: A unswapped (1st), B swapped (2nd, 5th). Not first: B unswapped (3rd), A swapped (4th).
+    # Left out: the tie and the missing answer.
+    choices = [1.0, 2.0, 2.0, 1.0, 2.0, 3.0, math.nan]
+    swapped = [False, True, False, True, True, False, True]
+    share = first_position_share(choices, swapped)
+    assert (share.k, share.n) == (3, 5)
+    assert (share.low, share.high) == pytest.approx(proportion_confint(3, 5, alpha=0.05, method="wilson"))
+
+
+def test_the_raters_share_refuses_unequal_lengths_and_says_why_when_nothing_is_decisive():
+    with pytest.raises(ValueError, match="same length"):
+        first_position_share([1.0, 2.0], [True])
+    empty = first_position_share([3.0, math.nan], [True, False])
+    assert (empty.value, empty.reason) == (None, "no trials")

@@ -64,6 +64,9 @@ SCHEMA_INVALID = {
     "a contrast of one": {"contrasts": [["human"]]},
     "field_labels not strings": {"field_labels": {"story": 1}},
     "NUL in a group": {"groups": ["hu\x00man"]},
+    "an unknown key": {"raters_per_itme": 2},
+    "an unknown question key": {"questions": [{"key": "q", "text": "Rate.", "contxt": "x"}]},
+    "an unknown scale key": {"scale": {"min": 1, "max": 5, "lables": {}}},
 }
 
 

@@ -155,8 +155,8 @@ def test_a_kind_judge_reads_each_field_under_the_label_the_rater_reads(story_stu
     item = Item.objects.create(study=story_study, external_id="p1", fields={"response_a": "One.", "response_b": "Two."})
     questions = [q for q in story_study.questions.all() if not q.context]  # the story study's context needs {prompt}
     labels = [f.label for f in display_fields(study=story_study, page=rater_page(study=story_study, item=item, questions=questions))]
-    assert labels == ["Response a", "Response b"]
-    assert item_text(story_study, item) == "Response a: One.\n\nResponse b: Two."
+    assert labels == ["Response A", "Response B"]  # neutral headings (annotations.models.neutral_field_labels)
+    assert item_text(story_study, item) == "Response A: One.\n\nResponse B: Two."
 
 
 def test_the_plain_judge_reads_the_rating_of_the_question_asked_and_the_studys_label_words(story_study, meaning_study):
