@@ -62,6 +62,7 @@ class Row:
     data: Callable[[World], dict[str, Any]] = field(default=lambda w: {})
     content_type: str | None = None
     note: str = ""
+    viewer: Expect | None = None  # where the read-only viewer is told "forbidden" rather than "not found"
 
 
 def _study(w: World) -> str:
@@ -140,6 +141,12 @@ MATRIX: dict[str, Row] = {
         note="a background import's progress (evalhub/imports/jobs.py)"),
     "studies/<slug:slug>/plan/": Row("POST", lambda w: f"/studies/{_study(w)}/plan/", (LOGIN, LOGIN, LOGIN, 200, 404, 200),
                                      note="the alt-test plan: the page again with it (nothing written); owner only"),
+    "studies/<slug:slug>/human-subset/": Row(
+        "POST", lambda w: f"/studies/{_study(w)}/human-subset/", (LOGIN, LOGIN, LOGIN, 400, 404, 400),
+        data=lambda w: {"human_subset": "not json"}, note="a bad setting: the page again with the error (issue 27)"),
+    "studies/<slug:slug>/plan-human-budget/": Row(
+        "POST", lambda w: f"/studies/{_study(w)}/plan-human-budget/", (LOGIN, LOGIN, LOGIN, 200, 404, 200),
+        data=lambda w: {"width": "0.5"}, note="the human budget plan: the page again with it (nothing written)"),
     "new-study/": Row("GET", lambda w: "/new-study/", (LOGIN, LOGIN, LOGIN, 200, 200, 200),
                       note="any researcher may create a study of their own"),
     "api/studies/<slug:slug>/open/": Row(
@@ -166,6 +173,12 @@ MATRIX: dict[str, Row] = {
                                                RESEARCHER_GET),
     "llm/runs/<int:run_id>/<str:action>/": Row("POST", lambda w: f"/llm/runs/{w.run.pk}/cancel/",
                                                RESEARCHER_POST),
+    # A person's reading of an answer: the run's own rating (an ok one, so the owner's post is refused as
+    # "not unparseable" and nothing changes; the review's tests cover a reading that is stored).
+    "llm/runs/<int:run_id>/ratings/<int:rating_id>/read/": Row(
+        "POST", lambda w: f"/llm/runs/{w.run.pk}/ratings/{w.run.ratings.order_by('pk').first().pk}/read/",
+        (LOGIN, LOGIN, LOGIN, 400, 404, 400), data=lambda w: {"score": "3"}, viewer=403,
+        note="the viewer reads the run page, so it is told it may not record a reading (issue 24)"),
 }
 
 
@@ -215,6 +228,8 @@ def expected_for(route: str, row: Row, persona: str) -> Expect:
     elif persona == "staffer":
         persona = "other"
     elif persona == "viewer":
+        if row.viewer is not None:
+            return row.viewer
         persona = "owner" if row.method == "GET" else "other"
     return row.expect[PERSONAS.index(persona)]
 
