@@ -29,7 +29,7 @@ from annotations.forms import (
 )
 from annotations.guards.client_address import client_address
 from annotations.guards.open_link_limit import new_open_rater_allowed
-from annotations.models import Assignment, Question, Rater, Study
+from annotations.models import Assignment, ProlificStudy, Question, Rater, Study
 from annotations.rendering import display_fields, pair_split, rater_page
 from annotations.selectors import (
     assignment_progress,
@@ -213,6 +213,10 @@ def _context(assignment: Assignment, step: Step, form: forms.Form | None) -> dic
         context["expected_label"] = study.label_for(step.expected)
     if step.kind == "done" and assignment.completion_code and study.completion_redirect_url:
         context["redirect_url"] = study.completion_redirect_url.replace("{code}", assignment.completion_code)
+    if step.kind == "done" and assignment.completion_code:
+        # A study published on Prolific has one code, the one its Prolific study accepts (annotations/prolific).
+        link = ProlificStudy.objects.filter(study=study).only("completion_code").first()
+        context["completion_code"] = link.completion_code if link else assignment.completion_code
     return context
 
 
