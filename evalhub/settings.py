@@ -204,6 +204,14 @@ if not re.fullmatch(r"https?://[^/\s]+(/\S*)?", PROLIFIC_API_URL):
 PROLIFIC_TOKEN_VARIABLES = env_key_grants("PROLIFIC_TOKEN_VARIABLES", ["PROLIFIC_TOKEN=superusers"])
 PROLIFIC_WEBHOOK_SECRET = env_str("PROLIFIC_WEBHOOK_SECRET", "") or ""
 PROLIFIC_SYNC_SECONDS = env_int("PROLIFIC_SYNC_SECONDS", 300, minimum=10)
+# Prolific's service fee on rewards, as a share (its answers give the fee on bonuses, not on rewards): what the
+# cost per rating adds to each reward. Check it against your account's terms.
+try:
+    PROLIFIC_SERVICE_FEE = float(env_str("PROLIFIC_SERVICE_FEE", "0.3333") or "0.3333")
+except ValueError:
+    PROLIFIC_SERVICE_FEE = -1.0
+if not 0 <= PROLIFIC_SERVICE_FEE < 5:
+    raise ImproperlyConfigured(f"PROLIFIC_SERVICE_FEE must be a share such as 0.3333; got {PROLIFIC_SERVICE_FEE}")
 PROLIFIC_TIMEOUT = env_int("PROLIFIC_TIMEOUT", 20, minimum=1)  # seconds per API call
 CELERY_IMPORTS = ["annotations.prolific.tasks"]  # autodiscovery looks only at <app>.tasks
 CELERY_BEAT_SCHEDULE = {

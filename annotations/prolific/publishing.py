@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from annotations.models import ProlificStudy, ProlificTransition, Study
 from annotations.prolific.client import ProlificClient
-from annotations.prolific.records import STUDY_ACTIVE, STUDY_PAUSED, CompletionCode, ProlificError, StudyDraft
+from annotations.prolific.records import STUDY_PAUSED, CompletionCode, ProlificError, StudyDraft
 from annotations.prolific.tokens import prolific_client, token_variable_check
 from annotations.selectors import counted_items, study_rater_stats
 
@@ -163,10 +163,6 @@ def prolific_resume(*, link: ProlificStudy, user: Any) -> ProlificStudy:
     if link.status != STUDY_PAUSED:
         raise PublishError(f"the Prolific study is {link.status or 'not published'}, not paused")
     return prolific_transition(link=link, action="START", user=user)
-
-
-def can_pause(link: ProlificStudy) -> bool:
-    return link.status == STUDY_ACTIVE
 
 
 def link_client(*, link: ProlificStudy) -> ProlificClient:

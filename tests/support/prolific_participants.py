@@ -9,9 +9,13 @@ from dataclasses import dataclass
 
 from django.test import Client
 
-from annotations.models import Rater
+from annotations.models import ProlificStudy, Rater
 from tests.support.prolific_server import Participation, ProlificServer
 from tests.support.raterkit import page_key
+
+TOKEN_ENV = "EVALHUB_TEST_PROLIFIC_TOKEN"
+REJECTION = ("You answered the attention check on the first page differently from what it asked for, so we "
+             "cannot use these answers. Thank you for your time.")
 
 
 @dataclass
@@ -65,3 +69,11 @@ def completion_link(html: str) -> str:
     assert match, "the finished page has no link back to the platform"
     url = html_lib.unescape(match.group(1))
     return urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)["cc"][0]
+
+
+def finish(server: ProlificServer, link: ProlificStudy, pid: str, **answers: int) -> Arrival:
+    """A participant who arrives, answers every page and finishes on Prolific with the code they were shown."""
+    arrival = arrive(server, link.prolific_id, pid)
+    code = completion_link(answer_pages(arrival, **answers))
+    server.participant_completes(arrival.participation.submission_id, code)
+    return arrival

@@ -14,42 +14,8 @@ from annotations.prolific.bonuses import prolific_bonus_pay
 from annotations.prolific.following import prolific_reject, prolific_sync, submissions_to_review
 from annotations.prolific.publishing import prolific_publish
 from annotations.prolific.records import ProlificError
-from tests.support.prolific_participants import answer_pages, arrive, completion_link
-from tests.support.prolific_server import Fault, ProlificServer
-from tests.support.raterkit import add_story_items, open_study
-
-TOKEN_ENV = "EVALHUB_TEST_PROLIFIC_TOKEN"
-REJECTION = ("You answered the attention check on the first page differently from what it asked for, so we "
-             "cannot use these answers. Thank you for your time.")
-
-
-@pytest.fixture
-def server():
-    with ProlificServer() as running:
-        yield running
-
-
-@pytest.fixture
-def prolific(settings, monkeypatch, server):
-    settings.PROLIFIC_API_URL = server.url
-    settings.PROLIFIC_TOKEN_VARIABLES = [f"{TOKEN_ENV}=user:owner"]
-    monkeypatch.setenv(TOKEN_ENV, server.token)
-    return server
-
-
-@pytest.fixture
-def study(story_study):
-    add_story_items(story_study)
-    # 4 items x 2 raters, 2 items each: 4 places; a check after the first item, failures only warned.
-    return open_study(story_study, raters_per_item=2, items_per_rater=2, attention_positions=[1],
-                      attention_rule="warn")
-
-
-def finish(server, link, pid, **answers):
-    arrival = arrive(server, link.prolific_id, pid)
-    code = completion_link(answer_pages(arrival, **answers))
-    server.participant_completes(arrival.participation.submission_id, code)
-    return arrival
+from tests.support.prolific_participants import REJECTION, TOKEN_ENV, answer_pages, arrive, finish
+from tests.support.prolific_server import Fault
 
 
 def run_whole_study(server, study, researcher, sync):
