@@ -203,7 +203,7 @@ if not re.fullmatch(r"https?://[^/\s]+(/\S*)?", PROLIFIC_API_URL):
     raise ImproperlyConfigured(f"PROLIFIC_API_URL must be an http(s) URL; got {PROLIFIC_API_URL!r}")
 PROLIFIC_TOKEN_VARIABLES = env_key_grants("PROLIFIC_TOKEN_VARIABLES", ["PROLIFIC_TOKEN=superusers"])
 PROLIFIC_WEBHOOK_SECRET = env_str("PROLIFIC_WEBHOOK_SECRET", "") or ""
-PROLIFIC_SYNC_SECONDS = env_int("PROLIFIC_SYNC_SECONDS", 300, minimum=10)
+PROLIFIC_SYNC_SECONDS = env_int("PROLIFIC_SYNC_SECONDS", 300, minimum=1)
 # Prolific's service fee on rewards, as a share (its answers give the fee on bonuses, not on rewards): what the
 # cost per rating adds to each reward. Check it against your account's terms.
 try:
