@@ -45,7 +45,24 @@ def test_the_page_publishes_follows_pauses_resumes_and_rejects_without_showing_t
     assert 'id="prolific-pause" disabled' in page_of(client, study)
     client.post(f"/studies/{study.slug}/prolific/resume/")
     assert prolific.study(link.prolific_id)["status"] == "ACTIVE"
-    assert prolific.token not in page_of(client, study)
+
+    # Neither the token nor any environment value reaches a page, an export or an API answer.
+    answers = {
+        "page": page_of(client, study),
+        "study home": client.get(f"/studies/{study.slug}/home/").content.decode(),
+        "raters page": client.get(f"/studies/{study.slug}/raters/").content.decode(),
+        "demographics": _streamed(client.get(f"/studies/{study.slug}/export/demographics.csv")),
+        "ratings": _streamed(client.get(f"/api/studies/{study.slug}/ratings.csv")),
+        "api study": client.get(f"/api/studies/{study.slug}/").content.decode(),
+        "analysis": client.get(f"/studies/{study.slug}/analysis.json").content.decode(),
+    }
+    for where, text in answers.items():
+        assert prolific.token not in text, where
+    assert "pid-fran" in answers["demographics"] and "APPROVED" in answers["demographics"]
+
+
+def _streamed(response) -> str:  # noqa: ANN001
+    return b"".join(response.streaming_content).decode()
 
 
 @pytest.mark.django_db
