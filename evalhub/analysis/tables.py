@@ -20,6 +20,7 @@ from evalhub.analysis.agreement_rows import adjusted_p, agreement_sections
 from evalhub.analysis.alt_test_rows import alt_test_rows, alt_test_settings
 from evalhub.analysis.cells import Cell, study_cells
 from evalhub.analysis.chart_data import item_mean_scatter, score_distributions
+from evalhub.analysis.costs import cost_summary
 from evalhub.analysis.per_rater import personal_sections
 from evalhub.analysis.position_rows import position_rows
 from evalhub.analysis.reading import (
@@ -265,9 +266,10 @@ def analysis_from_data(data: StudyData, options: AnalysisOptions) -> AnalysisRes
         groups=None if options.groups is None or ALL_GROUPS in options.groups else options.groups,
     )
     llm_pools = [p for p in data.pools if p.kind == "llm"]
+    pools = tuple(pool_summary(p) for p in data.pools)
     return AnalysisResult(
         schema=SCHEMA_VERSION, study=_summary(data), settings=_settings(data, options, alt_settings),
-        pools=tuple(pool_summary(p) for p in data.pools), cells=tuple(tables.cells), kendall=tuple(tables.kendall),
+        pools=pools, cells=tuple(tables.cells), kendall=tuple(tables.kendall),
         welch=tuple(welch), pairwise_kendall=tuple(tables.pairwise_kendall),
         rater_means=tuple(tables.rater_means), majority=tuple(tables.majority), not_computed=_not_computed(data),
         # The verdict: may each LLM pool replace the human raters (the alternative annotator test)?
@@ -278,4 +280,6 @@ def analysis_from_data(data: StudyData, options: AnalysisOptions) -> AnalysisRes
         distributions=tuple(score_distributions(data, cells, shown_groups)) if options.charts else None,
         scatter=None if not options.charts else () if data.nominal else tuple(
             item_mean_scatter(data, cells, shown_groups, llm_pools)),
+        # Human beside judge cost per rating, for a study published on Prolific only (absent otherwise).
+        cost=cost_summary(study=data.study, runs={p.run_id: p.name for p in pools if p.kind == "llm" and p.run_id}),
     )

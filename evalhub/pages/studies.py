@@ -23,7 +23,9 @@ from annotations.lifecycle import LifecycleError, study_close, study_open
 from annotations.models import ImportJob, Study
 from annotations.selectors import study_changeable, study_for_researcher, study_overview
 from annotations.studies import StudySpecError, study_create, study_create_from_template
+from evalhub.analysis import pool_names
 from evalhub.analysis.alt_test_plan import PAGE_RATING_BUDGET, PAGE_REPLICATES, StudyPlan, alt_test_plan_for_study
+from evalhub.analysis.costs import cost_summary
 from evalhub.imports.jobs import import_job_progress
 from evalhub.imports.uploads import upload_import
 from evalhub.pages.forms import StudyNewForm
@@ -56,6 +58,8 @@ def _home(request: HttpRequest, study: Study, forms: dict[str, UploadForm] | Non
         "plan_note": plan_note,
         "import_jobs": [import_job_progress(job=job) for job in study.import_jobs.all()[:5]],
         "import_threshold": settings.IMPORT_TASK_THRESHOLD_BYTES,
+        # Human beside judge cost per rating, once the study is on Prolific (None otherwise).
+        "cost": cost_summary(study=study, runs=pool_names(study)),
     }
     return render(request, "evalhub/study_home.html", context, status=status)
 
