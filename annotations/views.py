@@ -42,6 +42,10 @@ from annotations.services import StaleSubmission, Step
 # Tokens are URL-safe base64 (models.new_token). Anything else is refused before it reaches the database:
 # PostgreSQL raises on a NUL byte in a query, which would be a 500 for an anonymous visitor.
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+# Where each panel's open link puts the participant's id (docs/raters.md, "Other panels"): Prolific's PROLIFIC_PID,
+# CloudResearch Connect's participantId, SONA's id (its %SURVEY_CODE%), and PID for any other panel. The first
+# one present is the rater's external id.
+PARTICIPANT_PARAMETERS = ("PROLIFIC_PID", "participantId", "id", "PID")
 
 
 class _Unavailable(Exception):
@@ -212,7 +216,9 @@ def _context(assignment: Assignment, step: Step, form: forms.Form | None) -> dic
     if step.kind == "check":
         context["expected_label"] = study.label_for(step.expected)
     if step.kind == "done" and assignment.completion_code and study.completion_redirect_url:
-        context["redirect_url"] = study.completion_redirect_url.replace("{code}", assignment.completion_code)
+        # {pid}: the participant's own id, for panels whose return link names them (SONA's survey_code).
+        context["redirect_url"] = study.completion_redirect_url.replace("{code}", assignment.completion_code).replace(
+            "{pid}", assignment.rater.external_id)
     if step.kind == "done" and assignment.completion_code:
         # A study published on Prolific has one code, the one its Prolific study accepts (annotations/prolific).
         link = ProlificStudy.objects.filter(study=study).only("completion_code").first()
@@ -231,8 +237,9 @@ def open_link(request: HttpRequest, token: str) -> HttpResponse:
         raise Http404("No such study link.")
     if study.status != Study.Status.OPEN:
         return _unavailable(request, _not_open(study))
-    external_id = request.GET.get("PROLIFIC_PID", "").strip()
-    if any("\x00" in request.GET.get(name, "") for name in ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")):
+    given = (request.GET.get(name, "").strip() for name in PARTICIPANT_PARAMETERS)
+    external_id = next((value for value in given if value), "")
+    if any("\x00" in request.GET.get(name, "") for name in (*PARTICIPANT_PARAMETERS, "STUDY_ID", "SESSION_ID")):
         return _unavailable(request, _Unavailable(400, "Invalid link", "This link is damaged: ask for a new one."))
     if not external_id and request.method != "POST":
         return render(request, "annotations/open_start.html", {"study": study})
