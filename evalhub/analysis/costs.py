@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from django.db.models import Count, Max, Q
 
-from annotations.models import ProlificBonus, ProlificSubmission, Study
+from annotations.models import ProlificStudy, Study
 from annotations.prolific.selectors import human_cost
 from evalhub.analysis.result import CostSummary, JudgeCost
 from llmjudge.models import JudgeRun, LLMRating
@@ -46,9 +46,13 @@ def cost_summary(*, study: Study, runs: dict[int, str]) -> CostSummary | None:
     )
 
 
-def cost_fingerprint(*, study: Study) -> tuple[object, ...]:
-    """What changes the cost without changing a rating (a submission approved, a bonus paid): for the cache key."""
+def cost_fingerprint(*, study: Study) -> tuple[object, ...] | None:
+    """What changes the cost without changing a rating (a submission approved, a bonus paid): for the cache key.
+    One query; None for a study never published on Prolific."""
     return (
-        ProlificSubmission.objects.filter(link__study=study).aggregate(n=Count("id"), at=Max("updated_at")),
-        ProlificBonus.objects.filter(link__study=study).aggregate(n=Count("id"), at=Max("updated_at")),
+        ProlificStudy.objects.filter(study=study)
+        .annotate(n=Count("submissions", distinct=True), at=Max("submissions__updated_at"),
+                  n_bonuses=Count("bonuses", distinct=True), paid_at=Max("bonuses__updated_at"))
+        .values_list("status", "n", "at", "n_bonuses", "paid_at")
+        .first()
     )

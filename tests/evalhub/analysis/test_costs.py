@@ -66,3 +66,14 @@ def test_the_study_page_shows_both_costs(client, published, researcher):
     client.force_login(researcher)
     html = client.get(f"/studies/{study.slug}/home/").content.decode()
     assert 'id="human-per-rating">63.54 cents' in html and "$0.005000" in html
+
+
+@pytest.mark.usefixtures("fresh_cache")
+def test_the_cached_analysis_follows_an_approval_although_no_rating_changed(published):
+    from evalhub.analysis.cache import study_analysis_cached
+
+    study, _ = published
+    before = study_analysis_cached(study=study).to_json()["cost"]["human_rewards_cents"]
+    ProlificSubmission.objects.filter(submission_id="s-ben").update(status="APPROVED",
+                                                                    updated_at=datetime(2030, 1, 1, tzinfo=UTC))
+    assert (before, study_analysis_cached(study=study).to_json()["cost"]["human_rewards_cents"]) == (150, 300)
