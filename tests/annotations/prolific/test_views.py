@@ -59,6 +59,7 @@ def test_the_page_publishes_follows_pauses_resumes_and_rejects_without_showing_t
     for where, text in answers.items():
         assert prolific.token not in text, where
     assert "pid-fran" in answers["demographics"] and "APPROVED" in answers["demographics"]
+    assert "On Prolific: active" in answers["study home"] and 'id="human-per-rating"' in answers["study home"]
 
 
 def _streamed(response) -> str:  # noqa: ANN001
