@@ -48,6 +48,7 @@ from annotations.prolific.records import (
     SUBMISSION_REJECTED,
 )
 from annotations.prolific.webhooks import (
+    STUDY_STATUS_CHANGE,
     SUBMISSION_STATUS_CHANGE,
     WebhookVerdict,
     parse_webhook_event,
@@ -218,13 +219,14 @@ def prolific_webhook_receive(*, body: bytes, headers: Any) -> int:
                                          resource_id=event.resource_id[:64])
     except IntegrityError:
         return 204  # a second delivery of an event already handled
-    if event.event_type == SUBMISSION_STATUS_CHANGE:
+    follow = {SUBMISSION_STATUS_CHANGE: _follow_submission, STUDY_STATUS_CHANGE: _follow_study}.get(event.event_type)
+    if follow is not None:
         try:
-            _follow_submission(event.resource_id)
+            follow(event.resource_id)
         except Exception:
             # Not handled: forget the id, so Prolific's next delivery of this event is handled (it retries a 5xx).
             ProlificEvent.objects.filter(event_id=event_id).delete()
-            logger.exception("prolific webhook: following submission failed")
+            logger.exception("prolific webhook: following %s failed", event.event_type)
             return 503
     return 204
 
@@ -238,6 +240,12 @@ def _follow_submission(submission_id: str) -> None:
     client = link_client(link=link)
     submission = client.get_submission(submission_id)
     _apply(link, client, submission.id, submission.participant_id, submission.status, SyncReport())
+
+
+def _follow_study(prolific_id: str) -> None:
+    link = ProlificStudy.objects.filter(prolific_id=prolific_id, published_at__isnull=False).first()
+    if link is not None:
+        _study_status(link, link_client(link=link).get_study(prolific_id).status, actor=REPORTED)
 
 
 def _link_of_session(submission_id: str) -> ProlificStudy | None:

@@ -107,3 +107,21 @@ def test_a_signed_webhook_is_followed_once_and_a_forged_one_is_refused(prolific,
     prolific.participant_starts(link.prolific_id, "pid-ida")
     assert {d.status for d in prolific.deliver_events()} == {403}
     assert not ProlificSubmission.objects.filter(participant_id="pid-ida").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_study_paused_on_prolifics_site_is_seen_through_its_webhook(prolific, study, researcher, live_server,
+                                                                      settings):
+    from annotations.models import ProlificTransition
+    from annotations.prolific.client import ProlificClient
+    from annotations.prolific.publishing import prolific_publish
+
+    settings.PROLIFIC_WEBHOOK_SECRET = prolific.webhook_secret()
+    link = prolific_publish(study=study, token_env=TOKEN_ENV, reward_cents=150, minutes=10,
+                            base_url="http://testserver", user=researcher)
+    prolific.subscribe(live_server.url + "/prolific/webhook/", "study.status.change")
+    ProlificClient(token=prolific.token, base_url=prolific.url).pause_study(link.prolific_id)  # on Prolific's site
+    assert {d.status for d in prolific.deliver_events()} == {204}
+    link.refresh_from_db()
+    assert link.status == "PAUSED"
+    assert ProlificTransition.objects.filter(resource="study", to_status="PAUSED", actor="prolific").count() == 1
