@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 from contextvars import ContextVar
 from typing import Any
 
@@ -19,7 +18,7 @@ from annotations.selectors import studies_for_researcher
 from llmjudge.backends.endpoint_rules import EndpointRefused, KeyHolder, check_key_variable
 from llmjudge.kinds import kind_for, kind_names, kind_options
 from llmjudge.models import Experiment, Judge, JudgeCall, JudgeRun, LLMRating
-from llmjudge.selectors import owns_judge, run_error_for, server_words_hidden
+from llmjudge.selectors import history_words_hidden, owns_judge, run_error_for, server_words_hidden
 
 FK_STUDY_PATHS.update({JudgeRun: "study", Experiment: "study"})
 # llmjudge.forms and the run lifecycle are imported in the methods that use them: django.setup() imports every
@@ -193,48 +192,61 @@ class ExperimentAdmin(StudyScopedAdmin):
     readonly_fields = ("grid", "created_at")
 
 
-@admin.register(LLMRating)
-class LLMRatingAdmin(_ReaderAware):
-    study_path = "run__study"
-    list_display = ("run", "item", "question", "sample", "target_rater", "status", "score", "attempts", "latency_ms")
-    list_filter = ("status", "run__judge", "run__study", "question__key")
-    search_fields = ("item__external_id", "raw", "rationale")
-    list_select_related = ("run__judge", "item", "question")
-    readonly_fields = [f.name for f in LLMRating._meta.fields]
+class _ServerWordsForOwner(_ReaderAware):
+    """Read-only rows whose text fields can quote a judge's server (an error body): anyone but the judge's owner
+    reads them with the server's words reduced to the status (issue 23, finding 9). Those fields are not
+    searchable either, so a search cannot guess the hidden words piece by piece."""
+
+    hidden_text_fields: tuple[str, ...] = ()
 
     def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> Any:
         fields = list(super().get_readonly_fields(request, obj))
-        if not isinstance(obj, LLMRating) or owns_judge(run=obj.run, user=request.user):
+        run = getattr(obj, "run", None)
+        if obj is None or run is None or owns_judge(run=run, user=request.user):
             return fields
-        # Errors quote the judge's server (its error body): the status alone for anyone but the judge's owner.
-        return ["rationale_shown" if f == "rationale" else "history_shown" if f == "history" else f for f in fields]
+        return [f"{f}_shown" if f in (*self.hidden_text_fields, "history") else f for f in fields]
 
-    def get_exclude(self, request: HttpRequest, obj: LLMRating | None = None) -> Any:
-        hidden = obj is not None and not owns_judge(run=obj.run, user=request.user)
-        return [*(super().get_exclude(request, obj) or ()), *(("rationale", "history") if hidden else ())]
+    def get_exclude(self, request: HttpRequest, obj: Model | None = None) -> Any:
+        run = getattr(obj, "run", None)
+        hidden = run is not None and not owns_judge(run=run, user=request.user)
+        excluded = (*self.hidden_text_fields, "history") if hidden else ()
+        return [*(super().get_exclude(request, obj) or ()), *excluded]
+
+    @admin.display(description="history")
+    def history_shown(self, row: LLMRating | JudgeCall) -> str:
+        return history_words_hidden(row.history)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(LLMRating)
+class LLMRatingAdmin(_ServerWordsForOwner):
+    study_path = "run__study"
+    list_display = ("run", "item", "question", "sample", "target_rater", "status", "score", "attempts", "latency_ms")
+    list_filter = ("status", "run__judge", "run__study", "question__key")
+    search_fields = ("item__external_id", "raw")  # not the rationale: an error's rationale quotes the server
+    list_select_related = ("run__judge", "item", "question")
+    readonly_fields = [f.name for f in LLMRating._meta.fields]
+    hidden_text_fields = ("rationale",)
 
     @admin.display(description="rationale")
     def rationale_shown(self, rating: LLMRating) -> str:
         return server_words_hidden(rating.rationale)
 
-    @admin.display(description="history")
-    def history_shown(self, rating: LLMRating) -> str:
-        return server_words_hidden(json.dumps(rating.history, ensure_ascii=False))
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
 
 @admin.register(JudgeCall)
-class JudgeCallAdmin(StudyScopedAdmin):
+class JudgeCallAdmin(_ServerWordsForOwner):
     """Persona and panel preparation steps (characters, verifications, roles): read-only, as ratings."""
 
     study_path = "run__study"
     list_display = ("run", "step", "key", "status", "attempts", "latency_ms")
     list_filter = ("status", "step", "run__judge")
-    search_fields = ("key", "raw")
+    search_fields = ("key",)  # not the text fields: a failed call's text can quote the server
     list_select_related = ("run__judge",)
     readonly_fields = [f.name for f in JudgeCall._meta.fields]
+    hidden_text_fields = ("raw",)
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
+    @admin.display(description="raw")
+    def raw_shown(self, call: JudgeCall) -> str:
+        return server_words_hidden(call.raw)

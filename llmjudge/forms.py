@@ -9,8 +9,9 @@ from annotations.forms import form_field
 from llmjudge.backends.registry import BACKENDS
 from llmjudge.kinds import kind_names
 from llmjudge.kinds.persona.prompts import METHODS as PERSONA_METHODS
-from llmjudge.models import Judge
+from llmjudge.models import Judge, LLMRating
 from llmjudge.runs.lifecycle import PAPER_TEMPERATURES, PAPER_VARIANTS
+from llmjudge.runs.review import ReadingError, reading_checked
 from llmjudge.services import JudgeSpec
 
 if TYPE_CHECKING:
@@ -156,3 +157,20 @@ class JudgeCreateForm(forms.Form):
 
     def add_spec_error(self, message: str) -> None:
         self.add_error(_field_of(message), message)
+
+
+class ReadingForm(forms.Form):
+    """The score a person reads in an unparseable answer. The scale is checked here for the message and again by
+    the service (llmjudge.runs.review.reading_checked), which is what decides."""
+
+    score = forms.FloatField(label="Score you read")
+
+    def __init__(self, *args: Any, rating: LLMRating, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.rating = rating
+
+    def clean_score(self) -> float:
+        try:
+            return reading_checked(rating=self.rating, score=self.cleaned_data["score"])
+        except ReadingError as exc:
+            raise forms.ValidationError(str(exc)) from None

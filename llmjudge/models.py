@@ -192,7 +192,11 @@ class LLMRating(models.Model):
     prompt = models.TextField(blank=True)
     prompt_hash = models.CharField(max_length=64, blank=True)
     template_version = models.CharField(max_length=50, blank=True)
-    raw = models.TextField(blank=True, help_text="The model's final answer, verbatim.")
+    raw = models.TextField(blank=True, help_text="The model's final answer, verbatim (its reasoning trace apart).")
+    # The model's reasoning: what an OpenAI-protocol server sent beside the answer (``reasoning_content``,
+    # ``reasoning``) and a trace the parser split off the answer (<think>...</think>, gpt-oss channels). Shown
+    # folded on the run page, never scored.
+    reasoning = models.TextField(blank=True, default="", help_text="The model's reasoning trace, never scored.")
     history = models.JSONField(default=list, blank=True, help_text="Every attempt's raw answer or error.")
     score = models.FloatField(null=True, blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
@@ -201,6 +205,13 @@ class LLMRating(models.Model):
     # raised on the answer), "storage error" (the database refused it), ...; "" when the answer was read as usual.
     reason = models.CharField(max_length=200, blank=True, default="")
     attempts = models.PositiveIntegerField(default=0)
+    # A person's reading of an answer the parser could not read (llmjudge/runs/review.py): when and by whom. Such a
+    # rating is ok with the person's score, counted apart, and ``reparse`` leaves it alone. The time marks it: the
+    # reader's account may be deleted later (read_by NULL), the reading stays a person's.
+    read_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    read_at = models.DateTimeField(null=True, blank=True)
     model = models.CharField(max_length=200, blank=True)
     params = models.JSONField(default=dict, blank=True)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
@@ -230,7 +241,13 @@ class LLMRating(models.Model):
                 name="llm_rating_score_exactly_when_ok",
             ),
         ]
-        indexes = [models.Index(fields=["run", "status"]), models.Index(fields=["question", "item"])]
+        indexes = [
+            models.Index(fields=["run", "status"]),
+            models.Index(fields=["question", "item"]),
+            # The analysis counts the ratings a person read per run on every dashboard view: few rows, found through
+            # this partial index instead of a scan of every ok rating of the study's runs.
+            models.Index(fields=["run"], condition=models.Q(read_at__isnull=False), name="llm_rating_read_by_person"),
+        ]
 
     def __str__(self) -> str:
         return f"run {self.run_id} {self.item_id}/{self.question_id}#{self.sample}: {self.status}"

@@ -1,6 +1,7 @@
 """Reading judge runs: progress, summaries, the runs a researcher may see."""
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -13,6 +14,7 @@ from django.utils import timezone
 from annotations.models import Study
 from annotations.selectors import studies_for_researcher
 from llmjudge.models import Judge, JudgeCall, JudgeRun, LLMRating
+from llmjudge.parsing.common import CUT_OFF_REASONING
 from llmjudge.runs.pricing import estimate_cost
 
 
@@ -62,12 +64,24 @@ class RunProgress:
 
 
 # A judge server's own words in an error ("HTTP 400: <its body>"): its owner's server, its owner's business.
-_SERVER_WORDS = re.compile(r"(HTTP \d{3}): [^\n]*")
+# Hidden to the end of the text: a body may hold line breaks (errors stored before they were joined).
+_SERVER_WORDS = re.compile(r"(HTTP \d{3}): .*", re.DOTALL)
 
 
 def server_words_hidden(text: str) -> str:
     """``text`` with what a judge's server answered ("HTTP 400: <its body>") reduced to the status."""
     return _SERVER_WORDS.sub(r"\1 (the server's message is shown to the judge's owner only)", text)
+
+
+def history_words_hidden(history: object) -> str:
+    """A rating's or call's history as JSON, each entry's text with the server's words hidden (entry by entry,
+    so that one error does not hide the entries after it)."""
+    entries = history if isinstance(history, list) else [history]
+    shown = [
+        {k: server_words_hidden(v) if isinstance(v, str) else v for k, v in e.items()} if isinstance(e, dict) else e
+        for e in entries
+    ]
+    return json.dumps(shown, ensure_ascii=False)
 
 
 def owns_judge(*, run: JudgeRun, user: User | AnonymousUser) -> bool:
@@ -151,3 +165,47 @@ def run_for_researcher(*, user: User | AnonymousUser, run_id: int, for_change: b
     """The run if the user may see (change) its study; Http404 otherwise, as for a run that does not exist."""
     runs = runs_for_researcher(user=user, for_change=for_change).select_related("study", "judge", "experiment")
     return get_object_or_404(runs, pk=run_id)
+
+
+# What an unparseable rating stored before reasons were recorded (parser version < 5) is counted under.
+NO_REASON_STORED = "no reason stored"
+REVIEW_LIMIT = 50
+
+
+@dataclass(frozen=True)
+class RunReview:
+    """What the run page shows for review: unparseable answers by reason, the first ``REVIEW_LIMIT`` of them (their
+    item and question loaded), how many answers ran out of max_tokens in their trace, and the person-read ones."""
+
+    by_reason: dict[str, int]  # reason -> unparseable ratings, most frequent first
+    unparseable: int
+    answered: int  # ratings with an answer or an error (not pending)
+    cut_off_reasoning: int
+    cut_off_reasoning_percent: float
+    read_by_person: int
+    to_review: list[LLMRating]
+    max_tokens: int | None
+
+
+def unparseable_by_reason(ratings: QuerySet[LLMRating]) -> dict[str, int]:
+    """Unparseable ratings counted by the parser's reason (llmjudge.parsing.REASONS), most frequent first."""
+    rows = (ratings.filter(status=LLMRating.Status.UNPARSEABLE).order_by().values("reason")
+            .annotate(n=Count("id")).values_list("reason", "n"))
+    counts = {(reason or NO_REASON_STORED): n for reason, n in rows}
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def run_review(*, run: JudgeRun) -> RunReview:
+    ratings = run.ratings.all()
+    by_reason = unparseable_by_reason(ratings)
+    answered = ratings.exclude(status=LLMRating.Status.PENDING).count()
+    cut = by_reason.get(CUT_OFF_REASONING, 0)
+    max_tokens = (run.params or {}).get("max_tokens")
+    to_review = list(ratings.filter(status=LLMRating.Status.UNPARSEABLE).select_related("item", "question")
+                     .order_by("item__position", "item_id", "question__order", "sample")[:REVIEW_LIMIT])
+    return RunReview(
+        by_reason=by_reason, unparseable=sum(by_reason.values()), answered=answered, cut_off_reasoning=cut,
+        cut_off_reasoning_percent=round(100.0 * cut / answered, 1) if answered else 0.0,
+        read_by_person=ratings.filter(read_at__isnull=False, status=LLMRating.Status.OK).count(),
+        to_review=to_review, max_tokens=max_tokens if isinstance(max_tokens, int) else None,
+    )

@@ -15,6 +15,7 @@ urlpatterns = [
     path("studies/<slug:slug>/judges/new/", views.judge_new, name="judge_new"),
     path("studies/<slug:slug>/preview/", views.preview, name="preview"),
     path("runs/<int:run_id>/", views.run_detail, name="run_detail"),
+    path("runs/<int:run_id>/ratings/<int:rating_id>/read/", views.rating_read, name="rating_read"),
     path("runs/<int:run_id>/progress.json", views.run_progress_json, name="run_progress"),
     path("runs/<int:run_id>/<str:action>/", views.run_control, name="run_control"),
 ]

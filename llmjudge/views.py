@@ -6,19 +6,21 @@ from collections.abc import Callable
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotations.guards.signed_in import signed_in_user
 from annotations.models import Study
 from annotations.rendering import rater_page
-from annotations.selectors import studies_for_researcher, study_for_researcher
-from llmjudge.forms import AblationForm, ExperimentForm, JudgeCreateForm, RunStartForm, runnable_judges
-from llmjudge.models import Experiment, Judge, JudgeRun
+from annotations.selectors import studies_for_researcher, study_changeable, study_for_researcher
+from llmjudge.forms import AblationForm, ExperimentForm, JudgeCreateForm, ReadingForm, RunStartForm, runnable_judges
+from llmjudge.models import Experiment, Judge, JudgeRun, LLMRating
 from llmjudge.prompting.preview import judge_preview
 from llmjudge.runs import lifecycle as judging
-from llmjudge.selectors import run_for_researcher, run_progress, runs_for_study
+from llmjudge.runs.review import ReadingError, rating_read_by_person, reading_choices
+from llmjudge.selectors import run_for_researcher, run_progress, run_review, runs_for_study
 from llmjudge.services import JudgeSpecError, judge_create
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")  # reads; anything else changes the study
@@ -149,15 +151,51 @@ def ablation_start(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
+def _get_rating_for_owner(request: HttpRequest, run_id: int, rating_id: int) -> LLMRating:
+    """A rating of a run the user may change; 404 when they may not see the run (as for one that does not exist),
+    403 when they only read it (a staff member's read-only permission)."""
+    run = run_for_researcher(user=request.user, run_id=run_id)
+    if not study_changeable(user=request.user, study=run.study):
+        raise PermissionDenied("a read-only viewer cannot record a reading")
+    return get_object_or_404(LLMRating.objects.select_related("run__study", "run__judge"), run=run, pk=rating_id)
+
+
+def _run_page(request: HttpRequest, run: JudgeRun, errors: dict[int, str] | None = None,
+              status: int = 200) -> HttpResponse:
+    recent = run.ratings.exclude(status="pending").select_related("item", "question").order_by("-updated_at")[:20]
+    review = run_review(run=run)
+    errors = errors or {}
+    return render(
+        request, "llmjudge/run_detail.html",
+        {"run": run, "progress": run_progress(run=run, viewer=request.user), "recent": recent, "review": review,
+         "to_review": [(r, errors.get(r.pk, "")) for r in review.to_review],
+         "can_read": study_changeable(user=request.user, study=run.study),
+         "scale": (run.study.scale_min, run.study.scale_max), "choices": reading_choices(run.study)},
+        status=status,
+    )
+
+
 @login_required
 @require_GET
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = _get_run_for_researcher(request, run_id)
-    recent = run.ratings.exclude(status="pending").select_related("item", "question").order_by("-updated_at")[:20]
-    return render(
-        request, "llmjudge/run_detail.html",
-        {"run": run, "progress": run_progress(run=run, viewer=request.user), "recent": recent},
-    )
+    return _run_page(request, _get_run_for_researcher(request, run_id))
+
+
+@login_required
+@require_POST
+def rating_read(request: HttpRequest, run_id: int, rating_id: int) -> HttpResponse:
+    """The owner records the score they read in an unparseable answer (llmjudge/runs/review.py)."""
+    rating = _get_rating_for_owner(request, run_id, rating_id)
+    form = ReadingForm(request.POST, rating=rating)
+    if not form.is_valid():
+        return _run_page(request, rating.run, {rating.pk: " ".join(str(e) for e in form.errors.get("score", []))}, 400)
+    try:
+        rating_read_by_person(rating=rating, user=signed_in_user(request.user), score=form.cleaned_data["score"])
+    except ReadingError as exc:
+        return _run_page(request, rating.run, {rating.pk: str(exc)}, 400)
+    messages.success(request, f"Recorded your reading {form.cleaned_data['score']:g} of item "
+                              f"{rating.item.external_id} / {rating.question.key} (sample {rating.sample}).")
+    return redirect("llmjudge:run_detail", run_id=rating.run_id)
 
 
 @login_required

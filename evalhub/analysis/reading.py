@@ -37,6 +37,8 @@ HUMAN = "human"
 ALL_GROUPS = "(all)"  # the pooled cell over every group, on request; parentheses keep it apart from group names
 CI_LEVEL: stats.Level = "ordinal"
 WelchUnit = Literal["item means", "ratings"]
+# The key of a pool's ``status_counts`` that counts its ok ratings a person read (llmjudge/runs/review.py).
+READ_BY_PERSON = "read_by_person"
 FETCH_ROWS = 100_000  # rows per batch when a database other than SQLite is read (fetch_matrix)
 
 
@@ -221,6 +223,23 @@ def _not_ok_counts(run_ids: list[int], question_ids: list[int], item_ids: np.nda
     return not_ok
 
 
+def _read_counts(run_ids: list[int], question_ids: list[int], item_ids: np.ndarray) -> Counter[int]:
+    """Per run, how many of its ok ratings of counted items a person read (llmjudge/runs/review.py): they count as
+    ok and are counted apart. Few, read row by row like ``_not_ok_counts``. The filter names no status, so that
+    SQLite and PostgreSQL both take the partial index on read ratings (``llm_rating_read_by_person``) rather than
+    the (run, status) range of every ok rating; the status is checked here."""
+    read: Counter[int] = Counter()
+    rows = list(LLMRating.objects.filter(run_id__in=run_ids, read_at__isnull=False, question_id__in=question_ids,
+                                         swapped=False)
+                .order_by().values_list("run_id", "item_id", "status"))
+    if rows:
+        _, counted = _positions(item_ids, np.fromiter((item for _, item, _ in rows), dtype=np.int64, count=len(rows)))
+        for (run_id, _, status), keep in zip(rows, counted.tolist(), strict=True):
+            if keep and status == LLMRating.Status.OK:
+                read[run_id] += 1
+    return read
+
+
 @dataclass
 class StudyData:
     study: Study
@@ -288,6 +307,7 @@ def study_data(*, study: Study, options: AnalysisOptions) -> StudyData:
         order = np.argsort(run_col, kind="stable")
         rows, run_col = rows[order], run_col[order]
         not_ok = _not_ok_counts(run_ids, question_ids, item_ids)
+        read = _read_counts(run_ids, question_ids, item_ids)
         for run in runs:
             lo = np.searchsorted(run_col, run.pk, side="left")
             hi = np.searchsorted(run_col, run.pk, side="right")
@@ -304,8 +324,11 @@ def study_data(*, study: Study, options: AnalysisOptions) -> StudyData:
                 pool.rater_labels = {int(r): human.rater_labels.get(int(r), f"rater-{int(r)}") for r in pool.raters}
             else:
                 pool.rater_labels = {int(s): f"sample-{int(s)}" for s in pool.raters}
+            # The ok ratings a person read are among the ok ones and counted apart; the key only when there are some,
+            # so a study without readings keeps its JSON.
+            by_person = {READ_BY_PERSON: read[run.pk]} if read[run.pk] else {}
             pool.status_counts = {
-                str(LLMRating.Status.OK): int(pool.score.size), **dict(sorted(not_ok[run.pk].items()))}
+                str(LLMRating.Status.OK): int(pool.score.size), **by_person, **dict(sorted(not_ok[run.pk].items()))}
             pools.append(pool)
     return StudyData(study=study, questions=questions, groups=groups, item_ids=item_ids, item_group=item_group,
                      pools=pools)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evalhub.analysis.reading import ALL_GROUPS, HUMAN, HUMAN_LABEL
+from evalhub.analysis.reading import ALL_GROUPS, HUMAN, HUMAN_LABEL, READ_BY_PERSON
 from evalhub.analysis.result import AblationTable, AltTestRow, AnalysisResult, PoolSummary, PositionRow, WelchRow
 
 SIGNIFICANCE = 0.05
@@ -107,7 +107,8 @@ def _header_lines(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
     def counts(pool: PoolSummary) -> str:
         if pool.kind != "llm":
             return ""
-        return "".join(f", {k} {v}" for k, v in sorted(pool.status_counts.items()) if k != "ok")
+        words = {READ_BY_PERSON: "read by a person"}  # among the ok ratings, counted apart
+        return "".join(f", {words.get(k, k)} {v}" for k, v in sorted(pool.status_counts.items()) if k != "ok")
 
     return [f"Study {study.slug}: {study.title} ({study.n_items} items, scale {study.scale.min}-{study.scale.max})",
             "", "Pools: " + "; ".join(f"{labels[p.name]} ({p.n_raters} raters, {p.n_ratings} ratings{counts(p)})"
@@ -208,7 +209,8 @@ def alt_test_report(rows: Sequence[AltTestRow], labels: dict[str, str] | None = 
     table = [[r.question, r.group, pool_label(r.pool, labels), str(r.test.n_instances), fmt(r.test.winning_rate),
               fmt(r.test.advantage_probability), verdict_word(r.test.passed),
               str(sum(h.rejected for h in r.test.humans)) + "/" + str(len(r.test.humans))] for r in rows]
-    out.append(_table(["question", "group", "pool", "instances", "omega", "rho", "verdict", "beat/tested"], table))
+    header = ["question", "group", "pool", "item x questions", "omega", "rho", "verdict", "beat/tested"]
+    out.append(_table(header, table))
     humans = [[r.question, r.group, pool_label(r.pool, labels), h.rater, str(h.n),
                p_text(h.p).removeprefix("p = ").removeprefix("p "), "yes" if h.rejected else "no",
                fmt(h.advantage)] for r in rows for h in r.test.humans]

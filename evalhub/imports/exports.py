@@ -32,7 +32,10 @@ from evalhub.analysis.result import (
 from llmjudge.models import LLMRating
 from llmjudge.selectors import server_words_hidden
 
-RATING_COLUMNS = ("study", "item", "group", "question", "pool", "rater", "score", "status", "rationale", "created")
+# ``read_by_person`` last, so the columns before it keep their places: who read an LLM answer the parser could not
+# read and when ("alice 2026-11-25T19:30:00+00:00"); empty for every other rating.
+RATING_COLUMNS = ("study", "item", "group", "question", "pool", "rater", "score", "status", "rationale", "created",
+                  "read_by_person")
 CHUNK = 5000
 
 # Column lists per analysis table; the combined export has `table` first and the union of these. `pool` is
@@ -138,7 +141,7 @@ def _human_rating_rows(study: Study) -> Iterator[tuple[object, ...]]:
     )
     for item, group, question, rater, rater_id, score, comment, created in human.iterator(chunk_size=CHUNK):
         yield (study.slug, item, group, question, HUMAN, rater or f"rater-{rater_id}", score, "ok", comment,
-               created.isoformat())
+               created.isoformat(), "")
 
 
 def _llm_rating_rows(study: Study) -> Iterator[tuple[object, ...]]:
@@ -147,14 +150,16 @@ def _llm_rating_rows(study: Study) -> Iterator[tuple[object, ...]]:
         LLMRating.objects.filter(run__study=study)
         .order_by("id")
         .values_list("item__external_id", "item__group", "question__key", "run_id", "sample", "score", "status",
-                     "rationale", "created_at")
+                     "rationale", "created_at", "read_at", "read_by__username")
     )
-    for item, group, question, run_id, sample, score, status, rationale, created in llm.iterator(chunk_size=CHUNK):
+    for item, group, question, run_id, sample, score, status, rationale, created, read_at, reader in llm.iterator(
+            chunk_size=CHUNK):
         # An error's rationale may quote the judge's server (its error body): for the judge's owner, on the
         # run page, never in a file that travels (issue 23, finding 9).
         note = server_words_hidden(rationale) if status == "error" else rationale
         yield (study.slug, item, group, question, names[run_id], f"sample-{sample}",
-               "" if score is None else score, status, note, created.isoformat())
+               "" if score is None else score, status, note, created.isoformat(),
+               f"{reader or '(deleted account)'} {read_at.isoformat()}" if read_at else "")
 
 
 Row = (CellRow | KendallRow | WelchRow | PairwiseKendallRow | RaterMeanRow | MajorityRow | KappaRow | ConfusionRow

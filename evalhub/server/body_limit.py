@@ -22,7 +22,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 RATER_PREFIXES = ("/r/", "/s/")
 MULTIPART_ROOM = 1024 * 1024  # form fields and part headers around the file
 # DRF's token authentication: "Token " and the 40 hexadecimal characters of rest_framework.authtoken's keys.
-_TOKEN_HEADER = re.compile(r"Token ([0-9a-f]{40})")
+_TOKEN_HEADER = re.compile(r"Token ([0-9a-f]{40})", re.IGNORECASE)  # DRF reads the keyword case-insensitively
 
 
 def _api_token_is_valid(request: HttpRequest) -> bool:

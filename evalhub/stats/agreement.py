@@ -110,7 +110,11 @@ def _complete_items(matrix: npt.ArrayLike) -> tuple[np.ndarray, int]:
 
 def _one_way_anova(matrix: npt.ArrayLike) -> tuple[float, float, int] | str:
     """(MSB, MSW, k) over complete items, or the reason it is undefined."""
-    complete, _ = _complete_items(matrix)
+    return _anova_of_complete(_complete_items(matrix)[0])
+
+
+def _anova_of_complete(complete: np.ndarray) -> tuple[float, float, int] | str:
+    """``_one_way_anova`` of the complete items (``_complete_items``)."""
     n, k = complete.shape
     if n < 2:
         return f"fewer than 2 complete items ({n} item(s) rated by all {k} raters)"
@@ -157,19 +161,22 @@ def icc1k(matrix: npt.ArrayLike) -> Stat:
         return Stat(None, anova)
     msb, msw, _ = anova
     if msb == 0:
-        return Stat(None, "no between-item variance (MSB = 0): all item means equal")
+        return Stat(None, "no between-item variance: all item means are equal")
     return Stat((msb - msw) / msb)
 
 
 def icc1_and_icc1k(matrix: npt.ArrayLike) -> tuple[Stat, Stat]:
     """``icc1`` and ``icc1k`` from one one-way ANOVA (same formulas, rules and undefined cases)."""
-    anova = _one_way_anova(matrix)
+    return _icc_pair(_one_way_anova(matrix))
+
+
+def _icc_pair(anova: tuple[float, float, int] | str) -> tuple[Stat, Stat]:
     if isinstance(anova, str):
         return Stat(None, anova), Stat(None, anova)
     msb, msw, k = anova
     single = Stat((msb - msw) / (msb + (k - 1) * msw))
     if msb == 0:
-        return single, Stat(None, "no between-item variance (MSB = 0): all item means equal")
+        return single, Stat(None, "no between-item variance: all item means are equal")
     return single, Stat((msb - msw) / msb)
 
 
@@ -177,6 +184,6 @@ def icc_one_way(matrix: npt.ArrayLike) -> ICCResult:
     """``icc1_and_icc1k`` with the counts they rest on: the complete items used, the raters, and the
     items rated at all. Same formulas, missing-data rule (listwise deletion) and undefined cases;
     a reader told "ICC 0.8" must also be told when it rests on 2 of 52 items."""
-    single, average = icc1_and_icc1k(matrix)
-    complete, n_rated = _complete_items(matrix)
+    complete, n_rated = _complete_items(matrix)  # once: the ANOVA and the counts rest on the same items
+    single, average = _icc_pair(_anova_of_complete(complete))
     return ICCResult(single, average, int(complete.shape[0]), int(complete.shape[1]), n_rated)

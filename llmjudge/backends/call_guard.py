@@ -168,8 +168,8 @@ def guard_transports(client: Any) -> int:
     network backend; returns how many pools it changed.
 
     httpx2's transport takes no network backend argument, so the pool's is replaced before its first
-    connection (the pool hands it to each connection it creates). ``tests/llmjudge/backends/test_call_guard.py``
-    fails if a new httpx2 moves it.
+    connection (the pool hands it to each connection it creates). ``tests/llmjudge/runs/test_deadlines.py``
+    (``test_every_connection_pool_of_the_sdks_client_is_guarded``) fails if a new httpx2 moves it.
     """
     changed = 0
     for transport in (client._transport, *client._mounts.values()):

@@ -60,18 +60,29 @@ class BackendAnswer:
     logprobs: list[dict[str, Any]] | None = None
     # What was done to the answer on its way in, kept in the rating's history ("cut at 262144 bytes ...").
     note: str = ""
+    # The reasoning trace a server sent beside the answer (``reasoning_content``, ``reasoning``): stored apart
+    # from the answer, never parsed.
+    reasoning: str = ""
 
 
 class BackendError(Exception):
-    """A failed call. ``transient``: retrying may help; ``fatal``: no call of this judge can succeed."""
+    """A failed call. ``transient``: retrying may help; ``fatal``: no call of this judge can succeed;
+    ``timed_out``: the call reached its deadline (a server that drips is retried once, not ``max_attempts`` times)."""
 
     def __init__(
-        self, message: str, *, transient: bool, fatal: bool = False, retry_after: float | None = None
+        self,
+        message: str,
+        *,
+        transient: bool,
+        fatal: bool = False,
+        retry_after: float | None = None,
+        timed_out: bool = False,
     ) -> None:
         super().__init__(message)
         self.transient = transient
         self.fatal = fatal
         self.retry_after = retry_after
+        self.timed_out = timed_out
 
 
 class Backend(Protocol):

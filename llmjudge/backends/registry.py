@@ -147,6 +147,13 @@ def _retry_after(response: httpx2.Response | None) -> float | None:
     return None
 
 
+def _bounded_int(digits: str) -> int | float:
+    """A JSON integer as the answer's reader needs it: a count beyond any column (a 5,000-digit ``usage`` value,
+    which ``int()`` refuses above 4,300 digits) becomes infinity, which ``token_count`` clamps, so that a good
+    answer is never lost to its token count (issue 23 review)."""
+    return int(digits) if len(digits) <= 30 else float("-inf" if digits.startswith("-") else "inf")
+
+
 def classify_sdk_error(exc: BaseException) -> BackendError:
     """Map whatever the SDK (or the JSON decoder under it) raised to a classified BackendError."""
     import httpx2  # on use, with the SDK it serves (STYLE 15)
@@ -155,13 +162,14 @@ def classify_sdk_error(exc: BaseException) -> BackendError:
     if isinstance(exc, BackendError):
         return exc
     if isinstance(exc, openai.APITimeoutError):
-        return BackendError("timeout", transient=True)
+        return BackendError("timeout", transient=True, timed_out=True)
     if isinstance(exc, openai.APIConnectionError):
         return BackendError(f"connection error: {exc}", transient=True)
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         # The server's own words, cut: they are shown on the run page, to the judge's owner only.
-        message = f"HTTP {status}: {exc.message}"[: len(f"HTTP {status}: ") + ERROR_BODY_CHARS]
+        words = " ".join(str(exc.message).split())  # one line: a line break must not split what is hidden
+        message = f"HTTP {status}: {words}"[: len(f"HTTP {status}: ") + ERROR_BODY_CHARS]
         if status in (401, 403, 404):
             return BackendError(message, transient=False, fatal=True)
         if status in (408, 409, 429) or status >= 500:
@@ -172,7 +180,7 @@ def classify_sdk_error(exc: BaseException) -> BackendError:
     # The SDK's transport is httpx2 (openai.DefaultHttpxClient is an httpx2.Client): reading a body after
     # the SDK returned (response.json() below) can still raise its errors unwrapped.
     if isinstance(exc, httpx2.TimeoutException):
-        return BackendError("timeout", transient=True)
+        return BackendError("timeout", transient=True, timed_out=True)
     if isinstance(exc, httpx2.HTTPError):
         return BackendError(f"connection error: {exc}", transient=True)
     return BackendError(f"{type(exc).__name__}: {exc}"[:ERROR_BODY_CHARS], transient=False)
@@ -293,8 +301,8 @@ class OpenAIBackend:
         if cut:
             return None, raw
         try:
-            data = json.loads(raw)
-        except ValueError as exc:  # an HTML page, a body cut off, a 5,000-digit number
+            data = json.loads(raw, parse_int=_bounded_int)
+        except ValueError as exc:  # an HTML page, a body cut off
             raise BackendError(f"invalid response body: {type(exc).__name__}", transient=True) from None
         choices = data.get("choices") if isinstance(data, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
@@ -313,15 +321,20 @@ class OpenAIBackend:
         choice = data["choices"][0]
         message = choice.get("message")
         text = message.get("content") if isinstance(message, dict) else None
+        reasoning = message_reasoning(message)
         if not isinstance(text, str):
             refusal = message.get("refusal") if isinstance(message, dict) else None
             if isinstance(refusal, str) and refusal:
                 text = refusal  # the API's structured refusal is a refusal answer, parsed as such
+            elif reasoning:
+                text = ""  # vLLM sends null content when max_tokens ran out in the trace: the parser says so
             else:
                 raise BackendError("invalid response body: no message content", transient=True)
         logprobs = choice.get("logprobs")
         content = logprobs.get("content") if isinstance(logprobs, dict) else None
-        return self._answer(data, text, choice.get("finish_reason"), content or None)
+        answer = self._answer(data, text, choice.get("finish_reason"), content or None)
+        answer["reasoning"] = cut_text(reasoning, self.answer_max_bytes)[0]
+        return answer
 
     def _completions(self, request: BackendRequest, cap: int) -> dict[str, Any]:
         body = {**self._body(request), "prompt": request.messages[-1]["content"]}
@@ -364,6 +377,22 @@ class OpenAIBackend:
             guard.abort()
         self.pool.shutdown(wait=False, cancel_futures=True)
         self.client.close()
+
+
+# Where OpenAI-protocol servers put a reasoning model's trace beside the answer: vLLM's reasoning parsers and
+# DeepSeek's API say "reasoning_content", newer vLLM, OpenRouter and others "reasoning".
+REASONING_FIELDS = ("reasoning_content", "reasoning")
+
+
+def message_reasoning(message: object) -> str:
+    """The trace a chat message carries beside its content ("" when it has none or it is not text)."""
+    if not isinstance(message, dict):
+        return ""
+    for name in REASONING_FIELDS:
+        value = message.get(name)
+        if isinstance(value, str) and value.strip():
+            return value
+    return ""
 
 
 def read_capped(response: httpx2.Response, cap: int) -> tuple[bytes, bool]:

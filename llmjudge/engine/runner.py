@@ -23,6 +23,7 @@ the event loop on their last ``parse_max_chars`` characters, and every call has 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import random
@@ -37,7 +38,8 @@ from typing import Any
 from llmjudge.backends.protocol import TOKENS_MAX, Backend, BackendAnswer, BackendError, BackendRequest, token_count
 from llmjudge.engine.conversation import Conversation, Turn
 from llmjudge.engine.limits import Limiter
-from llmjudge.parsing import UNPARSEABLE, ParsedScore
+from llmjudge.parsing import CUT_OFF, CUT_OFF_REASONING, EMPTY, NO_VERDICT, TWO_VERDICTS, UNPARSEABLE, ParsedScore
+from llmjudge.parsing.reasoning import split_reasoning
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +84,7 @@ class TurnResult:
     tokens_completion: int | None = None
     calls: int = 0  # calls made in this execution (attempts counts earlier ones too)
     reason: str = ""  # ParsedScore.reason: "parser error", ... ("" for an ordinary reading)
+    reasoning: str = ""  # the trace, kept apart from ``raw`` (the server's reasoning field and an inline trace)
 
 
 @dataclass
@@ -97,6 +100,7 @@ class _Fatal(Exception):
 
 DEADLINE_GRACE = 5.0
 STOP_GRACE = 2.0
+TIMEOUT_RETRIES = 1  # a call that reached LLM_TIMEOUT is asked again once, then the rating is an error
 # Answers up to this many characters are parsed on the event loop, where a thread hand-over would cost more
 # than the parse: measured on a loaded 2-core machine, 0.2 ms for 300 characters, 1-1.3 ms for 2 KB; 64 KB
 # take 0.13-0.19 s and 1 MB about 2 s (docs/reliability.md): those go to a thread.
@@ -193,6 +197,31 @@ async def _parse(turn: Turn, text: str, logprobs: list[dict[str, Any]] | None, s
     return await asyncio.to_thread(parse_answer, parse, text, max_chars=settings.parse_max_chars, where=where)
 
 
+def apart_from_reasoning(text: str, server_trace: str) -> tuple[str, str]:
+    """``(answer, reasoning)`` as a rating stores them: the answer without an inline trace (the parser's own split,
+    ``split_reasoning``), and the trace the server sent beside it followed by the inline one. Text without an
+    inline trace is stored as it came."""
+    inline, answer, cut_off = split_reasoning(text)
+    if not inline and not cut_off:
+        answer = text
+    return answer, "\n\n".join(part for part in (server_trace.strip(), inline) if part)
+
+
+def with_finish_reason(
+    parsed: ParsedScore, *, finish_reason: str | None, answer: str, server_trace: str
+) -> ParsedScore:
+    """The parser's ``truncated`` rule for an answer the server says it stopped at max_tokens ("length"): an
+    answer that is only a trace was "cut off while reasoning", one without a verdict was "cut off". The
+    parser sees only the text, and a server that splits the trace off sends an empty answer in that case."""
+    if finish_reason != "length" or parsed.status != UNPARSEABLE:
+        return parsed
+    if not answer.strip() and server_trace.strip():
+        return dataclasses.replace(parsed, reason=CUT_OFF_REASONING)
+    if parsed.reason in (EMPTY, NO_VERDICT, TWO_VERDICTS):
+        return dataclasses.replace(parsed, reason=CUT_OFF)
+    return parsed
+
+
 async def _call(backend: Backend, request: BackendRequest, settings: EngineSettings) -> BackendAnswer:
     """One call, given up DEADLINE_GRACE after its deadline whatever the backend does (a timeout)."""
     if settings.call_timeout is None:
@@ -201,7 +230,7 @@ async def _call(backend: Backend, request: BackendRequest, settings: EngineSetti
         async with asyncio.timeout(settings.call_timeout + DEADLINE_GRACE):
             return await backend.complete(request)
     except TimeoutError:
-        raise BackendError("timeout (the whole call)", transient=True) from None
+        raise BackendError("timeout (the whole call)", transient=True, timed_out=True) from None
 
 
 @dataclass
@@ -212,6 +241,7 @@ class _Tries:
     attempts: int
     calls: int = 0
     transient_failures: int = 0
+    timeouts: int = 0
     refusals: int = 0
     tokens_prompt: int = 0
     tokens_completion: int = 0
@@ -290,7 +320,11 @@ async def _ask(
             error = storable(str(exc))[0]
             tries.history.append({"attempt": tries.attempts, "at": _now(), "error": error, "transient": exc.transient})
             tries.transient_failures += 1
-            if exc.transient and tries.transient_failures < settings.max_attempts:
+            tries.timeouts += exc.timed_out
+            # A call that reached its deadline is retried once: a server that drips would otherwise hold the
+            # rating for max_attempts x LLM_TIMEOUT (issue 23 review).
+            retry = exc.transient and tries.transient_failures < settings.max_attempts
+            if retry and tries.timeouts <= TIMEOUT_RETRIES:
                 if not await _sleep_unless_stopped(
                     backoff_delay(tries.transient_failures, settings, exc.retry_after), stop
                 ):
@@ -300,14 +334,18 @@ async def _ask(
         tries.tokens_prompt += token_count(answer.tokens_prompt) or 0
         tries.tokens_completion += token_count(answer.tokens_completion) or 0
         text, cleaned = storable(answer.text)
+        server_trace = storable(answer.reasoning)[0]
         parsed = await _parse(turn, text, answer.logprobs, settings)
+        said, reasoning = apart_from_reasoning(text, server_trace)
+        parsed = with_finish_reason(parsed, finish_reason=answer.finish_reason, answer=said, server_trace=server_trace)
         _answer_entry(tries, answer, text, parsed, [n for n in (answer.note, cleaned) if n])
         if parsed.status == "refused" and tries.refusals < settings.refusal_retries:
             tries.refusals += 1
             continue
         return tries.result(
             turn, prompt, storable(answer.model)[0] or call.model, status=parsed.status, score=parsed.score,
-            rationale=storable(parsed.rationale)[0], raw=text, latency_ms=answer.latency_ms, reason=parsed.reason,
+            rationale=storable(parsed.rationale)[0], raw=said, latency_ms=answer.latency_ms, reason=parsed.reason,
+            reasoning=reasoning,
         )
 
 

@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from llmjudge.runs.config import JudgeConfig
 
 __all__ = [
-    "KindError", "is_per_rater", "kind_for", "kind_names", "kind_options", "options_for", "planned_rows",
-    "planned_steps", "prepare_steps", "registry", "to_json",
+    "PER_RATER_KINDS", "KindError", "is_per_rater", "kind_for", "kind_names", "kind_options", "options_for",
+    "planned_rows", "planned_steps", "prepare_steps", "registry", "to_json",
 ]
 
 
@@ -67,9 +67,16 @@ def kind_for(name: str) -> JudgeKind:
         raise ValueError(f"unknown judge kind {name!r} (known: {', '.join(registry())})") from None
 
 
+# The kinds whose every rating predicts one human rater (``JudgeKind.per_rater`` of their entries), named here
+# too so that the analysis can ask without importing every kind: their builders import the engine, the
+# backends and the HTTP client (0.1 s of CPU in a fresh `manage.py analyze`). tests/llmjudge/kinds/test_registry.py
+# checks that the two agree.
+PER_RATER_KINDS = frozenset({"personalized", "persona"})
+
+
 def is_per_rater(name: str) -> bool:
     """Whether each rating of this kind predicts one human rater (personalized, persona)."""
-    return name in registry() and registry()[name].per_rater
+    return name in PER_RATER_KINDS
 
 
 def options_for(kind: str, raw: Mapping[str, Any] | None) -> object:

@@ -118,7 +118,7 @@ def _unstorable(result: TurnResult, exc: BaseException) -> TurnResult:
     (the refused value may be anywhere in it), so the row is answered and a resume does not pay for it again."""
     message = f"could not store the answer: {type(exc).__name__}"
     return dataclasses.replace(
-        result, status="error", score=None, rationale=message, raw="", reason="storage error",
+        result, status="error", score=None, rationale=message, raw="", reason="storage error", reasoning="",
         history=[{"attempt": result.attempts, "error": message, "transient": False}],
     )
 

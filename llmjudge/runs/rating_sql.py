@@ -97,7 +97,7 @@ def insert_pending(
 
 _WRITTEN_FIELDS = (
     "status", "score", "rationale", "raw", "prompt", "prompt_hash", "history", "attempts", "model", "latency_ms",
-    "tokens_prompt", "tokens_completion", "reason",
+    "tokens_prompt", "tokens_completion", "reason", "reasoning",
 )
 
 
@@ -106,7 +106,7 @@ def _row_values(r: TurnResult) -> list[_SQLType]:
     return [
         r.status, r.score, r.rationale, r.raw, r.prompt, hashlib.sha256(r.prompt.encode("utf-8")).hexdigest(),
         json.dumps(r.history, ensure_ascii=False), r.attempts, r.model, r.latency_ms, r.tokens_prompt,
-        r.tokens_completion, r.reason[:200],
+        r.tokens_completion, r.reason[:200], r.reasoning,
     ]
 
 

@@ -7,8 +7,10 @@ whose status or score changes keeps its old parse as an entry of its attempt his
 current parser version in ``template_version``. Running it twice changes nothing the second time.
 
 Only answered ratings are re-read (ok, unparseable, refused with a non-empty answer): an error or a
-pending row has no answer. A kind whose answer cannot be re-read alone (the role-player panel: its
-votes depend on its roles and on log-probabilities that are not stored) is skipped and counted.
+pending row has no answer, and a rating a person read (``read_at`` set, llmjudge/runs/review.py) keeps that
+reading. The report counts the unparseable answers by the parser's reason after the re-read. A kind whose
+answer cannot be re-read alone (the role-player panel: its votes depend on its roles and on
+log-probabilities that are not stored) is skipped and counted.
 A rating that becomes "refused" is not asked again here: resuming the run does not re-ask it either
 (only pending and, on request, error rows are asked), so the status is the record of the answer.
 """
@@ -54,6 +56,9 @@ class ReparseReport:
     transitions: Counter[str] = field(default_factory=Counter)  # "unparseable -> ok": count
     examples: list[ReparseExample] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)  # reason: ratings
+    # After the re-read: the unparseable ratings by the parser's reason ("no verdict": 3, ...).
+    unparseable: Counter[str] = field(default_factory=Counter)
+    kept_readings: int = 0  # ratings a person read (llmjudge/runs/review.py): never re-read
 
 
 def current_version(version: str) -> str:
@@ -92,7 +97,9 @@ def study_reparse(*, study: Study, run: JudgeRun | None = None, dry_run: bool = 
     report = ReparseReport(dry_run=dry_run)
     for r in runs:
         parse = _run_parser(r)
-        ratings = LLMRating.objects.filter(run=r, status__in=REREAD_STATUSES).exclude(raw="")
+        # A person's reading is the record of that answer: the parser, old or new, never overwrites it.
+        report.kept_readings += LLMRating.objects.filter(run=r, read_at__isnull=False).count()
+        ratings = LLMRating.objects.filter(run=r, status__in=REREAD_STATUSES, read_at__isnull=True).exclude(raw="")
         if parse is None:
             n = ratings.count()
             if n:
@@ -120,6 +127,8 @@ def _reparse_run(
         if rating.swapped:  # a position-bias sample: its choice is stored in the original orientation
             parsed = map_choice_back(parsed)
         version = current_version(rating.template_version)
+        if parsed.status == LLMRating.Status.UNPARSEABLE:
+            report.unparseable[parsed.reason or "no reason"] += 1
         if parsed.status == rating.status and parsed.score == rating.score and parsed.reason == rating.reason:
             if version != rating.template_version:
                 rating.template_version, rating.updated_at = version, now

@@ -16,8 +16,9 @@ into the types on a hit (``rebuilt_from_json`` below, written here only to be me
 
 Start-up (issue 22): django.setup() and `manage.py help` in fresh processes (median and best of 7, after a
 first run that writes the bytecode caches), and `manage.py analyze bench-1m --format json` as a whole process
-(best of 5, in turns with the in-process figures). Budgets: start-up <= 0.5 s; the whole analyze no more than
-twice the baseline plus `manage.py help`'s best.
+(5 runs, in turns with the in-process figures). Budgets: start-up (median) <= 0.5 s; the whole analyze no more
+than twice the baseline plus `manage.py help`, median against medians and best against bests, each printed as a
+ratio to its budget, in wall time (the budget) and in CPU time (what a loaded machine changes least).
 """
 
 from __future__ import annotations
@@ -43,22 +44,33 @@ HUMAN_RATERS = 3
 SAMPLES = 2
 SLUG = "bench-1m"
 STARTUP_RUNS = 7
+REPEATS = 5  # of each in-process figure and of the whole `manage.py analyze`, in turns
 SETUP = [sys.executable, "-c", "import django; django.setup()"]
 HELP = [sys.executable, str(REPO / "manage.py"), "help"]
 ANALYZE = [sys.executable, str(REPO / "manage.py"), "analyze", SLUG, "--format", "json"]
 
 
-def best_of(repeats: int, *functions) -> list[tuple[float, float]]:
-    """Best (wall, CPU) seconds of each function, run in turns so that load from other processes on a
+def in_turns(repeats: int, *functions) -> list[list[tuple[float, float]]]:
+    """(wall, CPU) seconds of every run of each function, run in turns so that load from other processes on a
     shared machine hits all of them alike."""
-    best = [(float("inf"), float("inf"))] * len(functions)
+    runs: list[list[tuple[float, float]]] = [[] for _ in functions]
     for _ in range(repeats):
         for k, function in enumerate(functions):
             wall, cpu = time.perf_counter(), time.process_time()
-            function()
+            result = function()
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-            best[k] = (min(best[k][0], wall), min(best[k][1], cpu))
-    return best
+            # A function run as a child process returns the child's own (wall, CPU).
+            runs[k].append(result if isinstance(result, tuple) else (wall, cpu))
+    return runs
+
+
+def best_of(repeats: int, *functions) -> list[tuple[float, float]]:
+    """Best (wall, CPU) seconds of each function (``in_turns``)."""
+    return [(min(w for w, _ in runs), min(c for _, c in runs)) for runs in in_turns(repeats, *functions)]
+
+
+def medians(runs: list[tuple[float, float]]) -> tuple[float, float]:
+    return statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)
 
 
 @functools.cache
@@ -121,12 +133,10 @@ def run_process(argv: list[str]) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def startup(argv: list[str]) -> tuple[float, float, float]:
-    """Median wall, best wall and median CPU seconds of ``argv`` over STARTUP_RUNS fresh processes."""
+def startup(argv: list[str]) -> list[tuple[float, float]]:
+    """(wall, CPU) seconds of ``argv`` in STARTUP_RUNS fresh processes."""
     run_process(argv)  # writes the project's bytecode caches, as any first run does
-    runs = [run_process(argv) for _ in range(STARTUP_RUNS)]
-    walls = [wall for wall, _ in runs]
-    return statistics.median(walls), min(walls), statistics.median(cpu for _, cpu in runs)
+    return [run_process(argv) for _ in range(STARTUP_RUNS)]
 
 
 def build(rebuild: bool) -> None:
@@ -175,12 +185,12 @@ def build(rebuild: bool) -> None:
                 scores = np.clip(np.rint(2 * (truth + rng.normal(0.2, 0.6, size=len(items)))) / 2, 1, 5)
                 refused = rng.random(len(items)) < 0.01
                 llm_rows += [(run.pk, item, question, sample, None if r else float(s), "refused" if r else "ok",
-                              "", "", "", "", "[]", "", 1, "bench", "{}", False, now, now)
+                              "", "", "", "", "[]", "", 1, "bench", "{}", False, "", now, now)
                              for item, s, r in zip(items, scores, refused, strict=True)]
         human_sql = ("INSERT INTO annotations_humanrating (rater_id, item_id, question_id, score, comment, "
                      "created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s)")
         llm_columns = ("run_id, item_id, question_id, sample, score, status, rationale, prompt, prompt_hash, "
-                       "template_version, history, raw, attempts, model, params, swapped, created_at, updated_at")
+                       "template_version, history, raw, attempts, model, params, swapped, reason, created_at, updated_at")
         with connection.cursor() as cursor:
             if connection.vendor == "postgresql":
                 with cursor.cursor.copy("COPY annotations_humanrating (rater_id, item_id, question_id, score, "
@@ -193,7 +203,7 @@ def build(rebuild: bool) -> None:
             else:
                 cursor.executemany(human_sql, human_rows)
                 cursor.executemany(f"INSERT INTO llmjudge_llmrating ({llm_columns}) VALUES "
-                                   f"({', '.join(['%s'] * 18)})", llm_rows)
+                                   f"({', '.join(['%s'] * 19)})", llm_rows)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     print(f"  built {len(human_rows) + len(llm_rows):,} ratings in {time.perf_counter() - started:.1f} s")
@@ -228,12 +238,6 @@ def measure(rebuild: bool) -> None:
     def analyze() -> None:
         call_command("analyze", SLUG, format="json", stdout=io.StringIO())
 
-    process_best = [float("inf"), float("inf")]
-
-    def analyze_process() -> None:
-        wall, cpu = run_process(ANALYZE)
-        process_best[0], process_best[1] = min(process_best[0], wall), min(process_best[1], cpu)
-
     read_rows()  # warm the database cache for both
     data = analysis.study_data(study=study, options=analysis.AnalysisOptions())
     n = sum(p.score.size for p in data.pools)
@@ -243,21 +247,22 @@ def measure(rebuild: bool) -> None:
     client.force_login(study.owner)
     url = f"/studies/{SLUG}/"
     assert client.get(url).status_code == 200
-    load = os.getloadavg()[0]
-    setup_wall, setup_best, setup_cpu = startup(SETUP)
-    help_wall, help_best, help_cpu = startup(HELP)
+    load = os.getloadavg()
+    setup = startup(SETUP)
+    help_ = startup(HELP)
 
     def dashboard_cold() -> None:
         cache.clear()  # the dashboard caches analyses; measure the full render
         client.get(url)
 
-    (baseline, baseline_cpu), (total, total_cpu), (stats_only, _), (dashboard, dashboard_cpu), (warm, _), _ = best_of(
-        5, read_rows, analyze, lambda: analysis.analysis_from_data(data, analysis.AnalysisOptions()),
-        dashboard_cold, lambda: client.get(url), analyze_process)
-    process, process_cpu = process_best
+    runs = in_turns(REPEATS, read_rows, analyze, lambda: analysis.analysis_from_data(data, analysis.AnalysisOptions()),
+                    dashboard_cold, lambda: client.get(url), lambda: run_process(ANALYZE))
+    (baseline, baseline_cpu), (total, total_cpu), (stats_only, _), (dashboard, dashboard_cpu), (warm, _), _ = [
+        (min(w for w, _ in r), min(c for _, c in r)) for r in runs]
 
-    print(f"  backend {connection.vendor}: {n:,} counted ratings; load average {load:.1f} -> "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (best of 5, wall / CPU of this process)")
+    print(f"  backend {connection.vendor}: {n:,} counted ratings; load average {load[0]:.1f} {load[1]:.1f} "
+          f"{load[2]:.1f} (1, 5, 15 min) -> {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (best of {REPEATS}, "
+          "wall / CPU of this process)")
     print(f"  baseline (read the rows):         {baseline:6.2f} s / {baseline_cpu:5.2f} s")
     print(f"  analyze --format json:            {total:6.2f} s / {total_cpu:5.2f} s  "
           f"({total / baseline:.2f} x baseline wall, {total_cpu / baseline_cpu:.2f} x CPU)")
@@ -265,16 +270,31 @@ def measure(rebuild: bool) -> None:
     print(f"  dashboard GET /studies/{SLUG}/:  {dashboard:6.2f} s / {dashboard_cpu:5.2f} s  "
           f"(with the analysis cached: {warm:.2f} s)")
     cache_round_trips(analysis.analysis_from_data(data, analysis.AnalysisOptions(charts=True)))
-    print(f"  django.setup(), fresh process:    {setup_wall:6.2f} s / {setup_cpu:5.2f} s  (median of {STARTUP_RUNS}; "
-          f"best {setup_best:.2f} s)")
-    print(f"  manage.py help, fresh process:    {help_wall:6.2f} s / {help_cpu:5.2f} s  (median of {STARTUP_RUNS}; "
-          f"best {help_best:.2f} s)")
-    whole_budget = 2 * baseline + help_best
-    print(f"  manage.py analyze --format json:  {process:6.2f} s / {process_cpu:5.2f} s  (the whole process; budget "
-          f"2 x baseline + help = {whole_budget:.2f} s)")
-    verdict = (total < 3 and total <= 2.2 * baseline and dashboard < 3 and max(setup_wall, help_wall) <= 0.5
-               and process <= whole_budget)
+    whole_ok = report_startup(setup, help_, read=runs[0], whole=runs[-1])
+    verdict = total < 3 and total <= 2.2 * baseline and dashboard < 3 and whole_ok
     print("  OK: within budget" if verdict else "  OVER budget (see the load average: the budget is for an idle machine)")
+
+
+def report_startup(setup: list[tuple[float, float]], help_: list[tuple[float, float]], *,
+                   read: list[tuple[float, float]], whole: list[tuple[float, float]]) -> bool:
+    """Print the start-up figures and the whole `manage.py analyze` against its budget, twice reading the rows
+    plus `manage.py help`: medians beside medians, bests beside bests, CPU beside CPU. Whether both wall
+    figures are within budget and the start-up within 0.5 s."""
+    for name, runs in (("django.setup()", setup), ("manage.py help", help_)):
+        print(f"  {name + ', fresh process:':32s}  {medians(runs)[0]:6.2f} s / {medians(runs)[1]:5.2f} s  "
+              f"(median of {len(runs)}; best {min(w for w, _ in runs):.2f} s / {min(c for _, c in runs):.2f} s)")
+    print(f"  manage.py analyze --format json, the whole process, against 2 x reading the rows + manage.py help "
+          f"({len(whole)} runs in turns with the rest):")
+    ok = max(medians(setup)[0], medians(help_)[0]) <= 0.5
+    pick = {"median": medians, "best": lambda runs: (min(w for w, _ in runs), min(c for _, c in runs))}
+    for how, figure in pick.items():
+        (process, process_cpu), (read_wall, read_cpu), (help_wall, help_cpu) = figure(whole), figure(read), figure(help_)
+        budget, budget_cpu = 2 * read_wall + help_wall, 2 * read_cpu + help_cpu
+        print(f"    {how:6s} wall {process:5.2f} s, budget 2 x {read_wall:.2f} + {help_wall:.2f} = {budget:.2f} s: "
+              f"{process / budget:.2f} x budget;  CPU {process_cpu:5.2f} s, budget {budget_cpu:.2f} s: "
+              f"{process_cpu / budget_cpu:.2f} x")
+        ok = ok and process <= budget
+    return ok
 
 
 def main() -> None:

@@ -88,6 +88,21 @@ class _Missing:
 MISSING = _Missing()
 
 
+class RawNumber(str):
+    """In Behaviour.usage_fields: a JSON number written verbatim, such as 5,000 digits, which Python's own
+    ``int`` refuses to print (and so ``json.dumps`` cannot write)."""
+
+
+def json_bytes(payload: object) -> bytes:
+    """``payload`` as JSON, each RawNumber written as the bare number it spells."""
+    text = json.dumps(payload)
+    usage = payload.get("usage") if isinstance(payload, dict) else None
+    for value in (usage.values() if isinstance(usage, dict) else ()):
+        if isinstance(value, RawNumber):
+            text = text.replace(json.dumps(str(value)), str(value))
+    return text.encode("utf-8")
+
+
 def default_logprob(text: str, offset: int, token: str) -> float:
     """Every answer token's log-probability by default: a confident model (p ~ 0.95)."""
     return -0.05
@@ -306,7 +321,7 @@ class _Handler(BaseHTTPRequestHandler):
             events = stream_events(completion, path.endswith("/chat/completions"), request_json)
             self._send_stream(owner, behaviour, events, drip)
         elif drip:
-            self._drip(owner, behaviour, json.dumps(completion).encode("utf-8"), "application/json", _JSON_FILLER)
+            self._drip(owner, behaviour, json_bytes(completion), "application/json", _JSON_FILLER)
         else:
             self._send_json(200, completion)
 
@@ -457,7 +472,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_json(status, payload, headers)
 
     def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        self._send_bytes(status, json.dumps(payload).encode("utf-8"), "application/json", headers)
+        self._send_bytes(status, json_bytes(payload), "application/json", headers)
 
     def _send_bytes(
         self,

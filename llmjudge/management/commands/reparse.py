@@ -37,5 +37,10 @@ class Command(BaseCommand):
             self.stdout.write(f"  {transition}: {n}")
         for e in report.examples:
             self.stdout.write(f"  e.g. run {e.run_id} item {e.item} / {e.question}: {e.old} -> {e.new}")
+        if report.unparseable:
+            reasons = ", ".join(f"{reason} {n}" for reason, n in report.unparseable.most_common())
+            self.stdout.write(f"unparseable {sum(report.unparseable.values())}: {reasons}")
+        if report.kept_readings:
+            self.stdout.write(f"read by a person (left as read): {report.kept_readings}")
         for reason, n in report.skipped.items():
             self.stdout.write(f"  skipped {n}: {reason}")

@@ -149,10 +149,11 @@ BODY = "server-secret-words " * 30  # 600 characters of what the judge's server 
 
 class _Refusing(http.server.BaseHTTPRequestHandler):
     status = 401
+    body = BODY
 
     def do_POST(self) -> None:  # noqa: N802
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        payload = json.dumps({"error": {"message": BODY, "type": "invalid_request_error"}}).encode()
+        payload = json.dumps({"error": {"message": self.body, "type": "invalid_request_error"}}).encode()
         self.send_response(self.status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
@@ -229,3 +230,37 @@ def test_a_rating_that_ended_on_an_error_body_shows_it_to_the_judges_owner_only(
     text = b"".join(exported.streaming_content).decode() if exported.streaming else exported.content.decode()
     assert "HTTP 400 (the server's message is shown to the judge's owner only)" in text
     assert "server-secret-words" not in text  # a file that travels carries the status alone
+
+
+def test_an_error_body_with_line_breaks_is_hidden_whole_and_not_searchable(story_study, researcher, refusing_server,
+                                                                           client, django_user_model, monkeypatch):
+    # Review of issue 23: the pattern hid only the first line; an admin search could guess hidden words.
+    monkeypatch.setattr(_Refusing, "status", 400)
+    monkeypatch.setattr(_Refusing, "body", "denied\nline-two-secret\r\nline-three-secret")
+    Item.objects.create(study=story_study, external_id="s1", group="human", fields={"story": "s", "prompt": "p"})
+    judge = Judge.objects.create(name="refused", owner=researcher, backend="openai-compatible", model="m",
+                                 base_url=refusing_server, samples=1)
+    run = judging.judge_run_start(study=story_study, judge=judge, enqueue=False)
+    judging.judge_run_execute_inline(run=run)
+    rating = run.ratings.first()  # the study's questions, each ended on the same error body
+    assert rating.status == "error" and "\n" not in rating.rationale and "line-two-secret" in rating.rationale
+    root = django_user_model.objects.create_superuser(username="root", password="pw-root-123")
+    client.force_login(root)
+    for url in (f"/admin/llmjudge/llmrating/{rating.pk}/change/", f"/llm/runs/{run.pk}/",
+                f"/studies/{story_study.slug}/export/ratings.csv"):
+        response = client.get(url)
+        text = b"".join(response.streaming_content).decode() if response.streaming else response.content.decode()
+        assert "line-two-secret" not in text and "line-three-secret" not in text, url
+    searched = client.get("/admin/llmjudge/llmrating/", {"q": "line-two-secret"}).content.decode()
+    assert "0 results (" in searched and ">4 total<" in searched  # found by nothing, though four exist
+
+
+def test_errors_stored_before_the_fix_are_hidden_to_the_end_and_entry_by_entry():
+    from llmjudge.selectors import history_words_hidden, server_words_hidden
+
+    legacy = "HTTP 400: denied\nline-two-secret"
+    assert server_words_hidden(legacy) == "HTTP 400 (the server's message is shown to the judge's owner only)"
+    history = [{"attempt": 1, "error": legacy}, {"attempt": 2, "error": "timeout"}, "not a dict"]
+    shown = json.loads(history_words_hidden(history))
+    assert "line-two-secret" not in json.dumps(shown)
+    assert shown[1] == {"attempt": 2, "error": "timeout"} and shown[2] == "not a dict"

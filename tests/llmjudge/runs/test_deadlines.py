@@ -54,6 +54,22 @@ def test_a_dripping_server_cannot_hold_a_call_past_its_deadline(story_with_items
     assert _wait_for(lambda: openai_server.stats.in_flight == 0, 1.0)  # the server saw every call hang up
 
 
+@pytest.mark.timeout(120)
+def test_with_the_default_attempts_a_dripping_call_is_asked_again_once_only(story_with_items, make_judge,
+                                                                            openai_server, settings):
+    # Review of issue 23: a timeout was retried like any transient error, so a dripping server held each rating
+    # for LLM_MAX_ATTEMPTS x LLM_TIMEOUT. A whole-call timeout is now asked again once (TIMEOUT_RETRIES).
+    settings.LLM_TIMEOUT = 2
+    settings.LLM_MAX_ATTEMPTS = 6
+    settings.LLM_BACKOFF_BASE = 0.05
+    openai_server.behaviour = Behaviour(drip_interval=0.1, drip_bytes=1)
+    run = run_inline(story_with_items, _server_judge(make_judge, openai_server))
+
+    assert run.status == JudgeRun.Status.DONE
+    assert set(run.ratings.values_list("status", "attempts")) == {("error", 2)}
+    assert openai_server.stats.requests == 24  # 12 ratings, each asked twice, not six times
+
+
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("action", ["cancel", "pause"])
 def test_pause_and_cancel_close_the_calls_in_flight_within_a_few_seconds(story_with_items, make_judge,

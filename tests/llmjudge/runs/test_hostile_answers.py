@@ -23,7 +23,7 @@ from llmjudge.runs.rating_sql import write_results
 from llmjudge.runs.reparse import study_reparse
 from tests.annotations.test_categorical import SPEC
 from tests.llmjudge.factories import run_inline
-from tests.support.openai_server import MISSING, Behaviour, expected_score
+from tests.support.openai_server import MISSING, Behaviour, RawNumber, expected_score
 
 pytestmark = pytest.mark.django_db
 
@@ -60,6 +60,8 @@ def test_one_bad_answer_in_six_loses_nothing_and_a_resume_asks_nothing_again(sto
 
 @pytest.mark.parametrize(("value", "stored"), [
     (10**20, TOKENS_MAX), (1e308, TOKENS_MAX), ("abc", 0), (-5, 0),
+    # Beyond int()'s 4,300 digits (issue 23 review: the answer was lost and asked six times): kept, clamped.
+    (RawNumber("9" * 5000), TOKENS_MAX), (RawNumber("-" + "9" * 5000), 0),
     (None, 0), (MISSING, 0),  # not reported: an answered rating adds nothing, as before
 ])
 def test_hostile_token_counts_are_converted_and_clamped(story_with_items, make_judge, openai_server, value, stored):
@@ -69,6 +71,7 @@ def test_hostile_token_counts_are_converted_and_clamped(story_with_items, make_j
     assert run.status == JudgeRun.Status.DONE
     assert set(run.ratings.values_list("status", "tokens_prompt", "tokens_completion")) == {("ok", stored, stored)}
     assert run.tokens_prompt == 12 * (stored or 0)  # the run's counters add 32-bit values in a 64-bit column
+    assert openai_server.stats.requests == 12  # every answer kept at its first call
 
 
 def test_a_5000_digit_label_makes_that_answer_unparseable_not_the_chunk_lost(researcher, make_judge, openai_server,
