@@ -488,3 +488,113 @@ class ImportJob(models.Model):
         if self.status in (self.Status.WRITING, self.Status.DONE):
             return 100
         return min(100, int(100 * self.bytes_done / self.size_bytes)) if self.size_bytes else 0
+
+
+# --- Prolific (annotations/prolific/, docs/raters.md) --------------------------------------------------------
+
+
+class ProlificStudy(models.Model):
+    """A study published on Prolific. The token is never stored: only the name of the environment variable
+    that holds it, one PROLIFIC_TOKEN_VARIABLES grants to the researcher who published."""
+
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="prolific")
+    prolific_id = models.CharField(max_length=64, blank=True, help_text="Empty until Prolific answered the create.")
+    internal_name = models.CharField(max_length=200, unique=True, help_text="Finds the draft when an answer is lost.")
+    token_env = models.CharField(max_length=100, help_text="The variable holding the token; never the token.")
+    status = models.CharField(max_length=30, blank=True, help_text="Prolific's status, as last read.")
+    places = models.PositiveIntegerField()
+    reward_cents = models.PositiveIntegerField()
+    minutes = models.PositiveIntegerField(help_text="Estimated completion time.")
+    completion_code = models.CharField(max_length=64)
+    published_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    published_at = models.DateTimeField(null=True, blank=True)
+    synced_at = models.DateTimeField(null=True, blank=True)
+    sync_error = models.TextField(blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.study.slug} on Prolific ({self.prolific_id or 'not created'})"
+
+
+class ProlificSubmission(models.Model):
+    """A Prolific submission as EvalHub last saw it, matched to its rater by PROLIFIC_PID."""
+
+    link = models.ForeignKey(ProlificStudy, on_delete=models.CASCADE, related_name="submissions")
+    submission_id = models.CharField(max_length=64)
+    participant_id = models.CharField(max_length=64)
+    rater = models.ForeignKey(Rater, on_delete=models.SET_NULL, null=True, blank=True, related_name="submissions")
+    status = models.CharField(max_length=30)
+    seat_freed = models.BooleanField(default=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["link", "id"]
+        constraints = [models.UniqueConstraint(fields=["link", "submission_id"], name="prolific_submission_once")]
+
+    def __str__(self) -> str:
+        return f"{self.submission_id} ({self.status})"
+
+
+class ProlificTransition(models.Model):
+    """Every status change seen or made, with when and who: a researcher, "evalhub" (a rule) or "prolific"."""
+
+    link = models.ForeignKey(ProlificStudy, on_delete=models.CASCADE, related_name="transitions")
+    resource = models.CharField(max_length=20)  # "study" or "submission"
+    resource_id = models.CharField(max_length=64)
+    from_status = models.CharField(max_length=30, blank=True)
+    to_status = models.CharField(max_length=30)
+    actor = models.CharField(max_length=150)
+    message = models.TextField(blank=True)
+    category = models.CharField(max_length=30, blank=True)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.resource} {self.resource_id}: {self.from_status or '-'} -> {self.to_status} by {self.actor}"
+
+
+class ProlificBonus(models.Model):
+    """One bonus, recorded before any call under its unique key (docs/prolific-api-notes.md, "Paying exactly
+    once"): recorded -> created (Prolific's record id stored) -> paying -> paid, or unknown when a pay's answer
+    was lost and the read-back did not show it yet. An unknown bonus is never paid again automatically."""
+
+    class State(models.TextChoices):
+        RECORDED = "recorded"
+        CREATED = "created"
+        PAYING = "paying"
+        PAID = "paid"
+        UNKNOWN = "unknown"
+
+    link = models.ForeignKey(ProlificStudy, on_delete=models.CASCADE, related_name="bonuses")
+    key = models.CharField(max_length=200, unique=True)
+    submission_id = models.CharField(max_length=64)
+    participant_id = models.CharField(max_length=64)
+    amount_cents = models.PositiveIntegerField()
+    payments_before = models.JSONField(default=list, help_text="The submission's bonus_payments before paying.")
+    bulk_id = models.CharField(max_length=64, blank=True)
+    state = models.CharField(max_length=20, choices=State.choices, default=State.RECORDED)
+    fees_cents = models.DecimalField(max_digits=12, decimal_places=4, default=0)
+    paid_cents = models.PositiveIntegerField(default=0, help_text="What the read-back showed as paid.")
+    created_by = models.CharField(max_length=150)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [models.CheckConstraint(condition=models.Q(amount_cents__gt=0), name="prolific_bonus_positive")]
+
+    def __str__(self) -> str:
+        return f"bonus {self.key}: {self.amount_cents} cents ({self.state})"
+
+
+class ProlificEvent(models.Model):
+    """A webhook delivery's X-Event-ID, kept so that a second delivery of one event is dropped."""
+
+    event_id = models.CharField(max_length=100, unique=True)
+    event_type = models.CharField(max_length=60)
+    resource_id = models.CharField(max_length=64)
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.event_id

@@ -29,7 +29,7 @@ from annotations.forms import (
 )
 from annotations.guards.client_address import client_address
 from annotations.guards.open_link_limit import new_open_rater_allowed
-from annotations.models import Assignment, Question, Rater, Study
+from annotations.models import Assignment, ProlificStudy, Question, Rater, Study
 from annotations.rendering import display_fields, oriented_item, pair_split, rater_page
 from annotations.selectors import (
     assignment_progress,
@@ -43,6 +43,10 @@ from annotations.services import StaleSubmission, Step
 # Tokens are URL-safe base64 (models.new_token). Anything else is refused before it reaches the database:
 # PostgreSQL raises on a NUL byte in a query, which would be a 500 for an anonymous visitor.
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+# Where each panel's open link puts the participant's id (docs/raters.md, "Other panels"): Prolific's PROLIFIC_PID,
+# CloudResearch Connect's participantId, SONA's id (its %SURVEY_CODE%), and PID for any other panel. The first
+# one present is the rater's external id.
+PARTICIPANT_PARAMETERS = ("PROLIFIC_PID", "participantId", "id", "PID")
 
 
 class _Unavailable(Exception):
@@ -215,7 +219,13 @@ def _context(assignment: Assignment, step: Step, form: forms.Form | None) -> dic
     if step.kind == "check":
         context["expected_label"] = study.label_for(step.expected)
     if step.kind == "done" and assignment.completion_code and study.completion_redirect_url:
-        context["redirect_url"] = study.completion_redirect_url.replace("{code}", assignment.completion_code)
+        # {pid}: the participant's own id, for panels whose return link names them (SONA's survey_code).
+        context["redirect_url"] = study.completion_redirect_url.replace("{code}", assignment.completion_code).replace(
+            "{pid}", assignment.rater.external_id)
+    if step.kind == "done" and assignment.completion_code:
+        # A study published on Prolific has one code, the one its Prolific study accepts (annotations/prolific).
+        link = ProlificStudy.objects.filter(study=study).only("completion_code").first()
+        context["completion_code"] = link.completion_code if link else assignment.completion_code
     return context
 
 
@@ -229,9 +239,10 @@ def open_link(request: HttpRequest, token: str) -> HttpResponse:
     study = Study.objects.filter(open_token=token, open_link_enabled=True).first() if _TOKEN.fullmatch(token) else None
     if study is None:
         raise Http404("No such study link.")
-    if any("\x00" in request.GET.get(name, "") for name in ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")):
+    if any("\x00" in request.GET.get(name, "") for name in (*PARTICIPANT_PARAMETERS, "STUDY_ID", "SESSION_ID")):
         return _unavailable(request, _Unavailable(400, "Invalid link", "This link is damaged: ask for a new one."))
-    external_id = request.GET.get("PROLIFIC_PID", "").strip()
+    given = (request.GET.get(name, "").strip() for name in PARTICIPANT_PARAMETERS)
+    external_id = next((value for value in given if value), "")
     known = Rater.objects.filter(study=study, external_id=external_id[:200]).first() if external_id else None
     if known is not None and Assignment.objects.filter(rater=known, completed_at__isnull=False).exists():
         return redirect("annotations:rate", token=known.token)  # the done page, with their code

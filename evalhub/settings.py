@@ -193,6 +193,30 @@ DEFAULT_JUDGE_KEY_VARIABLES = [
 DEFAULT_JUDGE_BASE_URL_HOSTS = ["vllm:8000", "localhost:8000", "127.0.0.1:8000", "[::1]:8000"]
 JUDGE_KEY_VARIABLES = env_key_grants("JUDGE_KEY_VARIABLES", DEFAULT_JUDGE_KEY_VARIABLES)
 JUDGE_BASE_URL_HOSTS = env_hosts("JUDGE_BASE_URL_HOSTS", DEFAULT_JUDGE_BASE_URL_HOSTS)
+# Prolific (annotations/prolific/, docs/raters.md). The API root (tests and staging point it at a local server);
+# which environment variables a study may name as its Prolific token, and for whom (the same NAME[=scopes]
+# rule as JUDGE_KEY_VARIABLES: the database stores only the name); the webhook signing secret (the workspace's,
+# from POST /hooks/secrets/; empty: the webhook endpoint answers 404 and polling alone follows submissions);
+# how often the beat task polls every published study (seconds).
+PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/") or "https://api.prolific.com/api/v1/"
+if not re.fullmatch(r"https?://[^/\s]+(/\S*)?", PROLIFIC_API_URL):
+    raise ImproperlyConfigured(f"PROLIFIC_API_URL must be an http(s) URL; got {PROLIFIC_API_URL!r}")
+PROLIFIC_TOKEN_VARIABLES = env_key_grants("PROLIFIC_TOKEN_VARIABLES", ["PROLIFIC_TOKEN=superusers"])
+PROLIFIC_WEBHOOK_SECRET = env_str("PROLIFIC_WEBHOOK_SECRET", "") or ""
+PROLIFIC_SYNC_SECONDS = env_int("PROLIFIC_SYNC_SECONDS", 300, minimum=1)
+# Prolific's service fee on rewards, as a share (its answers give the fee on bonuses, not on rewards): what the
+# cost per rating adds to each reward. Check it against your account's terms.
+try:
+    PROLIFIC_SERVICE_FEE = float(env_str("PROLIFIC_SERVICE_FEE", "0.3333") or "0.3333")
+except ValueError:
+    PROLIFIC_SERVICE_FEE = -1.0
+if not 0 <= PROLIFIC_SERVICE_FEE < 5:
+    raise ImproperlyConfigured(f"PROLIFIC_SERVICE_FEE must be a share such as 0.3333; got {PROLIFIC_SERVICE_FEE}")
+PROLIFIC_TIMEOUT = env_int("PROLIFIC_TIMEOUT", 20, minimum=1)  # seconds per API call
+CELERY_IMPORTS = ["annotations.prolific.tasks"]  # autodiscovery looks only at <app>.tasks
+CELERY_BEAT_SCHEDULE = {
+    "prolific-sync": {"task": "annotations.prolific.tasks.prolific_sync_all", "schedule": float(PROLIFIC_SYNC_SECONDS)},
+}
 LLM_BACKOFF_BASE = 0.5  # seconds; doubled per transient failure, full jitter, capped below
 LLM_BACKOFF_CAP = 30.0
 

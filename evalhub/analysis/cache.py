@@ -9,6 +9,7 @@ from django.db.models import Count, Max, Q, Sum
 
 from annotations.models import HumanRating, Study
 from annotations.selectors import counted_items
+from evalhub.analysis.planning.costs import cost_fingerprint
 from evalhub.analysis.reading import AnalysisOptions
 from evalhub.analysis.result import AnalysisResult, shape_digest
 from evalhub.analysis.tables import SCHEMA_VERSION, study_analysis
@@ -51,7 +52,8 @@ def study_analysis_cached(*, study: Study, options: AnalysisOptions | None = Non
     carries ``shape_digest()``: a result pickled before a field was added, renamed or removed is never read.
     """
     options = options or AnalysisOptions()
-    digest = hashlib.sha256(repr((options, ratings_fingerprint(study))).encode()).hexdigest()[:32]
+    fingerprint = (options, ratings_fingerprint(study), cost_fingerprint(study=study))
+    digest = hashlib.sha256(repr(fingerprint).encode()).hexdigest()[:32]
     key = f"evalhub:analysis:{SCHEMA_VERSION}:{shape_digest()}:{study.pk}:{digest}"
     result = cache.get(key)
     if not isinstance(result, AnalysisResult):

@@ -418,6 +418,33 @@ class Scatter:
 
 
 @dataclass(frozen=True)
+class JudgeCost:
+    """One judge run's estimated cost (JudgeRun.cost_usd, from its token counts) over its answered ratings."""
+
+    pool: str
+    cost_usd: float
+    ratings: int
+    per_rating_usd: float | None
+
+
+@dataclass(frozen=True)
+class CostSummary:
+    """What a rating costs on each side; present only for a study published on Prolific
+    (evalhub/analysis/planning/costs.py).
+    Human amounts are cents of the Prolific account's currency, paid so far: rewards of approved submissions,
+    Prolific's service fee on them (PROLIFIC_SERVICE_FEE), bonuses paid and their stated fees."""
+
+    human_rewards_cents: int
+    human_reward_fee_cents: float
+    human_bonuses_cents: int
+    human_bonus_fee_cents: float
+    human_total_cents: float
+    human_ratings: int
+    human_per_rating_cents: float | None
+    judges: tuple[JudgeCost, ...]
+
+
+@dataclass(frozen=True)
 class AnalysisResult:
     schema: int
     study: StudySummary
@@ -444,6 +471,8 @@ class AnalysisResult:
     ppi_note: str | None = field(default=None, metadata=OMIT_IF_NONE)
     distributions: tuple[Distribution, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
     scatter: tuple[Scatter, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
+    # Only for a study published on Prolific, so the JSON of every other study stays as it was.
+    cost: CostSummary | None = field(default=None, metadata=OMIT_IF_NONE)
 
     def pool_labels(self) -> dict[str, str]:
         """Pool key -> what a reader sees of it."""

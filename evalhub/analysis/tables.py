@@ -21,6 +21,7 @@ from evalhub.analysis.alt_test_rows import alt_test_rows, alt_test_settings
 from evalhub.analysis.cells import Cell, study_cells
 from evalhub.analysis.chart_data import item_mean_scatter, score_distributions
 from evalhub.analysis.per_rater import personal_sections
+from evalhub.analysis.planning.costs import cost_summary
 from evalhub.analysis.position_rows import position_rows
 from evalhub.analysis.ppi_rows import ppi_sections
 from evalhub.analysis.reading import (
@@ -276,9 +277,10 @@ def analysis_from_data(data: StudyData, options: AnalysisOptions) -> AnalysisRes
     # Issue 27: the human means helped by each judge, where the human-rated items are a random subset.
     ppi, ppi_differences, ppi_note = ppi_sections(data, cells, shown_groups, contrasts(data.study, data.groups),
                                                   options)
+    pools = tuple(pool_summary(p) for p in data.pools)
     return AnalysisResult(
         schema=SCHEMA_VERSION, study=_summary(data), settings=_settings(data, options, alt_settings),
-        pools=tuple(pool_summary(p) for p in data.pools), cells=tuple(tables.cells), kendall=tuple(tables.kendall),
+        pools=pools, cells=tuple(tables.cells), kendall=tuple(tables.kendall),
         welch=tuple(welch), pairwise_kendall=tuple(tables.pairwise_kendall),
         rater_means=tuple(tables.rater_means), majority=tuple(tables.majority), not_computed=_not_computed(data),
         # The verdict: may each LLM pool replace the human raters (the alternative annotator test)?
@@ -290,4 +292,6 @@ def analysis_from_data(data: StudyData, options: AnalysisOptions) -> AnalysisRes
         distributions=tuple(score_distributions(data, cells, shown_groups)) if options.charts else None,
         scatter=None if not options.charts else () if data.nominal else tuple(
             item_mean_scatter(data, cells, shown_groups, llm_pools)),
+        # Human beside judge cost per rating, for a study published on Prolific only (absent otherwise).
+        cost=cost_summary(study=data.study, runs={p.run_id: p.name for p in pools if p.kind == "llm" and p.run_id}),
     )

@@ -16,6 +16,8 @@ urlpatterns = [
     path("studies/<slug:slug>/runs/", api.StudyRunsView.as_view(), name="api-study-runs"),
     path("studies/<slug:slug>/analysis/", api.StudyAnalysisView.as_view(), name="api-study-analysis"),
     path("studies/<slug:slug>/ratings.csv", api.StudyRatingsCSVView.as_view(), name="api-study-ratings"),
+    path("studies/<slug:slug>/demographics.csv", api.StudyDemographicsCSVView.as_view(),
+         name="api-study-demographics"),
     path("runs/<int:run_id>/", api.RunDetailView.as_view(), name="api-run"),
     path("runs/<int:run_id>/<str:action>/", api.RunActionView.as_view(), name="api-run-action"),
     # Last: any other path under api/ answers a JSON 404.

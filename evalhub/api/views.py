@@ -45,7 +45,7 @@ from annotations.studies import (
 from evalhub.analysis import study_analysis
 from evalhub.analysis.planning.human_subset import items_import_drawn, study_human_subset_set
 from evalhub.api.plumbing import SafeJSONParser
-from evalhub.imports.exports import csv_lines, rating_rows
+from evalhub.imports.exports import csv_lines, demographic_rows, rating_rows
 from evalhub.imports.uploads import UploadTooLarge, upload_import
 from llmjudge.forms import runnable_judges
 from llmjudge.models import JudgeRun
@@ -438,4 +438,17 @@ class StudyRatingsCSVView(ThrottledAPIView):
         study = study_for_researcher(user=request.user, slug=slug)
         response = StreamingHttpResponse(csv_lines(rating_rows([study])), content_type="text/csv")
         response["Content-Disposition"] = f'attachment; filename="{study.slug}-ratings.csv"'
+        return response
+
+
+class StudyDemographicsCSVView(ThrottledAPIView):
+    """One row per rater: external ids, the Prolific submission's status, the demographics answers; no token."""
+
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(responses={(200, "text/csv"): str, **_errors(404, *AUTH)})
+    def get(self, request: Request, slug: str) -> StreamingHttpResponse:
+        study = study_for_researcher(user=request.user, slug=slug)
+        response = StreamingHttpResponse(csv_lines(demographic_rows(study)), content_type="text/csv")
+        response["Content-Disposition"] = f'attachment; filename="{study.slug}-demographics.csv"'
         return response

@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from annotations.models import HumanRating, Study, rater_label
+from annotations.models import HumanRating, ProlificSubmission, Rater, Study, rater_label
 from evalhub.analysis import HUMAN, pool_names
 from evalhub.analysis.result import (
     AltTestRow,
@@ -107,6 +107,29 @@ def rating_rows(studies: Iterable[Study]) -> Iterator[tuple[object, ...]]:
     for study in studies:
         yield from _human_rating_rows(study)
         yield from _llm_rating_rows(study)
+
+
+DEMOGRAPHIC_COLUMNS = ("study", "rater", "source", "external_id", "external_study_id", "external_session_id",
+                       "prolific_submission_id", "prolific_status", "consented_at", "created")
+
+
+def demographic_rows(study: Study) -> Iterator[tuple[object, ...]]:
+    """Header, then one row per rater of the study (imported ones too): the external ids a panel gave them
+    (Prolific's PROLIFIC_PID, STUDY_ID, SESSION_ID), their Prolific submission's status when there is one,
+    then one column per demographics answer (the union of the raters' keys, sorted). Never the rater's link token."""
+    keys = sorted({key for answers in study.raters.values_list("demographics", flat=True) if isinstance(answers, dict)
+                   for key in answers})
+    yield (*DEMOGRAPHIC_COLUMNS, *keys)
+    submissions = {rater_id: (sid, status) for rater_id, sid, status in ProlificSubmission.objects.filter(
+        link__study=study, rater__isnull=False).order_by("id").values_list("rater_id", "submission_id", "status")}
+    raters = Rater.objects.filter(study=study).order_by("id").values_list(
+        "id", "source", "external_id", "external_study_id", "external_session_id", "consented_at", "created_at",
+        "demographics")
+    for rater_id, source, external, platform_study, session, consented, created, answers in raters.iterator(CHUNK):
+        sid, status = submissions.get(rater_id, ("", ""))
+        answers = answers if isinstance(answers, dict) else {}
+        yield (study.slug, external or f"rater-{rater_id}", source, external, platform_study, session, sid, status,
+               consented.isoformat() if consented else "", created.isoformat(), *(answers.get(k, "") for k in keys))
 
 
 def _human_rating_rows(study: Study) -> Iterator[tuple[object, ...]]:

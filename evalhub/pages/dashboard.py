@@ -37,7 +37,7 @@ from evalhub.analysis.result import (
     WelchRow,
 )
 from evalhub.analysis.text_report import SIGNIFICANCE, p_text, pool_label, stars, welch_sentence
-from evalhub.imports.exports import TABLE_COLUMNS, csv_lines, rating_rows, table_rows
+from evalhub.imports.exports import TABLE_COLUMNS, csv_lines, demographic_rows, rating_rows, table_rows
 from evalhub.pages import charts, svg
 from evalhub.pages.evidence import evidence_context
 from evalhub.pages.forms import EpsilonForm
@@ -138,6 +138,12 @@ def study_analysis_json(request: HttpRequest, slug: str) -> HttpResponse:
 def study_ratings_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = study_for_researcher(user=request.user, slug=slug)
     return _csv_response(csv_lines(rating_rows([study])), f"{study.slug}-ratings.csv")
+
+
+@login_required
+def study_demographics_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
+    study = study_for_researcher(user=request.user, slug=slug)
+    return _csv_response(csv_lines(demographic_rows(study)), f"{study.slug}-demographics.csv")
 
 
 @login_required

@@ -25,12 +25,14 @@ from annotations.lifecycle import LifecycleError, study_close, study_open
 from annotations.models import ImportJob, Study
 from annotations.selectors import study_changeable, study_for_researcher, study_overview
 from annotations.studies import StudySpecError, study_create, study_create_from_template
+from evalhub.analysis import pool_names
 from evalhub.analysis.planning.alt_test_plan import (
     PAGE_RATING_BUDGET,
     PAGE_REPLICATES,
     StudyPlan,
     alt_test_plan_for_study,
 )
+from evalhub.analysis.planning.costs import cost_summary
 from evalhub.analysis.planning.human_subset import (
     budget_lines,
     human_budget_plan,
@@ -89,6 +91,8 @@ def _home(request: HttpRequest, study: Study, forms: dict[str, UploadForm] | Non
         "subset": subset or _subset_panel(study),
         "import_jobs": [import_job_progress(job=job) for job in study.import_jobs.all()[:5]],
         "import_threshold": settings.IMPORT_TASK_THRESHOLD_BYTES,
+        # Human beside judge cost per rating, once the study is on Prolific (None otherwise).
+        "cost": cost_summary(study=study, runs=pool_names(study)),
     }
     return render(request, "evalhub/study_home.html", context, status=status)
 

@@ -10,6 +10,7 @@ urlpatterns = [
     path("<slug:slug>/alt-epsilon/", dashboard.study_alt_epsilon, name="study_alt_epsilon"),
     path("<slug:slug>/analysis.json", dashboard.study_analysis_json, name="study_analysis_json"),
     path("<slug:slug>/export/ratings.csv", dashboard.study_ratings_csv, name="study_ratings_csv"),
+    path("<slug:slug>/export/demographics.csv", dashboard.study_demographics_csv, name="study_demographics_csv"),
     path("<slug:slug>/export/<str:table>.csv", dashboard.study_table_csv, name="study_table_csv"),
     # The study's home page (evalhub/pages/studies.py): status, lifecycle, uploads, links and runs.
     path("<slug:slug>/home/", study_pages.study_home, name="study_home"),

@@ -184,3 +184,33 @@ def test_the_per_study_rater_cap_holds_for_the_page_the_admin_and_the_command(cl
     call_command("invite", "story", "--count", "2", stdout=out, stderr=io.StringIO())
     assert len(out.getvalue().splitlines()) == 2
     assert Rater.objects.filter(study=study).count() == settings.RATERS_PER_STUDY_MAX
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("participantId=cr-7&assignmentId=a1", "cr-7"),  # CloudResearch Connect
+    ("id=sona-42", "sona-42"),  # SONA's %SURVEY_CODE%
+    ("PID=gen-3", "gen-3"),  # any other panel
+    ("PROLIFIC_PID=pp-9&id=other", "pp-9"),  # Prolific's name first
+])
+def test_other_panels_enter_through_the_open_link_with_their_own_id_parameter(client, study, query, expected):
+    study.open_link_enabled = True
+    study.save()
+    assert client.get(f"/s/{study.open_token}/?{query}").status_code == 302
+    assert list(Rater.objects.values_list("external_id", flat=True)) == [expected]
+
+
+def test_the_completion_redirect_can_name_the_participant_for_a_panel_that_wants_its_id_back(client, study):
+    from tests.support.raterkit import answer
+
+    study.open_link_enabled = True
+    study.items_per_rater = 1
+    study.completion_redirect_url = "https://uni.sona-systems.com/webstudy_credit.aspx?experiment_id=1&survey_code={pid}"
+    study.save()
+    client.get(f"/s/{study.open_token}/?id=sona-42")
+    rater = Rater.objects.get()
+    html = ""
+    for _ in range(5):  # the item's pages, until the finished page
+        html = answer(client, rater).content.decode()
+        if 'id="completion-code"' in html:
+            break
+    assert "survey_code=sona-42" in html

@@ -19,7 +19,7 @@ def compose() -> dict:
 
 
 def test_the_stack_has_every_service(compose):
-    assert set(compose["services"]) == {"db", "redis", "web", "worker", "flower", "vllm", "gpu-worker",
+    assert set(compose["services"]) == {"db", "redis", "web", "worker", "beat", "flower", "vllm", "gpu-worker",
                                         "judge-preset"}
 
 
@@ -30,7 +30,7 @@ def test_stateful_and_serving_services_have_healthchecks(compose, service):
 
 
 def test_app_services_wait_for_healthy_database_and_redis(compose):
-    for name in ("web", "worker", "gpu-worker", "judge-preset"):
+    for name in ("web", "worker", "beat", "gpu-worker", "judge-preset"):
         deps = compose["services"][name]["depends_on"]
         assert deps["db"]["condition"] == "service_healthy", name
         assert deps["redis"]["condition"] == "service_healthy", name
@@ -45,6 +45,11 @@ def test_web_migrates_then_serves_with_gunicorn(compose):
 def test_workers_listen_on_their_queues(compose):
     assert "-Q default,llm" in compose["services"]["worker"]["command"]
     assert "-Q gpu" in compose["services"]["gpu-worker"]["command"]
+
+
+def test_one_beat_queues_the_periodic_tasks(compose):
+    assert compose["services"]["beat"]["command"].startswith("celery -A evalhub beat")
+    assert "deploy" not in compose["services"]["beat"]  # no replicas: one beat, or every tick is queued twice
 
 
 def test_flower_is_behind_a_password(compose):

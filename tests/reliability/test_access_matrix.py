@@ -179,7 +179,28 @@ MATRIX: dict[str, Row] = {
         "POST", lambda w: f"/llm/runs/{w.run.pk}/ratings/{w.run.ratings.order_by('pk').first().pk}/read/",
         (LOGIN, LOGIN, LOGIN, 400, 404, 400), data=lambda w: {"score": "3"}, viewer=403,
         note="the viewer reads the run page, so it is told it may not record a reading (issue 24)"),
+    # The study's Prolific page (annotations/prolific/views.py). The world's study is not published: each
+    # POST is refused with a message and sends the owner back to the page (302), nothing sent to Prolific.
+    "studies/<slug:slug>/prolific/": Row("GET", lambda w: f"/studies/{_study(w)}/prolific/", RESEARCHER_GET),
+    "studies/<slug:slug>/prolific/publish/": Row("POST", lambda w: f"/studies/{_study(w)}/prolific/publish/",
+                                                 RESEARCHER_POST, note="no token granted: a message"),
+    "studies/<slug:slug>/prolific/reject/": Row("POST", lambda w: f"/studies/{_study(w)}/prolific/reject/",
+                                                RESEARCHER_POST),
+    "studies/<slug:slug>/prolific/bonus/": Row("POST", lambda w: f"/studies/{_study(w)}/prolific/bonus/",
+                                               RESEARCHER_POST),
+    "studies/<slug:slug>/prolific/<str:action>/": Row(
+        "POST", lambda w: f"/studies/{_study(w)}/prolific/pause/", RESEARCHER_POST,
+        note="sync, pause or resume"),
+    "prolific/webhook/": Row("POST", lambda w: "/prolific/webhook/", (404,) * 6,
+                             note="Prolific's signed deliveries; 404 while PROLIFIC_WEBHOOK_SECRET is unset"),
+    "studies/<slug:slug>/export/demographics.csv": Row(
+        "GET", lambda w: f"/studies/{_study(w)}/export/demographics.csv", RESEARCHER_GET),
+    "api/studies/<slug:slug>/demographics.csv": Row(
+        "GET", lambda w: f"/api/studies/{_study(w)}/demographics.csv", API_GET),
 }
+# POSTs that carry no session and so need no CSRF token: Prolific signs them (HMAC of the body with the
+# workspace secret; tests/annotations/prolific/test_views.py refuses a forged one).
+SIGNED_POSTS = frozenset({"prolific/webhook/"})
 
 
 def _routes(patterns: list, prefix: str = "") -> Iterator[tuple[str, URLPattern, str]]:
@@ -377,7 +398,7 @@ def test_researcher_pages_show_the_study_to_its_owner_and_staff_with_its_data(wo
 
 
 def _post_rows() -> list[str]:
-    return sorted(route for route, row in MATRIX.items() if row.method == "POST")
+    return sorted(route for route, row in MATRIX.items() if row.method == "POST" and route not in SIGNED_POSTS)
 
 
 # Forms that are not rows of their own (the same URL answers GET and POST) or live in the admin.

@@ -7,18 +7,19 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.management.lookups import study_or_error
 from evalhub.analysis import study_analysis
-from evalhub.imports.exports import TABLE_COLUMNS, csv_lines, rating_rows, table_rows
+from evalhub.imports.exports import TABLE_COLUMNS, csv_lines, demographic_rows, rating_rows, table_rows
 from evalhub.management.checks import COMMAND_CHECKS
 from evalhub.management.commands.analyze import add_filter_arguments, options_from
 
 
 class Command(BaseCommand):
     requires_system_checks = COMMAND_CHECKS
-    help = "CSV export of a study: every rating in long form, or the analysis tables. Standard output by default."
+    help = ("CSV export of a study: every rating in long form, the analysis tables, or the raters' demographics "
+            "(one row per rater with their external ids). Standard output by default.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("study")
-        parser.add_argument("--what", choices=["ratings", "tables"], required=True)
+        parser.add_argument("--what", choices=["ratings", "tables", "demographics"], required=True)
         parser.add_argument("--table", choices=list(TABLE_COLUMNS),
                             help="Only this analysis table (its own columns); default: all, with a `table` column.")
         parser.add_argument("--out", type=Path, help="Write to this file instead of standard output.")
@@ -28,6 +29,8 @@ class Command(BaseCommand):
         study = study_or_error(options["study"])
         if options["what"] == "ratings":
             rows = rating_rows([study])
+        elif options["what"] == "demographics":
+            rows = demographic_rows(study)
         else:
             rows = table_rows(study_analysis(study=study, options=options_from(options)), options["table"])
         out = options["out"]

@@ -297,8 +297,9 @@ def test_filters_restrict_questions_groups_and_runs(analysed):
 
 def test_the_number_of_queries_does_not_grow_with_the_data(analysed, django_assert_max_num_queries):
     study, _ = analysed
-    # 11: one of them counts the ratings a person read (issue 24), through a partial index.
-    with django_assert_max_num_queries(11):
+    # 12: one counts the ratings a person read (issue 24), through a partial index; one asks whether the study is
+    # on Prolific (the result's cost, issue 26).
+    with django_assert_max_num_queries(12):
         study_analysis(study=study, options=AnalysisOptions(n_boot=20))
 
 
