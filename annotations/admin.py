@@ -24,6 +24,7 @@ from annotations.models import (
 )
 from annotations.selectors import study_changeable
 from annotations.services import InvitationLimitError, invitations_create, rater_revoke
+from annotations.studies import StudySpecError, human_subset_changeable
 
 
 def _plain_template(value: str, where: str) -> str:
@@ -44,6 +45,13 @@ class QuestionForm(forms.ModelForm):
 class StudyForm(forms.ModelForm):
     def clean_llm_template(self) -> str:
         return _plain_template(self.cleaned_data.get("llm_template", ""), "llm_template")
+
+    def clean_human_subset(self) -> dict[str, Any]:
+        # The draw itself is evalhub's (evalhub.admin saves through evalhub.analysis.planning.human_subset).
+        try:
+            return human_subset_changeable(study=self.instance, setting=self.cleaned_data.get("human_subset"))
+        except StudySpecError as exc:
+            raise forms.ValidationError(str(exc)) from None
 
 
 class QuestionInline(admin.StackedInline):

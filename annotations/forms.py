@@ -56,6 +56,23 @@ def _scale_choices(study: Study) -> list[tuple[int, str]]:
     return [(value, study.label_for(value)) for value in study.scale_points()]
 
 
+SCALE_ROW_MAX_POINTS = 7  # up to 7 points fit one row on a 390 px phone
+SCALE_SHORT_LABEL = 4  # labels up to this many characters ("10", "tie") fit a seventh of a phone's width
+
+
+class ScaleField(forms.TypedChoiceField):
+    """A scale's radio group, with how it reads in order on every screen (issue 25; _layout.html's .scale):
+    ``row`` (short labels: one row everywhere), ``words`` (one row on wide screens, a vertical list on a phone,
+    where worded points would not fit one row) or ``vertical`` (more than 7 points: a vertical list)."""
+
+    @property
+    def layout(self) -> str:
+        choices = list(self.widget.choices)  # the normalised (value, label) pairs
+        if len(choices) > SCALE_ROW_MAX_POINTS:
+            return "vertical"
+        return "row" if all(len(str(label)) <= SCALE_SHORT_LABEL for _, label in choices) else "words"
+
+
 class LikertForm(_PageForm):
     """One page of an item: a required Likert radio group per question, an optional comment on the last page."""
 
@@ -69,7 +86,7 @@ class LikertForm(_PageForm):
         if not with_comment:
             del self.fields["comment"]
         for question in questions:
-            self.fields[f"q_{question.key}"] = forms.TypedChoiceField(
+            self.fields[f"q_{question.key}"] = ScaleField(
                 choices=_scale_choices(study),
                 coerce=int,
                 widget=forms.RadioSelect,
@@ -84,7 +101,7 @@ class LikertForm(_PageForm):
 class AttentionForm(_PageForm):
     def __init__(self, *args: Any, study: Study, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self.fields["answer"] = forms.TypedChoiceField(
+        self.fields["answer"] = ScaleField(
             choices=_scale_choices(study),
             coerce=int,
             widget=forms.RadioSelect,

@@ -99,6 +99,14 @@ class Study(models.Model):
         default=0.15,
         help_text="Alt-test epsilon, strictly between 0 and 1: 0.2 experts, 0.15 skilled annotators, 0.1 crowd.",
     )
+    # Which items people rate (issue 27): {} (every item), {"share": 0.2} or {"count": 300} (per group) with an
+    # optional "seed" (EvalHub draws the subset: Item.in_human_subset), or {"declared_random": true} (imported
+    # ratings whose human-rated items were drawn at random elsewhere). Checked by studies.human_subset_checked.
+    human_subset = models.JSONField(
+        default=dict, blank=True,
+        help_text='People rate a random subset: {"share": 0.2} or {"count": 300} per group, optional "seed"; '
+                  '{"declared_random": true} for imported ratings drawn at random elsewhere. Empty: every item.',
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -207,6 +215,10 @@ class Item(models.Model):
     gold_answers = models.JSONField(
         default=dict, blank=True, help_text='Known answers of a gold item, e.g. {"grammaticality": 1}.'
     )
+    # The study's drawn human subset (Study.human_subset): whether people rate this item, and the probability
+    # the draw gave it (None: no subset drawn). The analysis weighs by it and checks ratings against it.
+    in_human_subset = models.BooleanField(default=False, editable=False)
+    inclusion_probability = models.FloatField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["study", "position", "id"]

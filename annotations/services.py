@@ -91,9 +91,17 @@ def question_parts(questions: list[Question]) -> list[list[Question]]:
     return parts
 
 
+def items_for_people(study: Study) -> Q:
+    """The items raters are assigned: with a drawn human subset (``Study.human_subset`` with a share or a count,
+    issue 27) only the drawn items and the gold ones; else every item. The judge rates every item regardless."""
+    if "share" in study.human_subset or "count" in study.human_subset:
+        return Q(in_human_subset=True) | Q(kind=Item.Kind.GOLD)
+    return Q()
+
+
 def item_order(*, study: Study, seed: int) -> list[int]:
-    """The rater's preference order of item ids under the study's ordering policy."""
-    items = list(study.items.order_by("position", "id").values_list("id", "group"))
+    """The rater's preference order of item ids under the study's ordering policy (``items_for_people`` only)."""
+    items = list(study.items.filter(items_for_people(study)).order_by("position", "id").values_list("id", "group"))
     if study.ordering == Study.Ordering.BLOCKED:
         # The study's group order (the paper: all gpt2 stories, then all human ones); groups not listed
         # come after, alphabetically. Within a group, import order.
@@ -258,7 +266,8 @@ def _claim_next(assignment: Assignment, now: datetime) -> ItemClaim | None:
         window = candidates[start : start + CLAIM_WINDOW]
         rows = {
             item_id: (kind, claimed, held, done)
-            for item_id, kind, claimed, held, done in Item.objects.filter(id__in=window, study=study)
+            for item_id, kind, claimed, held, done in Item.objects.filter(items_for_people(study), id__in=window,
+                                                                          study=study)
             .annotate(
                 claimed=Count("claims"),
                 held=Count("claims", filter=finished | Q(claims__touched_at__gte=cutoff)),

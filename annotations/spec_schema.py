@@ -84,6 +84,13 @@ STUDY_SPEC_SCHEMA: dict[str, Any] = {
         # An object holds notes on the paper's ordering (the protocol file's entries) and is not used.
         "ordering": {"anyOf": [{"type": "string", "enum": list(Study.Ordering.values)}, {"type": "object"}]},
         "raters_per_item": {"type": "integer", "minimum": 1, "maximum": RATERS_PER_ITEM_MAX},
+        # Which items people rate (issue 27); annotations.studies.human_subset_checked says the rest.
+        "human_subset": {"type": "object", "properties": {
+            "share": {"type": "number", "minimum": 0, "exclusiveMinimum": True, "maximum": 1},  # OpenAPI 3.0
+            "count": {"type": "integer", "minimum": 1},
+            "seed": {"type": "integer", "minimum": 0, "maximum": 2**32 - 1},
+            "declared_random": {"type": "boolean", "enum": [True]},
+        }, "additionalProperties": False},
         "pair_fields": {"type": "array", "maxItems": 2, "items": {"type": "string", "pattern": _NO_NUL}},
     },
 }

@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotations.guards.placeholders import TemplateError, plain_placeholders
-from annotations.models import PAIRWISE_LABELS, Question, Study
+from annotations.models import PAIRWISE_LABELS, HumanRating, Question, Study
 
 PROTOCOL_FILE = Path(__file__).resolve().parent / "protocols" / "chiang-lee-2023.json"
 # EvalHub's own templates (not from the paper), e.g. the pairwise A/B comparison.
@@ -104,6 +104,7 @@ def _validate_types(spec: dict[str, Any]) -> None:
     for key in ("llm_template", "human_instruction", "kind"):
         if key in spec and (not isinstance(spec[key], str) or len(spec[key]) > TEXT_MAX_CHARS):
             raise StudySpecError(f"{key} must be a string of at most {TEXT_MAX_CHARS} characters")
+    human_subset_checked(spec.get("human_subset"))
     _string_list(spec, "item_fields")
     _string_list(spec, "groups")
     _string_list(spec, "diff_fields")
@@ -322,6 +323,7 @@ def study_create(
         template=template,
         template_version=version,
         owner=owner,
+        human_subset=human_subset_checked(spec.get("human_subset")),
     )
     Question.objects.bulk_create(
         Question(
@@ -343,6 +345,58 @@ def study_create_from_template(*, slug: str, template: str, owner: User | None =
     if template not in templates:
         raise StudySpecError(f"unknown template {template!r}; choose from {', '.join(sorted(templates))}")
     return study_create(slug=slug, spec=templates[template], owner=owner, template=template)
+
+
+HUMAN_SUBSET_KEYS = ("share", "count", "seed", "declared_random")
+
+
+def human_subset_checked(value: object) -> dict[str, Any]:
+    """The study setting ``human_subset`` (which items people rate), checked: ``{}`` (every item),
+    ``{"share": s}`` with 0 < s <= 1 or ``{"count": k}`` with k >= 1 (per group), each with an optional
+    integer ``"seed"`` >= 0 (default 0), or ``{"declared_random": true}``. Anything else raises StudySpecError
+    naming what is wrong."""
+    if value is None or value == {}:
+        return {}
+    if not isinstance(value, dict):
+        raise StudySpecError('human_subset must be an object: {"share": 0.2}, {"count": 300} '
+                             'or {"declared_random": true}')
+    unknown = sorted(set(value) - set(HUMAN_SUBSET_KEYS))
+    if unknown:
+        raise StudySpecError(f"human_subset: unknown key(s) {', '.join(map(repr, unknown))}; "
+                             f"use {', '.join(HUMAN_SUBSET_KEYS)}")
+    if "declared_random" in value:
+        if value != {"declared_random": True}:
+            raise StudySpecError('human_subset: declared_random takes true and no other key: {"declared_random": true}')
+        return {"declared_random": True}
+    if ("share" in value) == ("count" in value):
+        raise StudySpecError("human_subset: give exactly one of share and count")
+    seed = value.get("seed", 0)
+    if not _is_int(seed) or not 0 <= seed < 2**32:
+        raise StudySpecError(f"human_subset: seed must be a whole number from 0 to {2**32 - 1}, got {seed!r}")
+    if "share" in value:
+        share = value["share"]
+        if not isinstance(share, (int, float)) or isinstance(share, bool) or not 0 < share <= 1:
+            raise StudySpecError(f"human_subset: share must be a number above 0 and at most 1, got {share!r}")
+        return {"share": float(share), "seed": seed}
+    count = value["count"]
+    if not _is_int(count) or count < 1:
+        raise StudySpecError(f"human_subset: count must be a whole number of at least 1, got {count!r}")
+    return {"count": count, "seed": seed}
+
+
+class HumanSubsetLocked(StudySpecError):
+    """The human subset cannot change any more: people have rated."""
+
+
+def human_subset_changeable(*, study: Study, setting: object) -> dict[str, Any]:
+    """``human_subset_checked(setting)``, refused (StudySpecError) when it would change which items people rate
+    (a draw made, dropped or redrawn) once somebody has rated: rated items would fall outside the subset."""
+    checked = human_subset_checked(setting)
+    draws = {k for s in (checked, study.human_subset or {}) for k in s} & {"share", "count"}
+    if checked != study.human_subset and draws and HumanRating.objects.filter(question__study=study).exists():
+        raise HumanSubsetLocked("human_subset: people have already rated items of this study; a new draw would leave "
+                             "rated items outside the subset, so the setting cannot change now")
+    return checked
 
 
 def study_alt_epsilon_set(*, study: Study, epsilon: float) -> Study:

@@ -1,6 +1,6 @@
 """The study admin's parts that need evalhub: the uploads (items, demographics and ratings, the last for human
 raters and LLM pools alike), which share the study page's rule for large files (evalhub.imports.uploads), and the
-long-form CSV export of every rating.
+long-form CSV export of every rating, and the draw of the human subset when its setting changes (issue 27).
 
 annotations may not import evalhub, so its StudyAdmin cannot offer these itself. The plainest way to add
 them is a subclass registered in its place: the actions and URLs are declared as on any ModelAdmin, in one
@@ -10,6 +10,7 @@ registration happen before ours, whatever the order of INSTALLED_APPS.
 """
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
@@ -36,6 +37,13 @@ class StudyWithUploadsAdmin(StudyAdmin):
         response = StreamingHttpResponse(csv_lines(rating_rows(queryset.order_by("slug"))), content_type="text/csv")
         response["Content-Disposition"] = 'attachment; filename="ratings.csv"'
         return response
+
+    def save_model(self, request: HttpRequest, obj: Study, form: forms.Form, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if "human_subset" in form.changed_data:  # checked by the form (StudyForm.clean_human_subset)
+            from evalhub.analysis.planning.human_subset import study_human_subset_set  # on use: numpy (STYLE 15)
+
+            study_human_subset_set(study=obj, setting=obj.human_subset)
 
     def get_urls(self) -> list[URLPattern]:
         # The names keep annotations' prefix: the study's change form and page link to them by those names.

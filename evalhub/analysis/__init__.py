@@ -7,6 +7,8 @@ Split by job, in the order the data flows:
 - ``tables``: the tables, ``study_analysis``;
 - ``result``: what ``study_analysis`` returns, as frozen dataclasses; ``AnalysisResult.to_json`` is the analysis
   JSON (docs/analysis.md);
+- ``ppi_rows``: prediction-powered inference's rows, or why it does not apply (issue 27);
+- ``human_subset``: which items people rate (the setting saved and drawn) and how many (the budget plan);
 - ``chart_data``: the dashboard's score distributions and item-mean scatter;
 - ``cache``: ``study_analysis_cached``, the analysis through the cache.
 

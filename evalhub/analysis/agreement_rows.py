@@ -29,6 +29,7 @@ from evalhub import stats
 from evalhub.analysis.cells import Cell
 from evalhub.analysis.reading import HUMAN, AnalysisOptions, StudyData
 from evalhub.analysis.result import CeilingRater, CeilingRow, CellRow, ConfusionRow, Interval, KappaRow, Notes, WelchRow
+from evalhub.analysis.trust_notes import degenerate_interval, too_few_items
 from evalhub.stats.alt_test import Scoring
 
 Against = Literal["majority", "rater", "raters"]
@@ -58,8 +59,12 @@ def _kappa_row(where: _Where, against: Against, weights: str, result: stats.Kapp
     ci95 = _ci(result.ci)
     if result.value is None:
         notes["kappa"] = result.reason or "undefined"
+    elif few := too_few_items(result.n_items):
+        notes["kappa"] = few  # the value stays; pages show the note in its place, and no interval
     elif ci95 is None:
         notes["ci95"] = result.ci.reason or "undefined"
+    elif no_variation := degenerate_interval(ci95):
+        notes["ci95"] = no_variation
     if test is not None and test.p is None and result.value is not None:
         notes["p"] = test.reason or "undefined"
     return KappaRow(where.question, where.group, where.pool, against=against, rater=rater, weights=weights,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 
 from django.core.cache import cache
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q, Sum
 
 from annotations.models import HumanRating, Study
 from annotations.selectors import counted_items
@@ -29,11 +29,15 @@ def ratings_fingerprint(study: Study) -> tuple[object, ...]:
         n=Count("id"), last=Max("updated_at"))
     llm = LLMRating.objects.filter(question_id__in=question_ids).order_by().aggregate(
         n=Count("id"), last=Max("updated_at"))
-    items = counted_items(study=study).order_by().aggregate(n=Count("id"), last=Max("id"))
+    # With the human subset's drawn items (issue 27): a redraw changes their number or the sum of their ids.
+    drawn = Q(in_human_subset=True)
+    items = counted_items(study=study).order_by().aggregate(
+        n=Count("id"), last=Max("id"), drawn=Count("id", filter=drawn), drawn_ids=Sum("id", filter=drawn))
     runs = tuple(JudgeRun.objects.filter(study=study).order_by("id").values_list("id", "status", "judge__name"))
     return (study.slug, study.title, tuple(question_ids), study.scale_min, study.scale_max, tuple(study.groups),
             repr(study.contrasts), study.alt_epsilon,  # the alt-test's epsilon is the study's unless overridden
-            tuple(human.values()), tuple(llm.values()), tuple(items.values()), runs)
+            tuple(human.values()), tuple(llm.values()), tuple(items.values()), runs,
+            repr(study.human_subset))
 
 
 def study_analysis_cached(*, study: Study, options: AnalysisOptions | None = None) -> AnalysisResult:

@@ -5,6 +5,7 @@ Every row is a frozen dataclass whose fields are, in order, the keys of its JSON
 the contract); ``AnalysisResult.to_json`` is the one place the JSON is made, so field order is part of the
 format. A field marked ``OMIT_IF_NONE`` leaves its key out of the JSON when it is None (``not_computed`` on
 Likert studies, the chart data when no charts were asked for), as the JSON did before it was typed. A field
+marked ``{"key": name}`` is written under that key (``lambda``, a Python keyword). A field
 marked ``flatten(...)`` holds a statistic's own result type (``stats.WelchResult``, ``stats.AltTestResult``):
 its keys stand in the row's JSON where the field stands, but for those it names (spread into ``notes``).
 
@@ -345,6 +346,47 @@ class AblationTable:
 
 
 # ---------------------------------------------------------------------------
+# Prediction-powered inference (issue 27): the human means with the judge's help, where the human-rated
+# items are a random subset
+
+
+@dataclass(frozen=True)
+class PPIRow:
+    """The PPI++ mean human score of one question x group, helped by one LLM pool, beside the humans-only one
+    (both 95 % normal intervals on the same human-rated items; ``stats.ppi.mean.ppi_mean``)."""
+
+    question: str
+    group: str
+    pool: str
+    estimate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    lam: float | None = field(metadata={"key": "lambda"})
+    n_labelled: int
+    n_unlabelled: int
+    effective_n: float | None  # human-rated items alone whose interval is as wide
+    extra_items: float | None  # effective_n - n_labelled: what the judge's ratings are worth here
+    humans_only_estimate: float | None
+    humans_only_ci_low: float | None
+    humans_only_ci_high: float | None
+    notes: Notes
+
+
+@dataclass(frozen=True)
+class PPIDifferenceRow:
+    """The PPI++ difference ``groups[0] - groups[1]`` of the mean human scores (the counterpart of Welch's row)."""
+
+    question: str
+    pool: str
+    groups: tuple[str, str]
+    difference: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p: float | None
+    notes: Notes
+
+
+# ---------------------------------------------------------------------------
 # Chart data (on request)
 
 
@@ -396,6 +438,10 @@ class AnalysisResult:
     position_bias: tuple[PositionRow, ...]
     personal: tuple[PersonalEntry, ...]
     ablations: tuple[AblationTable, ...]
+    # Present when the human-rated items are a random subset (drawn or declared); else ppi_note says why not.
+    ppi: tuple[PPIRow, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
+    ppi_differences: tuple[PPIDifferenceRow, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
+    ppi_note: str | None = field(default=None, metadata=OMIT_IF_NONE)
     distributions: tuple[Distribution, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
     scatter: tuple[Scatter, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
 
@@ -428,21 +474,22 @@ def _result_types() -> list[type]:
 
 
 @functools.cache
-def _fields(cls: type) -> tuple[tuple[str, bool, tuple[str, ...] | None], ...]:
-    """(name, omit if None, keys left out of a flattened field or None) of each field, in order."""
-    return tuple((f.name, bool(f.metadata.get("omit_if_none")), f.metadata.get("flatten")) for f in fields(cls))
+def _fields(cls: type) -> tuple[tuple[str, str, bool, tuple[str, ...] | None], ...]:
+    """(name, JSON key, omit if None, keys left out of a flattened field or None) of each field, in order."""
+    return tuple((f.name, f.metadata.get("key", f.name), bool(f.metadata.get("omit_if_none")),
+                  f.metadata.get("flatten")) for f in fields(cls))
 
 
 def to_json(value: object) -> JSONValue:
     """A result type (or a part of one: a row, a list of rows) as JSON-ready data."""
     if is_dataclass(value) and not isinstance(value, type):
         out: JSONObject = {}
-        for name, omit, leave_out in _fields(type(value)):
+        for name, key, omit, leave_out in _fields(type(value)):
             v = getattr(value, name)
             if v is None and omit:
                 continue
             if leave_out is None:
-                out[name] = to_json(v)
+                out[key] = to_json(v)
                 continue
             nested = to_json(v)
             assert isinstance(nested, dict), f"{name} is flattened but not a dataclass"

@@ -22,6 +22,7 @@ from evalhub.analysis.cells import Cell, study_cells
 from evalhub.analysis.chart_data import item_mean_scatter, score_distributions
 from evalhub.analysis.per_rater import personal_sections
 from evalhub.analysis.position_rows import position_rows
+from evalhub.analysis.ppi_rows import ppi_sections
 from evalhub.analysis.reading import (
     ALL_GROUPS,
     HUMAN,
@@ -46,6 +47,7 @@ from evalhub.analysis.result import (
     StudySummary,
     WelchRow,
 )
+from evalhub.analysis.trust_notes import degenerate_interval, too_few_items
 
 PAIRWISE_MAX_RATERS = 50  # above this, C(n, 2) scipy calls per cell cost seconds and positional raters mean little
 SCHEMA_VERSION = 1
@@ -69,16 +71,22 @@ def _cell_row(cell: Cell, data: StudyData, options: AnalysisOptions) -> CellRow:
         matrix = np.full((0, 1), np.nan)
     alphas, ci = stats.alpha_with_ci(matrix, ci_level=data.ci_level, value_domain=data.domain, n_boot=options.n_boot,
                                      seed=options.seed)
-    # The scale itself, not only the ratings seen: ratio alpha on a scale with 0 or negatives means nothing
-    # even where the raters happened to use only positive points.
+    # The scale itself, not only the ratings seen: ratio alpha on a scale with negatives means nothing
+    # even where the raters happened to use only points of 0 or more (zero, the origin, is fine).
     ratio_reason = None if data.nominal else stats.ratio_scale_reason([data.study.scale_min])
     if ratio_reason:
         alphas = {**alphas, "ratio": stats.Stat(None, ratio_reason)}
     for level, stat in alphas.items():
         if stat.value is None:
             notes[f"alpha.{level}"] = stat.reason or "undefined"
+    if any(stat.value is not None for stat in alphas.values()) and (
+            few := too_few_items(int((np.sum(~np.isnan(matrix), axis=1) >= 2).sum()))):
+        notes["alpha"] = few  # every level, and its interval: they rest on the pairable items
+    interval = None if ci.low is None or ci.high is None else (ci.low, ci.high)
     if ci.low is None:
         notes["alpha_ci95"] = ci.reason or "undefined"
+    elif no_variation := degenerate_interval(interval):
+        notes["alpha_ci95"] = no_variation
     elif ci.n_valid < ci.n_boot:
         notes["alpha_ci95"] = (f"from {ci.n_valid} of {ci.n_boot} bootstrap replicates: "
                                f"{ci.n_boot - ci.n_valid} had no variation (alpha undefined) and were dropped")
@@ -93,7 +101,7 @@ def _cell_row(cell: Cell, data: StudyData, options: AnalysisOptions) -> CellRow:
         question=cell.question, group=cell.group, pool=cell.pool.name, n_items=desc.n_items,
         n_ratings=desc.n_ratings, n_raters=int(cell.raters()[0].size), mean=desc.mean, std=desc.std,
         alpha={level: stat.value for level, stat in alphas.items()},
-        alpha_ci95=None if ci.low is None or ci.high is None else (ci.low, ci.high),
+        alpha_ci95=interval,
         alpha_ci_n_boot=ci.n_boot, alpha_ci_n_valid=ci.n_valid, full_agreement_pct=full_agreement,
         icc1=icc1, icc1k=icc1k, icc_n_items=icc.n_items, notes=notes)
 
@@ -147,7 +155,7 @@ def _kendall_row(human: Cell, llm: Cell) -> KendallRow:
     _, hi, li = np.intersect1d(h_items, l_items, assume_unique=True, return_indices=True)
     result = stats.kendall_tau(h_means[hi], l_means[li])
     return KendallRow(llm.question, llm.group, llm.pool.name, tau=result.tau, p=result.p, n=result.n,
-                      band=stats.tau_band(result.tau),
+                      band=stats.tau_band(result.tau, result.p),
                       notes={} if result.tau is not None else {"tau": result.reason or "undefined"})
 
 
@@ -265,6 +273,9 @@ def analysis_from_data(data: StudyData, options: AnalysisOptions) -> AnalysisRes
         groups=None if options.groups is None or ALL_GROUPS in options.groups else options.groups,
     )
     llm_pools = [p for p in data.pools if p.kind == "llm"]
+    # Issue 27: the human means helped by each judge, where the human-rated items are a random subset.
+    ppi, ppi_differences, ppi_note = ppi_sections(data, cells, shown_groups, contrasts(data.study, data.groups),
+                                                  options)
     return AnalysisResult(
         schema=SCHEMA_VERSION, study=_summary(data), settings=_settings(data, options, alt_settings),
         pools=tuple(pool_summary(p) for p in data.pools), cells=tuple(tables.cells), kendall=tuple(tables.kendall),
@@ -275,6 +286,7 @@ def analysis_from_data(data: StudyData, options: AnalysisOptions) -> AnalysisRes
         kappa=evidence.kappa, confusion=evidence.confusion, ceiling=evidence.ceiling,
         # Issue 19: a pairwise judge's position bias, from the swapped samples (which count nowhere else).
         position_bias=tuple(position_rows(data)), personal=tuple(personal), ablations=tuple(ablations),
+        ppi=ppi, ppi_differences=ppi_differences, ppi_note=ppi_note,
         distributions=tuple(score_distributions(data, cells, shown_groups)) if options.charts else None,
         scatter=None if not options.charts else () if data.nominal else tuple(
             item_mean_scatter(data, cells, shown_groups, llm_pools)),

@@ -90,6 +90,7 @@ def text_report(result: AnalysisResult) -> str:
     out += alt_test_report(result.alt_test, labels)
     out += _evidence_lines(result)
     out += _position_lines(result.position_bias, labels)
+    out += _ppi_lines(result, labels)
     for table, reason in (result.not_computed or {}).items():
         out += ["", f"== {table}: not computed ({reason})"]
     notes = sorted({f"{c.question}/{c.group}/{labels.get(c.pool, c.pool)} {k}: {v}" for c in result.cells
@@ -198,6 +199,24 @@ def _position_lines(rows: Sequence[PositionRow], labels: dict[str, str]) -> list
             _table(["question", "pool", "pairs", "flip rate", "first position", "note"], table)]
 
 
+def _ppi_lines(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
+    """Issue 27: the human means with each judge's help (docs/analysis.md), or why there are none."""
+    if result.ppi is None or result.ppi_differences is None:
+        return ["", f"== Prediction-powered inference: no PPI figure ({result.ppi_note})"]
+    means = [[r.question, r.group, labels.get(r.pool, r.pool),
+              f"{fmt(r.humans_only_estimate)} [{fmt(r.humans_only_ci_low)}, {fmt(r.humans_only_ci_high)}]",
+              f"{fmt(r.estimate)} [{fmt(r.ci_low)}, {fmt(r.ci_high)}]", fmt(r.lam), f"{r.n_labelled}/{r.n_unlabelled}",
+              fmt(r.effective_n, 1), "; ".join(r.notes.values())] for r in result.ppi]
+    differences = [[d.question, f"{d.groups[0]} - {d.groups[1]}", labels.get(d.pool, d.pool),
+                    f"{fmt(d.difference)} [{fmt(d.ci_low)}, {fmt(d.ci_high)}]", p_text(d.p),
+                    "; ".join(d.notes.values())] for d in result.ppi_differences]
+    return ["", "== Prediction-powered inference: human means with the judge's help (95% CI; the human-rated items "
+                "are a random subset)",
+            _table(["question", "group", "judge", "humans only", "PPI++", "lambda", "rated/judge only", "effective n",
+                    "note"], means),
+            "", _table(["question", "groups", "judge", "PPI++ difference", "p", "note"], differences)]
+
+
 def alt_test_report(rows: Sequence[AltTestRow], labels: dict[str, str] | None = None) -> list[str]:
     """The alternative annotator test as text lines: one line per row, then the per-human table and notes;
     pools by their labels."""
@@ -209,7 +228,8 @@ def alt_test_report(rows: Sequence[AltTestRow], labels: dict[str, str] | None = 
     table = [[r.question, r.group, pool_label(r.pool, labels), str(r.test.n_instances), fmt(r.test.winning_rate),
               fmt(r.test.advantage_probability), verdict_word(r.test.passed),
               str(sum(h.rejected for h in r.test.humans)) + "/" + str(len(r.test.humans))] for r in rows]
-    out.append(_table(["question", "group", "pool", "instances", "omega", "rho", "verdict", "beat/tested"], table))
+    header = ["question", "group", "pool", "item x questions", "omega", "rho", "verdict", "beat/tested"]
+    out.append(_table(header, table))
     humans = [[r.question, r.group, pool_label(r.pool, labels), h.rater, str(h.n),
                p_text(h.p).removeprefix("p = ").removeprefix("p "), "yes" if h.rejected else "no",
                fmt(h.advantage)] for r in rows for h in r.test.humans]

@@ -27,13 +27,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotations.guards.signed_in import signed_in_user
-from annotations.importing.services import ImportFileError, ImportResult, items_import, uploaded_file
+from annotations.importing.services import ImportFileError, ImportResult, uploaded_file
 from annotations.lifecycle import LifecycleError, study_close, study_open
 from annotations.models import Study
 from annotations.selectors import studies_for_researcher, study_for_researcher
 from annotations.services import InvitationLimitError, invitations_create
 from annotations.spec_schema import STUDY_SPEC_SCHEMA
 from annotations.studies import (
+    HumanSubsetLocked,
     StudySlugTaken,
     StudySpecError,
     protocol_templates,
@@ -42,6 +43,7 @@ from annotations.studies import (
     study_spec_check,
 )
 from evalhub.analysis import study_analysis
+from evalhub.analysis.planning.human_subset import items_import_drawn, study_human_subset_set
 from evalhub.api.plumbing import SafeJSONParser
 from evalhub.imports.exports import csv_lines, rating_rows
 from evalhub.imports.uploads import UploadTooLarge, upload_import
@@ -101,7 +103,8 @@ class StudySerializer(serializers.ModelSerializer):
         model = Study
         fields = ["slug", "title", "kind", "status", "template", "template_version", "item_fields", "groups",
                   "scale_min", "scale_max", "scale_labels", "ordering", "raters_per_item", "questions", "n_items",
-                  "created_at"]
+                  "human_subset", "created_at"]
+        read_only_fields = ["human_subset"]
 
     def get_questions(self, study: Study) -> list[dict[str, str]]:
         return [{"key": q.key, "text": q.text} for q in study.questions.all()]
@@ -229,6 +232,16 @@ class StudyListView(ThrottledAPIView):
         return Response(StudySerializer(study).data, status=status.HTTP_201_CREATED)
 
 
+@extend_schema_field(STUDY_SPEC_SCHEMA["properties"]["human_subset"])
+class HumanSubsetField(serializers.JSONField):
+    """Which items people rate (docs/analysis.md, PPI); ``human_subset_checked`` says the rest."""
+
+
+class StudySettingsSerializer(serializers.Serializer):
+    human_subset = HumanSubsetField(help_text='{"share": 0.2} or {"count": 300} per group with an optional "seed", '
+                                              '{"declared_random": true}, or {} (every item)')
+
+
 class StudyDetailView(ThrottledAPIView):
     permission_classes = [permissions.IsAuthenticated]
 
@@ -236,13 +249,28 @@ class StudyDetailView(ThrottledAPIView):
     def get(self, request: Request, slug: str) -> Response:
         return Response(StudySerializer(study_for_researcher(user=request.user, slug=slug)).data)
 
+    @extend_schema(request=StudySettingsSerializer, responses={200: StudySerializer, **_errors(400, 404, 409, *AUTH)})
+    def patch(self, request: Request, slug: str) -> Response:
+        """Change the study's settings: ``human_subset`` (saving one with a share or a count draws the subset);
+        409 once people have rated, when the change would redraw it."""
+        study = study_for_researcher(user=request.user, slug=slug, for_change=True)
+        form = StudySettingsSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        try:
+            study_human_subset_set(study=study, setting=form.validated_data["human_subset"])
+        except HumanSubsetLocked as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        except StudySpecError as exc:
+            return Response({"human_subset": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(StudySerializer(study).data)
+
 
 def _json_items_import(*, study: Study, items: list[dict[str, Any]]) -> ImportResult:
     """JSON items go through the very same validation as a JSONL file. They are capped by count
     (API_ITEMS_PER_REQUEST), not by IMPORT_TASK_THRESHOLD_BYTES, which is a rule for uploaded files."""
     lines = "\n".join(json.dumps(item) for item in items)
     with uploaded_file(SimpleUploadedFile("items.jsonl", lines.encode("utf-8"))) as path:
-        return items_import(study=study, path=path)
+        return items_import_drawn(study=study, path=path)
 
 
 class StudyItemsView(ThrottledAPIView):

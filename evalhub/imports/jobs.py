@@ -33,7 +33,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from annotations.forms import import_summary
-from annotations.importing.services import ImportFileError, ImportResult, demographics_import, items_import
+from annotations.importing.services import ImportFileError, ImportResult, demographics_import
 from annotations.models import ImportJob, Study
 from evalhub.imports.ratings import ratings_import
 
@@ -42,8 +42,16 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+def items_import_drawn(**arguments: Any) -> ImportResult:
+    """``evalhub.analysis.planning.human_subset.items_import_drawn``, imported on use: it needs numpy, and
+    django.setup() imports this module (STYLE 15)."""
+    from evalhub.analysis.planning.human_subset import items_import_drawn as service
+
+    return service(**arguments)
+
+
 SERVICES: dict[str, Callable[..., ImportResult]] = {
-    ImportJob.Kind.ITEMS: items_import,
+    ImportJob.Kind.ITEMS: items_import_drawn,  # then the human subset redrawn while nobody has rated (issue 27)
     ImportJob.Kind.RATINGS: ratings_import,
     ImportJob.Kind.DEMOGRAPHICS: demographics_import,
 }

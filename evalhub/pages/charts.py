@@ -35,12 +35,15 @@ class AlphaBar:
     colour: str
     alpha: float | None
     ci: Interval | None
-    note: str  # why alpha is undefined
+    note: str  # shown in place of alpha when alpha is None: why it is undefined or not shown
 
 
 def distribution_chart(*, title: str, bins: Sequence[float], series: Sequence[Distribution],
-                       pool_colours: dict[str, str]) -> SafeString:
+                       pool_colours: dict[str, str], pool_labels: dict[str, str]) -> SafeString:
     """Grouped bars: share of each pool's ratings per score (one chart per question x group).
+
+    The legend and the bars' tooltips name pools by their labels ("Human raters", "gpt-4 · T=0.7"), never by
+    their keys: the title names the group, and a group may be called "human" too (issue 25).
 
     Every whole scale point is shown, so charts side by side compare; half points only take room when
     some pool gave them.
@@ -62,12 +65,14 @@ def distribution_chart(*, title: str, bins: Sequence[float], series: Sequence[Di
         x0 = left + j * slot + (slot - bar * len(series)) / 2
         for i, s in enumerate(series):
             h = shares[i][j] / ymax * plot_h
+            name, ratings = pool_labels.get(s.pool, s.pool), "rating" if s.n == 1 else "ratings"
             body.append(f'<rect x="{x0 + i * bar:.1f}" y="{top + plot_h - h:.1f}" width="{bar - 1:.1f}" '
-                        f'height="{h:.1f}" fill="{pool_colours[s.pool]}"><title>{escape(s.pool)}: '
-                        f'{shares[i][j]:.1f}% of {s.n} ratings scored {bins[k]:g}</title></rect>')
+                        f'height="{h:.1f}" fill="{pool_colours[s.pool]}"><title>{escape(name)}: '
+                        f'{shares[i][j]:.1f}% of {s.n} {ratings} scored {bins[k]:g}</title></rect>')
         body.append(svg.text(left + j * slot + slot / 2, top + plot_h + 13, f"{bins[k]:g}", size=10))
     body.append(f'<line x1="{left}" x2="{width - right}" y1="{top + plot_h}" y2="{top + plot_h}" stroke="#57606a"/>')
-    body += svg.legend([s.pool for s in series], left, height - 12, [pool_colours[s.pool] for s in series], plot_w)
+    body += svg.legend([pool_labels.get(s.pool, s.pool) for s in series], left, height - 12,
+                       [pool_colours[s.pool] for s in series], plot_w)
     return svg.figure(width, height, body, title)
 
 
@@ -98,7 +103,8 @@ def scatter_chart(*, title: str, scale: tuple[float, float], series: Sequence[Sc
         for x, y, n in s.points:
             r = 2.0 + 7.0 * math.sqrt(n / biggest)
             body.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="{r:.1f}" fill="{s.colour}" '
-                        f'fill-opacity="0.55" stroke="{s.colour}"><title>{escape(s.group)}: {n} item(s), '
+                        f'fill-opacity="0.55" stroke="{s.colour}"><title>{escape(s.group)}: {n} '
+                        f'item{"" if n == 1 else "s"}, '
                         f'human {x:.2f}, LLM {y:.2f}</title></circle>')
     body.append(f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#8c959f"/>')
     body.append(svg.text(left + plot_w / 2, top + plot_h + 28, x_label, size=10, fill="#57606a"))
@@ -134,7 +140,7 @@ def alpha_chart(*, title: str, rows: Sequence[AlphaBar]) -> SafeString:
             body.append(f'<rect x="0" y="{y - row_h / 2:.1f}" width="{width}" height="{row_h}" fill="#f6f8fa"/>')
         body.append(svg.text(left - 8, y + 4, r.label, anchor="end", size=10))
         if r.alpha is None:
-            body.append(svg.text(left + 6, y + 4, f"undefined: {r.note}"[:70], anchor="start", size=10,
+            body.append(svg.text(left + 6, y + 4, r.note[:70], anchor="start", size=10,
                                  fill="#8c959f"))
             continue
         if r.ci:

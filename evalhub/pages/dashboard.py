@@ -25,7 +25,7 @@ from annotations.forms import form_field
 from annotations.models import Study
 from annotations.selectors import study_changeable, study_for_researcher
 from annotations.studies import study_alt_epsilon_set
-from evalhub.analysis import ALL_GROUPS, HUMAN, AnalysisOptions, pool_labels, study_analysis_cached
+from evalhub.analysis import ALL_GROUPS, AnalysisOptions, pool_labels, study_analysis_cached
 from evalhub.analysis.result import (
     AnalysisResult,
     CellRow,
@@ -41,7 +41,9 @@ from evalhub.imports.exports import TABLE_COLUMNS, csv_lines, rating_rows, table
 from evalhub.pages import charts, svg
 from evalhub.pages.evidence import evidence_context
 from evalhub.pages.forms import EpsilonForm
+from evalhub.pages.ppi_panel import ppi_context
 from evalhub.pages.verdict import verdict_context
+from evalhub.templatetags.evalhub_format import group_title, note_name
 
 
 class _HasWhere(Protocol):
@@ -102,6 +104,7 @@ def study_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     result = study_analysis_cached(study=study, options=form.options(charts_wanted=True))
     context = {"study": study, "form": form, "query": request.GET.urlencode(), "tables": list(TABLE_COLUMNS),
                **dashboard_context(result),
+               "ppi": ppi_context(result, declared=bool(study.human_subset.get("declared_random"))),
                "verdict": verdict_context(result, epsilon=study.alt_epsilon,
                                           can_set_epsilon=study_changeable(user=request.user, study=study))}
     return render(request, "evalhub/dashboard.html", context)
@@ -178,6 +181,7 @@ class Table1Cell:
 
     cell: CellRow | None
     alpha: float | None  # at the result's ci_level
+    alpha_note: str  # shown in place of alpha: why it is undefined or not to be read ("too few items (n = 2)")
     stars: str
     mark_title: str
 
@@ -261,12 +265,12 @@ def dashboard_context(result: AnalysisResult) -> dict[str, object]:
         "rater_columns": rater_columns,
         "rater_rows": rater_rows,
         "rater_rows_cut": n_raters > MAX_RATER_ROWS,
-        "distribution_charts": _distribution_charts(result, groups, pool_colours),
+        "distribution_charts": _distribution_charts(result, groups, pool_colours, labels),
         "scatter_charts": _scatter_charts(result, groups, labels),
         "alpha_charts": _alpha_charts(result, groups, pools, pool_colours, labels),
         **evidence_context(result, pool_colours),  # issue 19
-        "undefined": sorted({f"{c.question} / {c.group} / {labels.get(c.pool, c.pool)}: {k} — {v}"
-                             for c in result.cells for k, v in c.notes.items()})[:40],
+        "undefined": sorted({f"{c.question} / {group_title(c.group)} / {labels.get(c.pool, c.pool)}: "
+                             f"{note_name(k)} — {v}" for c in result.cells for k, v in c.notes.items()})[:40],
     }
 
 
@@ -288,7 +292,8 @@ def _table1(result: AnalysisResult, columns: list[Column], labels: dict[str, str
         for q, g in columns:
             c = cells.get((q, g, pool.name))
             mark = marks.get((q, g, pool.name), [])
-            row.append(Table1Cell(cell=c, alpha=c.alpha[level] if c else None,
+            note = (c.notes.get("alpha") or c.notes.get(f"alpha.{level}") or "") if c else ""
+            row.append(Table1Cell(cell=c, alpha=c.alpha[level] if c else None, alpha_note=note,
                                   stars=max((m.split(" ")[0] for m in mark), key=len, default=""),
                                   mark_title="; ".join(mark)))
         rows.append(PoolRow(pool.name, pool_label(pool.name, labels), pool_colours[pool.name], tuple(row)))
@@ -321,7 +326,8 @@ def _personal(entries: Sequence[PersonalEntry]) -> list[PersonalTable]:
     return tables
 
 
-def _distribution_charts(result: AnalysisResult, groups: list[str], pool_colours: dict[str, str]) -> list[Charts]:
+def _distribution_charts(result: AnalysisResult, groups: list[str], pool_colours: dict[str, str],
+                         labels: dict[str, str]) -> list[Charts]:
     by_key: dict[Column, list[Distribution]] = defaultdict(list)
     for d in result.distributions or ():
         by_key[(d.question, d.group)].append(d)
@@ -332,8 +338,8 @@ def _distribution_charts(result: AnalysisResult, groups: list[str], pool_colours
             series = [s for s in by_key.get((question, group), []) if s.n]
             if not series:
                 continue
-            row.append(charts.distribution_chart(title=f"{question} · {group}", bins=series[0].bins,
-                                                 series=series, pool_colours=pool_colours))
+            row.append(charts.distribution_chart(title=f"{question} · {group_title(group)}", bins=series[0].bins,
+                                                 series=series, pool_colours=pool_colours, pool_labels=labels))
         out.append(Charts(question, tuple(row)))
     return out
 
@@ -355,7 +361,9 @@ def _scatter_charts(result: AnalysisResult, groups: list[str], labels: dict[str,
                 if not s.points:
                     continue
                 tau = kendall.get((question, s.group, pool))
-                legend = s.group if tau is None or tau.tau is None else f"{s.group} (τ {tau.tau:.2f})"
+                # Here the series are groups (the heading names the pool): named as groups, never bare.
+                legend = group_title(s.group) if tau is None or tau.tau is None else \
+                    f"{group_title(s.group)} (τ {tau.tau:.2f})"
                 series.append(charts.ScatterSeries(legend, group_colours[s.group], s.points))
             if not series:
                 continue
@@ -379,9 +387,13 @@ def _alpha_charts(result: AnalysisResult, groups: list[str], pools: list[str],
                 c = cells.get((question, group, pool))
                 if c is None or not c.n_ratings:
                     continue
-                rows.append(charts.AlphaBar(label=f"{group} · {labels[pool] if pool != HUMAN else 'human raters'}",
-                                            colour=pool_colours[pool], alpha=c.alpha[level], ci=c.alpha_ci95,
-                                            note=c.notes.get(f"alpha.{level}", "")))
+                # Issue 25: on too few items the value is not drawn, and a zero-width interval is no interval.
+                few = c.notes.get("alpha")
+                undefined = c.notes.get(f"alpha.{level}")
+                ci = None if "no variation" in c.notes.get("alpha_ci95", "") else c.alpha_ci95
+                rows.append(charts.AlphaBar(label=f"{group_title(group)} · {labels[pool]}", colour=pool_colours[pool],
+                                            alpha=None if few else c.alpha[level], ci=ci,
+                                            note=few or f"undefined: {undefined}"))
         if rows:
             out.append(Charts(question, (charts.alpha_chart(
                 title=f"{question}: Krippendorff's alpha ({level}), 95% CI", rows=rows),)))

@@ -16,6 +16,7 @@ from django.utils.safestring import SafeString
 
 from evalhub.analysis.result import AnalysisResult, CeilingRater, CeilingRow, ConfusionRow, KappaRow
 from evalhub.pages import svg
+from evalhub.templatetags.evalhub_format import group_title
 
 MAX_BLOCKS = 30  # question x group x pool blocks drawn; the JSON and CSV have all
 
@@ -45,7 +46,8 @@ def confusion_chart(*, title: str, labels: Sequence[str], counts: Sequence[Seque
             stroke = ' stroke="#1f2328" stroke-width="1.5"' if r == c else ' stroke="#fff"'
             body.append(f'<rect class="confusion-cell" data-count="{count}" x="{x}" y="{y}" width="{cell}" '
                         f'height="{cell}" fill="{svg.colour(0)}" fill-opacity="{0.06 + 0.9 * share:.3f}"{stroke}>'
-                        f'<title>human {escape(label)}, pool {escape(labels[c])}: {count} item(s)</title></rect>')
+                        f'<title>human majority {escape(label)}, pool {escape(labels[c])}: {count} '
+                        f'item{"" if count == 1 else "s"}</title></rect>')
             body.append(svg.text(x + cell / 2, y + cell / 2 + 4, str(count), size=11,
                               fill="#fff" if share > 0.55 else "#1f2328"))
     return svg.figure(width, height, body, title)
@@ -110,6 +112,7 @@ class EvidenceBlock:
     question: str
     group: str
     pool: str
+    label: str  # the pool's label, what a reader sees of it
     colour: str
     kappas: list[KappaRow]  # against the human majority and each rater
     fleiss: KappaRow | None  # among the human raters of the question x group
@@ -127,13 +130,14 @@ def evidence_context(result: AnalysisResult, pool_colours: dict[str, str]) -> di
         if k.against != "raters":
             kappas[(k.question, k.group, k.pool)].append(k)
     ceilings = {(c.question, c.group, c.pool): c for c in result.ceiling}
+    labels = result.pool_labels()
     blocks = []
     for c in result.confusion[:MAX_BLOCKS]:
-        where = f"{c.question} · {c.group} · {c.pool}"
+        where = f"{c.question} · {group_title(c.group)} · {labels.get(c.pool, c.pool)}"
         ceiling = ceilings.get((c.question, c.group, c.pool))
         block_colour = pool_colours.get(c.pool, svg.colour(1))
         blocks.append(EvidenceBlock(
-            question=c.question, group=c.group, pool=c.pool, colour=block_colour,
+            question=c.question, group=c.group, pool=c.pool, label=labels.get(c.pool, c.pool), colour=block_colour,
             kappas=kappas.get((c.question, c.group, c.pool), []), fleiss=fleiss.get((c.question, c.group)),
             confusion=c, confusion_chart=confusion_chart(title=f"{where}: confusion", labels=c.labels, counts=c.counts),
             ceiling=ceiling,

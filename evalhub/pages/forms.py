@@ -81,3 +81,41 @@ class EpsilonForm(forms.Form):
         if not (math.isfinite(value) and 0.0 < value < 1.0):
             raise forms.ValidationError(f"ε must be strictly between 0 and 1, got {value}")
         return float(value)
+
+
+class HumanSubsetForm(forms.Form):
+    """The study setting ``human_subset`` as JSON (docs/analysis.md, PPI); the service checks it again."""
+
+    human_subset = forms.CharField(
+        required=False, max_length=200, label="People rate",
+        help_text='{"share": 0.2} or {"count": 300} per group, optional "seed"; {"declared_random": true}; '
+                  "empty: every item.")
+
+    def clean_human_subset(self) -> object:
+        text = self.cleaned_data["human_subset"].strip()
+        if not text:
+            return {}
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            raise forms.ValidationError(f"not JSON: {str(exc)[:200]}") from None
+
+
+class BudgetForm(forms.Form):
+    """The human budget planner's target width, and optionally a stated judge-human correlation."""
+
+    width = forms.FloatField(label="Interval width", help_text="of the group difference's 95 % interval, in scale "
+                                                                "points")
+    rho = forms.FloatField(required=False, label="Judge-human correlation", help_text="empty: the pilot's")
+
+    def clean_width(self) -> float:
+        value = self.cleaned_data["width"]
+        if not (math.isfinite(value) and value > 0):
+            raise forms.ValidationError(f"the width must be a positive number, got {value}")
+        return float(value)
+
+    def clean_rho(self) -> float | None:
+        value = self.cleaned_data.get("rho")
+        if value is not None and not (math.isfinite(value) and -1.0 <= value <= 1.0):
+            raise forms.ValidationError(f"the correlation must be between -1 and 1, got {value}")
+        return value

@@ -6,7 +6,9 @@ study-access rule, validates a form, calls the service the management command ca
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib import messages
@@ -23,17 +25,47 @@ from annotations.lifecycle import LifecycleError, study_close, study_open
 from annotations.models import ImportJob, Study
 from annotations.selectors import study_changeable, study_for_researcher, study_overview
 from annotations.studies import StudySpecError, study_create, study_create_from_template
-from evalhub.analysis.alt_test_plan import PAGE_RATING_BUDGET, PAGE_REPLICATES, StudyPlan, alt_test_plan_for_study
+from evalhub.analysis.planning.alt_test_plan import (
+    PAGE_RATING_BUDGET,
+    PAGE_REPLICATES,
+    StudyPlan,
+    alt_test_plan_for_study,
+)
+from evalhub.analysis.planning.human_subset import (
+    budget_lines,
+    human_budget_plan,
+    human_subset_drawn,
+    study_human_subset_set,
+)
 from evalhub.imports.jobs import import_job_progress
 from evalhub.imports.uploads import upload_import
-from evalhub.pages.forms import StudyNewForm
+from evalhub.pages.forms import BudgetForm, HumanSubsetForm, StudyNewForm
 from llmjudge.selectors import run_progress, runs_for_study
 
 LIFECYCLE: dict[str, Callable[..., Study]] = {"open": study_open, "close": study_close}
 
 
+@dataclass(frozen=True)
+class HumanSubsetPanel:
+    """The study page's panel on which items people rate (issue 27): the setting, its draw, the budget plan."""
+
+    form: HumanSubsetForm
+    drawn: dict[str, tuple[int, int]]  # group -> (drawn, items); empty when nothing is drawn
+    budget_form: BudgetForm
+    budget: list[str] | None = None  # the plan's lines
+    budget_note: str = ""
+
+
+def _subset_panel(study: Study, form: HumanSubsetForm | None = None, budget_form: BudgetForm | None = None,
+                  budget: list[str] | None = None, budget_note: str = "") -> HumanSubsetPanel:
+    initial = json.dumps(study.human_subset) if study.human_subset else ""
+    return HumanSubsetPanel(form or HumanSubsetForm(initial={"human_subset": initial}), human_subset_drawn(study=study),
+                            budget_form or BudgetForm(), budget, budget_note)
+
+
 def _home(request: HttpRequest, study: Study, forms: dict[str, UploadForm] | None = None,
-          status: int = 200, plan: StudyPlan | None = None, plan_note: str = "") -> HttpResponse:
+          status: int = 200, plan: StudyPlan | None = None, plan_note: str = "",
+          subset: HumanSubsetPanel | None = None) -> HttpResponse:
     can_change = study_changeable(user=request.user, study=study)
     # The open link writes (whoever holds it becomes a rater): only for those who may change the study,
     # never for a read-only viewer (issue 23, finding 1).
@@ -54,6 +86,7 @@ def _home(request: HttpRequest, study: Study, forms: dict[str, UploadForm] | Non
         "can_plan": can_change,
         "can_change": can_change,
         "plan_note": plan_note,
+        "subset": subset or _subset_panel(study),
         "import_jobs": [import_job_progress(job=job) for job in study.import_jobs.all()[:5]],
         "import_threshold": settings.IMPORT_TASK_THRESHOLD_BYTES,
     }
@@ -130,6 +163,39 @@ def study_plan(request: HttpRequest, slug: str) -> HttpResponse:
         note = f"{exc}; the plan below uses the default assumptions."
         plan = alt_test_plan_for_study(study=study, replicates=PAGE_REPLICATES, rating_budget=PAGE_RATING_BUDGET)
     return _home(request, study, plan=plan, plan_note=note)
+
+
+@login_required
+@require_POST
+def study_human_subset(request: HttpRequest, slug: str) -> HttpResponse:
+    """Save the study's human_subset (a share or a count draws the subset). Owner only: for_change."""
+    study = study_for_researcher(user=request.user, slug=slug, for_change=True)
+    form = HumanSubsetForm(request.POST)
+    if form.is_valid():
+        try:
+            study_human_subset_set(study=study, setting=form.cleaned_data["human_subset"])
+        except StudySpecError as exc:
+            form.add_error("human_subset", str(exc))
+    if not form.is_valid():
+        study.refresh_from_db()
+        return _home(request, study, status=400, subset=_subset_panel(study, form=form))
+    messages.success(request, f"People rate: {json.dumps(study.human_subset) if study.human_subset else 'every item'}.")
+    return redirect(reverse("study_home", args=[study.slug]) + "#human-subset")
+
+
+@login_required
+@require_POST
+def study_budget_plan(request: HttpRequest, slug: str) -> HttpResponse:
+    """The human budget planner (plan_human_budget) on a button: it reads every rating. Owner only: for_change."""
+    study = study_for_researcher(user=request.user, slug=slug, for_change=True)
+    form = BudgetForm(request.POST)
+    if not form.is_valid():
+        return _home(request, study, status=400, subset=_subset_panel(study, budget_form=form))
+    try:
+        budget = human_budget_plan(study=study, width=form.cleaned_data["width"], rho=form.cleaned_data["rho"])
+    except ValueError as exc:
+        return _home(request, study, subset=_subset_panel(study, budget_form=form, budget_note=str(exc)))
+    return _home(request, study, subset=_subset_panel(study, budget_form=form, budget=budget_lines(budget)))
 
 
 @login_required

@@ -39,7 +39,7 @@ class VerdictCard:
 
     pool: str
     label: str
-    rank: int
+    rank: int  # 1, 2, ... among the pools with a verdict; 0 for a pool without one (it gets no rank)
     status: Status
     rho: float | None  # the highest advantage probability of the summary rows
     headlines: tuple[Headline, ...]
@@ -91,7 +91,7 @@ def _headline(row: AltTestRow, n_groups: int, label: str) -> Headline:
         status, text = "none", f"{label}: no verdict yet on {where}"
         missing = [n for n in test.notes if "the test needs" in n or "cannot run" in n or "no verdict" in n]
         change = missing or list(test.notes) or [
-            f"the test needs at least 3 humans with {MIN_INSTANCES_PER_HUMAN} instances each"]
+            f"the test needs at least 3 humans with {MIN_INSTANCES_PER_HUMAN} ratings each"]
     else:
         passed = bool(test.passed)
         status = "pass" if passed else "fail"
@@ -128,7 +128,7 @@ def _card(pool: str, label: str, rows: list[AltTestRow], multi_question: bool, n
 
 
 def verdict_cards(result: AnalysisResult) -> tuple[VerdictCard, ...]:
-    """One card per LLM pool with alt-test rows, ranked by rho (pools without a verdict last)."""
+    """One card per LLM pool with alt-test rows, ranked by rho; pools without a verdict last, with no rank."""
     rows = result.alt_test
     n_groups = len({r.group for r in rows if r.group != ALL_GROUPS})
     multi_question = any(r.question == ALL_QUESTIONS for r in rows)
@@ -138,8 +138,10 @@ def verdict_cards(result: AnalysisResult) -> tuple[VerdictCard, ...]:
         by_pool.setdefault(row.pool, []).append(row)
     cards = [_card(pool, labels.get(pool, pool), pool_rows, multi_question, n_groups, result.position_bias)
              for pool, pool_rows in by_pool.items()]
-    ranked = sorted(cards, key=lambda c: (c.rho is None, -(c.rho or 0.0), c.pool))
-    return tuple(replace(card, rank=rank) for rank, card in enumerate(ranked, start=1))
+    ranked = sorted(cards, key=lambda c: (c.status == "none", c.rho is None, -(c.rho or 0.0), c.pool))
+    with_verdict = [card for card in ranked if card.status != "none"]
+    return (*(replace(card, rank=rank) for rank, card in enumerate(with_verdict, start=1)),
+            *(card for card in ranked if card.status == "none"))
 
 
 def verdict_context(result: AnalysisResult, *, can_set_epsilon: bool, epsilon: float) -> Verdict:

@@ -161,7 +161,7 @@ def icc1k(matrix: npt.ArrayLike) -> Stat:
         return Stat(None, anova)
     msb, msw, _ = anova
     if msb == 0:
-        return Stat(None, "no between-item variance (MSB = 0): all item means equal")
+        return Stat(None, "no between-item variance: all item means are equal")
     return Stat((msb - msw) / msb)
 
 
@@ -176,7 +176,7 @@ def _icc_pair(anova: tuple[float, float, int] | str) -> tuple[Stat, Stat]:
     msb, msw, k = anova
     single = Stat((msb - msw) / (msb + (k - 1) * msw))
     if msb == 0:
-        return single, Stat(None, "no between-item variance (MSB = 0): all item means equal")
+        return single, Stat(None, "no between-item variance: all item means are equal")
     return single, Stat((msb - msw) / msb)
 
 

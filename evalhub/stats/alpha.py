@@ -4,11 +4,11 @@ Computed from the coincidence matrix built per *rating pattern* (see ``_Coincide
 ``krippendorff`` package (the tests check it), but the point estimate and a 1000-replicate bootstrap cost
 milliseconds on a million ratings, where the package needs about 0.4 s per call.
 
-One deliberate deviation from the package: ratio alpha on data with a value <= 0 is undefined, with
-the reason (``ratio_scale_reason``). The ratio distance ((c - k) / (c + k))^2 assumes a scale with a
-true zero and positive values; on a scale of -2..2 the package returns a number (1.0 where interval
-alpha is -0.75) that means nothing. Callers that know the declared scale (the analysis) apply the same
-rule to the scale, since unused scale points never change alpha.
+Ratio alpha follows the package and Krippendorff's definition, zeros included: 0 is the origin of a ratio
+scale and delta(0, 0) = 0 (0.662 on Hayes & Krippendorff's 2007 data, scale 0-3). Only a negative value makes
+it undefined, with the reason (``ratio_scale_reason``): ((c - k) / (c + k))^2 is meaningless there (on a scale
+of -2..2 the package returns 1.0 where interval alpha is -0.75). Callers that know the declared scale (the
+analysis) apply the same rule to the scale, since unused scale points never change alpha.
 """
 
 from __future__ import annotations
@@ -30,16 +30,17 @@ _NO_EXPECTED_DISAGREEMENT = "no variation: expected disagreement D_e is 0"
 
 
 def ratio_scale_reason(values: Sequence[float] | npt.ArrayLike) -> str | None:
-    """Why ratio alpha is undefined on these scale points or ratings (a value <= 0), or None.
+    """Why ratio alpha is undefined on these scale points or ratings (a negative value), or None.
 
-    Ratio distances ((c - k) / (c + k))^2 need positive values with a true zero below them: with 0 or
-    negative values they are meaningless (c = -k divides by zero; the package sets that distance to 0).
+    Ratio distances ((c - k) / (c + k))^2 need values at or above the scale's origin 0 (delta(0, 0) = 0, as
+    in the krippendorff package and Krippendorff's definition); with negative values they are meaningless
+    (c = -k divides by zero).
     """
     array = np.asarray(values, dtype=float)
     array = array[~np.isnan(array)]
-    if array.size == 0 or array.min() > 0:
+    if array.size == 0 or array.min() >= 0:
         return None
-    return (f"ratio alpha needs positive values and this scale includes {array.min():g}: "
+    return (f"ratio alpha needs values of 0 or more and this scale includes {array.min():g}: "
             "use interval alpha")
 
 
@@ -126,7 +127,7 @@ def _distances(level: Level, domain: np.ndarray, n_v: np.ndarray) -> np.ndarray:
     if level == "ratio":
         total = c + k
         # As in the krippendorff package: 0 where c + k == 0 (only c == k == 0 for
-        # non-negative data, the only data a ratio scale admits).
+        # non-negative data, the only data a ratio scale admits: delta(0, 0) = 0).
         return np.divide(c - k, total, out=np.zeros_like(total), where=total != 0) ** 2
     if level == "ordinal":
         # delta(c, k) = sum_{g=c..k} n_g - (n_c + n_k) / 2, written with cumulative sums
@@ -152,7 +153,7 @@ def _alpha_from_weights(co: _Coincidences, weights: np.ndarray, level: Level) ->
 
 
 def _level_alphas(co: _Coincidences, levels: Sequence[Level]) -> dict[str, Stat]:
-    """The point estimate at each level, undefined with its reason where D_e = 0 or (ratio) a value <= 0."""
+    """The point estimate at each level, undefined with its reason where D_e = 0 or (ratio) a negative value."""
     weights = co.freq[None, :].astype(float)
     ratio_reason = ratio_scale_reason(co.domain)
     result: dict[str, Stat] = {}
@@ -188,8 +189,8 @@ def krippendorff_alpha(matrix: npt.ArrayLike, *, level: str, value_domain: Seque
 
     Undefined (value None, with reason): no item has two or more ratings (with one rater the reason
     says so), all pairable ratings are one single value (D_e = 0), or, at the ratio level, a pairable
-    rating is 0 or negative (``ratio_scale_reason``; the krippendorff package returns a meaningless
-    number there).
+    rating is negative (``ratio_scale_reason``; the krippendorff package returns a meaningless number
+    there). Zeros are ratings like any other: ratio alpha with 0 equals the package's.
     """
     level = _check_level(level)
     co = _coincidences(matrix, value_domain)

@@ -266,7 +266,8 @@ def alt_test_verdict(scores: AltTestScores, *, epsilon: float = DEFAULT_EPSILON,
         notes.append(f"{_instances(scores.n_no_llm)} left out: no LLM label")
     if scores.n_instances == 0:
         notes.append(
-            f"the test cannot run: no instance has at least {MIN_HUMANS_PER_INSTANCE} human ratings and an LLM label"
+            f"the test cannot run: no item x question has at least {MIN_HUMANS_PER_INSTANCE} human ratings "
+            "and an LLM label"
         )
         return _undefined(scores.scoring, epsilon, q_fdr, 0, (), notes)
     return _verdict(scores, scoring=scores.scoring, epsilon=epsilon, q_fdr=q_fdr, notes=notes)
@@ -339,10 +340,11 @@ def _verdict(used: AltTestScores, *, scoring: Scoring, epsilon: float, q_fdr: fl
     tested = np.flatnonzero(per_rater >= MIN_INSTANCES_PER_HUMAN)
     for r in np.flatnonzero(per_rater < MIN_INSTANCES_PER_HUMAN):
         notes.append(
-            f"{names[r]} rated {per_rater[r]} usable instances; the test needs {MIN_INSTANCES_PER_HUMAN}: skipped"
+            f"{names[r]} gave {per_rater[r]} usable rating{'' if per_rater[r] == 1 else 's'}; "
+            f"the test needs {MIN_INSTANCES_PER_HUMAN}: skipped"
         )
     if tested.size == 0:
-        notes.append(f"the test cannot run: no human rated {MIN_INSTANCES_PER_HUMAN} usable instances")
+        notes.append(f"the test cannot run: no human gave {MIN_INSTANCES_PER_HUMAN} usable ratings")
         return _undefined(scoring, epsilon, q_fdr, used.n_instances, (), notes)
 
     ps = _p_values(used.raters, used.w_h.astype(float) - used.w_llm, per_rater, tested, epsilon)
@@ -354,7 +356,7 @@ def _verdict(used: AltTestScores, *, scoring: Scoring, epsilon: float, q_fdr: fl
     rejected = (adjusted <= q_fdr) & ~undefined
     for r in tested[undefined]:
         notes.append(
-            f"{names[r]}: p is undefined (d = W_h - W_llm equals epsilon on every instance); counted as not rejected"
+            f"{names[r]}: p is undefined (d = W_h - W_llm equals epsilon on every rating); counted as not rejected"
         )
     humans = tuple(
         AltTestHuman(
@@ -369,7 +371,7 @@ def _verdict(used: AltTestScores, *, scoring: Scoring, epsilon: float, q_fdr: fl
     if tested.size < MIN_HUMANS:
         notes.append(
             f"no verdict: the test needs at least {MIN_HUMANS} humans with {MIN_INSTANCES_PER_HUMAN} usable "
-            f"instances each; {tested.size} have ({', '.join(h.rater for h in humans)})"
+            f"ratings each; {tested.size} have ({', '.join(h.rater for h in humans)})"
         )
         return _undefined(scoring, epsilon, q_fdr, used.n_instances, humans, notes)
     winning_rate = float(rejected.sum()) / tested.size
@@ -488,7 +490,8 @@ def _long(
 
 
 def _instances(n: int) -> str:
-    return "1 instance" if n == 1 else f"{n} instances"
+    # What the notes count: an item x question (the paper's "instance"; docs/analysis.md, "Words").
+    return f"{n} item x question" if n == 1 else f"{n} item x questions"
 
 
 def _numbers(values: Iterable[object], where: str) -> list[float]:

@@ -171,8 +171,8 @@ def plan(design: Design, model: RatingModel, *, epsilon: float = DEFAULT_EPSILON
     searched = [stated]
     notes: list[str] = []
     if design.raters < MIN_HUMANS or design.items_per_rater < MIN_INSTANCES_PER_HUMAN:
-        notes.append(f"the test needs at least {MIN_HUMANS} raters with {MIN_INSTANCES_PER_HUMAN} items each: "
-                     "this design gives no verdict")
+        notes.append(f"the test needs at least {MIN_HUMANS} raters with {MIN_INSTANCES_PER_HUMAN} ratings "
+                     "(item x question) each: this design gives no verdict")
 
     def first_reaching(designs: list[Design]) -> Power | None:
         for d in designs:
@@ -187,11 +187,11 @@ def plan(design: Design, model: RatingModel, *, epsilon: float = DEFAULT_EPSILON
     raters_needed = first_reaching([Design(n, design.items_per_rater, design.raters_per_item) for n in RATERS_GRID
                                     if n >= design.raters_per_item])
     if items_needed is None:
-        notes.append(f"no number of items per rater in {ITEMS_GRID} reaches {target:.0%} power "
+        notes.append(f"no number of ratings per rater in {ITEMS_GRID} reaches {target:.0%} power "
                      f"with {design.raters} raters")
     if raters_needed is None:
         notes.append(f"no number of raters in {RATERS_GRID} reaches {target:.0%} power "
-                     f"with {design.items_per_rater} items per rater")
+                     f"with {design.items_per_rater} ratings per rater")
     return Plan(model, epsilon, target, stated, items_needed, raters_needed, tuple(searched), tuple(notes),
                 time.perf_counter() - started)
 

@@ -149,19 +149,22 @@ def spearman(x: npt.ArrayLike, y: npt.ArrayLike) -> CorrResult:
     return _correlation(x, y, "spearman")
 
 
-def tau_band(tau: float | None) -> str:
-    """Verbal band of a Kendall tau (Chiang & Lee 2023): by |tau|,
-    < 0.1 "very weak", < 0.2 "weak", < 0.3 "moderate", otherwise "strong".
+SIGNIFICANCE = 0.05  # a tau whose p is above this claims no strength
 
-    Undefined: None or NaN gives "undefined".
+
+def tau_band(tau: float | None, p: float | None = None) -> str:
+    """Verbal band of a Kendall tau (Chiang & Lee 2023), with its sign and its significance.
+
+    By |tau|: < 0.1 "very weak", < 0.2 "weak", < 0.3 "moderate", otherwise "strong"; a negative tau
+    adds "negative" ("strong negative": the LLM ranks the items opposite to the people). With p above
+    0.05 (two-sided) the band is "not significant" whatever |tau| is: no strength is claimed.
+
+    Undefined: None or NaN tau gives "undefined".
     """
     if tau is None or math.isnan(tau):
         return "undefined"
+    if p is not None and p > SIGNIFICANCE:
+        return "not significant"
     size = abs(tau)
-    if size < 0.1:
-        return "very weak"
-    if size < 0.2:
-        return "weak"
-    if size < 0.3:
-        return "moderate"
-    return "strong"
+    band = "very weak" if size < 0.1 else "weak" if size < 0.2 else "moderate" if size < 0.3 else "strong"
+    return f"{band} negative" if tau < 0 else band

@@ -25,7 +25,7 @@ PoolReduction = Literal["majority", "rounded_mean"]
 
 # Replicates are drawn in chunks so that the (replicates x cells) matrices stay a few tens of MB.
 _BOOTSTRAP_CELLS_PER_CHUNK = 4_000_000
-_NO_EXPECTED_DISAGREEMENT = "no expected disagreement: both label vectors use one and the same category"
+_NO_EXPECTED_DISAGREEMENT = "no variation: both label vectors use one and the same category (no expected disagreement)"
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from annotations.services import (
     question_parts,
     rating_submit,
 )
+from annotations.studies import StudySpecError
 from tests.support.raterkit import add_story_items
 
 
@@ -206,3 +207,27 @@ def test_answers_that_are_not_one_page_are_refused(study):
     with pytest.raises(ValueError):
         rating_submit(assignment=assignment, item=item, scores={"grammaticality": 3, "relevance": 3})
     assert not HumanRating.objects.exists()
+
+
+def test_with_a_drawn_human_subset_raters_get_only_the_drawn_items_and_the_gold_ones(study):
+    from evalhub.analysis.planning.human_subset import study_human_subset_set  # the draw spans both pools (evalhub)
+
+    add_story_items(study, [(f"x{n}", "human", f"story {n}", "p") for n in range(18)])
+    Item.objects.filter(study=study, external_id="x0").update(kind=Item.Kind.GOLD)
+    draw = study_human_subset_set(study=study, setting={"share": 0.25, "seed": 3})
+    assert draw is not None and draw.groups == {"gpt2": (1, 2), "human": (5, 19)}
+    drawn = set(study.items.filter(in_human_subset=True).values_list("id", flat=True))
+    gold = study.items.get(external_id="x0").pk
+    assert set(item_order(study=study, seed=1)) == drawn | {gold}
+    assignment = _start(study)
+    seen = set()
+    while (item := _finish_current(assignment)) is not None:
+        seen.add(item.pk)
+    assert seen == drawn | {gold}
+    with pytest.raises(StudySpecError, match="already rated"):
+        study_human_subset_set(study=study, setting={})
+    study.refresh_from_db()
+    assert set(item_order(study=study, seed=1)) == drawn | {gold}
+    Study.objects.filter(pk=study.pk).update(human_subset={})
+    study.refresh_from_db()
+    assert len(item_order(study=study, seed=1)) == 22  # every item again, the gold one included

@@ -51,6 +51,7 @@ def test_the_dashboard_shows_kappa_the_confusion_heat_map_and_the_ceiling_strip(
     assert strip.locator("circle.ceiling-rater").count() == 3
     assert strip.locator("circle.ceiling-judge").count() == 3
     summary = block.locator(".ceiling-summary").inner_text()
-    assert summary.startswith("gpt-4o: the judge agrees with your raters better than ")
+    # The pool is named by its label (issue 25), as in the legends: the judge, then the parameters that differ.
+    assert summary.startswith("gpt-4o · model gpt-4o: the judge agrees with your raters better than ")
     assert summary.endswith(" of 3 of them do")
     block.screenshot(path=str(SCREENSHOTS / "dashboard-evidence-mtbench.png"))

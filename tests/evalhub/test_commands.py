@@ -92,3 +92,51 @@ def test_text_that_a_spreadsheet_would_run_as_a_formula_is_neutralised_and_numbe
 def test_neutralised_values_survive_a_csv_round_trip():
     text = "".join(csv_lines([("a", "b"), ("=cmd|' /C calc'!A0", -1.5)]))
     assert list(csv.reader(io.StringIO(text)))[1] == ["'=cmd|' /C calc'!A0", "-1.5"]
+
+
+def test_plan_human_budget_plans_each_contrast_from_the_studys_pilot(researcher, tmp_path):
+    import numpy as np
+
+    from evalhub.stats.ppi.mean import draw_human_subset
+    from evalhub.stats.ppi.plan import pilot_moments, plan_human_budget
+    from tests.conftest import shared_path
+    from tests.support.alt_test_data import read_alt_test_dataset
+    from tests.support.ppi_study import JUDGE, summeval_study
+
+    summeval_study(slug="summeval-20", owner=researcher, tmp_path=tmp_path)
+    out = run("plan_human_budget", "summeval-20", "--width", "0.8")
+    # The same plan straight from the dataset's files: the pilot is the 20 % kept per system.
+    data = read_alt_test_dataset(shared_path("data", "AltTest", "data", "summeval"))
+    moments = []
+    for system in ("M11", "M23"):
+        ids = sorted(i for i in data.llms[JUDGE] if i.endswith(f"__{system}__coherence"))
+        kept = draw_human_subset(len(ids), share=0.2, seed=0)[0]
+        y = np.array([np.mean([r[ids[k]] for r in data.humans.values() if ids[k] in r]) for k in kept])
+        f = np.array([data.llms[JUDGE][ids[k]] for k in kept])
+        moments.append(pilot_moments(y=y, f=f, n_unlabelled=len(ids) - kept.size))
+    want = plan_human_budget(group_a=moments[0], group_b=moments[1], width=0.8)
+    assert want.with_judge is not None and want.without_judge is not None and want.items_saved is not None
+    assert f"with the judge: {want.with_judge.n_a} + {want.with_judge.n_b} human-rated items (of 100 + 100)" in out
+    assert f"people alone:   {want.without_judge.n_a} + {want.without_judge.n_b} human-rated items" in out
+    assert f"the judge saves {want.items_saved} human-rated items" in out
+    assert f"M11 {moments[0].rho:.2f}, M23 {moments[1].rho:.2f}" in out
+    # docs/analysis.md's example
+    out = run("plan_human_budget", "summeval-20", "--width", "0.6")
+    assert "(judge-human correlation: M11 0.41, M23 0.35)" in out
+    assert "with the judge: 44 + 44 human-rated items (of 100 + 100), expected width 0.597" in out
+    assert "people alone:   48 + 48 human-rated items (of 100 + 100), expected width 0.596" in out
+    assert "the judge saves 8 human-rated items" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--width", "0"], "width must be a positive number"), (["--width", "1", "--rho", "2"], "rho must be between"),
+    (["--width", "1", "--pool", "nobody"], "no LLM pool 'nobody'"),
+])
+def test_plan_human_budget_refuses_bad_input_clearly(rated, args, message):
+    with pytest.raises(CommandError, match=message):
+        run("plan_human_budget", "story", *args)
+
+
+def test_plan_human_budget_needs_a_judge(story_study):
+    with pytest.raises(CommandError, match="no LLM pool"):
+        run("plan_human_budget", "story", "--width", "1")

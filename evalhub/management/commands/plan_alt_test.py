@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.management.lookups import study_or_error
-from evalhub.analysis.alt_test_plan import StudyPlan, alt_test_plan_for_study
+from evalhub.analysis.planning.alt_test_plan import StudyPlan, alt_test_plan_for_study
 from evalhub.management.checks import COMMAND_CHECKS
 from evalhub.stats.alt_test import SCORINGS
 from evalhub.stats.alt_test_power import DEFAULT_REPLICATES, ITEMS_GRID, RATERS_GRID, Power
@@ -55,7 +55,7 @@ class Command(BaseCommand):
 
 def _power(p: Power) -> str:
     d = p.design
-    return (f"{p.power:.0%} ± {p.se:.1%} with {d.raters} raters x {d.items_per_rater} items per rater, "
+    return (f"{p.power:.0%} ± {p.se:.1%} with {d.raters} raters x {d.items_per_rater} ratings per rater, "
             f"{d.raters_per_item} raters per item ({d.n_items} items)")
 
 
@@ -67,9 +67,9 @@ def plan_lines(result: StudyPlan) -> list[str]:
         f"judge {quality} {model.judge:.3g}; epsilon {plan.epsilon}",
         *result.sources,
         f"power: {_power(plan.stated)}",
-        "items per rater for 80 %: " + (_power(plan.items_needed) if plan.items_needed else "not reached"),
+        "ratings per rater for 80 %: " + (_power(plan.items_needed) if plan.items_needed else "not reached"),
         "raters for 80 %: " + (_power(plan.raters_needed) if plan.raters_needed else "not reached"),
-        f"grid: items per rater {', '.join(map(str, ITEMS_GRID))}; raters {', '.join(map(str, RATERS_GRID))}",
+        f"grid: ratings per rater {', '.join(map(str, ITEMS_GRID))}; raters {', '.join(map(str, RATERS_GRID))}",
         f"{plan.stated.replicates} replicates per design point, seed {result.seed}, {plan.seconds:.2f} s",
         *(f"note: {note}" for note in plan.notes),
     ]

@@ -109,7 +109,7 @@ def test_a_rows_numbers_are_the_stats_modules_on_the_same_ratings(rated, questio
     assert row.test.notes == want.notes
     assert {h.rater for h in row.test.humans} == {f"teacher-{r}" for r in range(1, 5)}
     late = 24 if question == "(all)" else 12
-    assert f"late rated {late} usable instances; the test needs 30: skipped" in row.test.notes
+    assert f"late gave {late} usable ratings; the test needs 30: skipped" in row.test.notes
 
 
 def test_a_question_without_ratings_says_the_test_cannot_run_and_gives_no_verdict(rated):
@@ -131,7 +131,7 @@ def test_fewer_than_three_humans_with_thirty_instances_give_notes_not_a_verdict(
     (row,) = [r for r in analyse(story_study).alt_test if r.question == "relevance"]
     assert row.test.passed is None and row.test.winning_rate is None
     assert [h.rater for h in row.test.humans] == ["r0", "r1"]  # their per-human rows are still given
-    assert "r9 rated 12 usable instances; the test needs 30: skipped" in row.test.notes
+    assert "r9 gave 12 usable ratings; the test needs 30: skipped" in row.test.notes
     assert any(n.startswith("no verdict: the test needs at least 3 humans") for n in row.test.notes)
 
 
@@ -218,7 +218,7 @@ def test_the_text_report_has_the_alt_test_section(rated):
     study, _ = rated
     report = text_report(analyse(study))
     assert "== Alternative annotator test" in report and "epsilon 0.15" in report
-    assert "teacher-1" in report and "late rated 12 usable instances" in report
+    assert "teacher-1" in report and "late gave 12 usable ratings" in report
 
 
 # --- the epsilon form ------------------------------------------------------------------------------

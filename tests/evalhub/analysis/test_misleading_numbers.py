@@ -1,4 +1,4 @@
-"""A note wherever a number could mislead: ICC on part of the items, ratio alpha on a scale with 0 or
+"""A note wherever a number could mislead: ICC on part of the items, ratio alpha on a scale with
 negatives, a bootstrap that dropped replicates, and alpha with one rater. Each on data built to trigger it."""
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def test_ratio_alpha_is_undefined_with_the_reason_where_the_package_reports_a_me
 
     ratio = stats.krippendorff_alpha(SYMMETRIC, level="ratio")
     assert ratio.value is None
-    assert ratio.reason == "ratio alpha needs positive values and this scale includes -2: use interval alpha"
+    assert ratio.reason == "ratio alpha needs values of 0 or more and this scale includes -2: use interval alpha"
     levels = stats.alpha_all_levels(SYMMETRIC)
     assert levels["ratio"] == ratio
     assert levels["interval"].value == pytest.approx(
@@ -44,9 +44,10 @@ def test_ratio_alpha_is_undefined_with_the_reason_where_the_package_reports_a_me
     assert (ci.low, ci.high, ci.n_valid, ci.reason) == (None, None, 0, ratio.reason)
     alphas, ci = stats.alpha_with_ci(SYMMETRIC, ci_level="ratio", n_boot=20)
     assert alphas["ratio"] == ratio and ci.reason == ratio.reason
-    # A zero alone is enough: ((c - k) / (c + k))^2 has no meaning at 0.
-    assert stats.krippendorff_alpha(np.array([[0.0, 1.0], [2.0, 2.0], [1.0, 1.0]]), level="ratio").value is None
+    # A negative value alone is enough; zero, the origin of a ratio scale, is not (issue 25).
+    assert stats.krippendorff_alpha(np.array([[-1.0, 1.0], [2.0, 2.0], [1.0, 1.0]]), level="ratio").value is None
     assert stats.ratio_scale_reason([1, 2, 3]) is None
+    assert stats.ratio_scale_reason([0, 1, 2, 3]) is None
 
 
 def test_alpha_with_one_rater_says_so():
@@ -82,9 +83,10 @@ def test_the_analysis_notes_icc_on_part_of_the_items_and_the_bootstrap_replicate
     # gpt2/relevance: three raters, but one item lacks a rating -> ICC on 3 of 4 items.
     rows = [(f"g{i}", "gpt2", "relevance", "human", f"r{r}", 1 + (i + r) % 5) for i in range(4) for r in range(3)
             if (i, r) != (3, 2)]
-    # human/relevance: two items agree on 1, one on 2 -> replicates without variation are dropped.
-    rows += [(f"h{i}", "human", "relevance", "human", f"r{r}", score) for i, score in enumerate((1, 1, 2))
-             for r in range(2)]
+    # human/relevance: two items agree on 1, one on 2, one splits 1-2 -> replicates without variation are
+    # dropped, and the interval keeps a width.
+    rows += [(f"h{i}", "human", "relevance", "human", f"r{r}", score) for i, pair in enumerate(((1, 1), (1, 1),
+             (2, 2), (1, 2))) for r, score in enumerate(pair)]
     import_long(story_study, rows, tmp_path)
 
     result = study_analysis(study=story_study, options=AnalysisOptions(n_boot=200, questions=("relevance",)))
@@ -112,12 +114,12 @@ def test_the_analysis_notes_icc_on_part_of_the_items_and_the_bootstrap_replicate
     assert "relevance/gpt2/Human raters icc: ICC uses the 3 of 4 items rated by all 3 raters" in report
     assert "relevance/human/Human raters alpha_ci95: from " in report
     notes = dashboard_context(result)["undefined"]
-    assert "relevance / gpt2 / Human raters: icc — ICC uses the 3 of 4 items rated by all 3 raters " \
+    assert "relevance / group “gpt2” / Human raters: ICC — ICC uses the 3 of 4 items rated by all 3 raters " \
            "(complete items only)" in notes
 
 
 @pytest.mark.django_db
-def test_the_analysis_nulls_ratio_alpha_on_a_scale_that_includes_zero(story_study, tmp_path):
+def test_the_analysis_nulls_ratio_alpha_only_on_a_scale_with_negative_points(story_study, tmp_path):
     rows = [(f"g{i}", "gpt2", "relevance", "human", f"r{r}", 1 + (i * (r + 1)) % 5)
             for i in range(5) for r in range(3)]
     import_long(story_study, rows, tmp_path)
@@ -125,11 +127,17 @@ def test_the_analysis_nulls_ratio_alpha_on_a_scale_that_includes_zero(story_stud
     before = _cell(study_analysis(study=story_study, options=options), "relevance", "gpt2", "human")
     assert before.alpha["ratio"] is not None  # a scale of 1..5: ratio alpha is reported
 
+    # A scale from 0: zero is the origin of a ratio scale, ratio alpha stays (issue 25).
     type(story_study).objects.filter(pk=story_study.pk).update(scale_min=0)
+    story_study.refresh_from_db()
+    from_zero = _cell(study_analysis(study=story_study, options=options), "relevance", "gpt2", "human")
+    assert from_zero.alpha["ratio"] == before.alpha["ratio"] and "alpha.ratio" not in from_zero.notes
+
+    type(story_study).objects.filter(pk=story_study.pk).update(scale_min=-1)
     story_study.refresh_from_db()
     cell = _cell(study_analysis(study=story_study, options=options), "relevance", "gpt2", "human")
 
     assert cell.alpha["ratio"] is None
     assert cell.notes["alpha.ratio"] == (
-        "ratio alpha needs positive values and this scale includes 0: use interval alpha")
+        "ratio alpha needs values of 0 or more and this scale includes -1: use interval alpha")
     assert cell.alpha["interval"] == before.alpha["interval"]  # the other levels are untouched

@@ -260,3 +260,30 @@ def test_an_items_file_above_the_task_threshold_is_a_413_and_changes_nothing(own
     # JSON items are capped by API_ITEMS_PER_REQUEST instead, and still import.
     items = [{"id": "a", "group": "human", "story": "S", "prompt": "P"}]
     assert owner_api.post("/api/studies/story/items/", {"items": items}, format="json").status_code == 201
+
+
+def test_the_human_subset_is_set_in_the_spec_drawn_as_items_arrive_and_changed_by_patch(owner_api, other_api):
+    spec = {"title": "T", "item_fields": ["text"], "llm_template": "{text}\n{question}", "groups": ["a", "b"],
+            "scale": {"min": 1, "max": 5}, "questions": [{"key": "q", "text": "Q?"}],
+            "human_subset": {"share": 0.25, "seed": 1}}
+    created = owner_api.post("/api/studies/", {"slug": "sub", "spec": spec}, format="json")
+    assert created.status_code == 201 and created.json()["human_subset"] == {"share": 0.25, "seed": 1}
+    items = [{"id": f"{g}{k}", "group": g, "text": "x"} for g in "ab" for k in range(8)]
+    assert owner_api.post("/api/studies/sub/items/", {"items": items}, format="json").status_code == 201
+    study = Study.objects.get(slug="sub")
+    assert sorted(study.items.filter(in_human_subset=True).values_list("group", flat=True)) == ["a", "a", "b", "b"]
+
+    assert other_api.patch("/api/studies/sub/", {"human_subset": {"count": 3}}, format="json").status_code == 404
+    changed = owner_api.patch("/api/studies/sub/", {"human_subset": {"count": 3}}, format="json")
+    assert changed.status_code == 200 and changed.json()["human_subset"] == {"count": 3, "seed": 0}
+    assert study.items.filter(in_human_subset=True).count() == 6
+    bad = owner_api.patch("/api/studies/sub/", {"human_subset": {"count": 3, "share": 0.5}}, format="json")
+    assert bad.status_code == 400 and "exactly one of share and count" in bad.json()["human_subset"][0]
+
+    rater = study.raters.create(external_id="r")
+    item = study.items.filter(in_human_subset=True).first()
+    rater.ratings.create(item=item, question=study.questions.get(), score=3)
+    locked = owner_api.patch("/api/studies/sub/", {"human_subset": {"declared_random": True}}, format="json")
+    assert locked.status_code == 409 and "already rated" in locked.json()["detail"]
+    study.refresh_from_db()
+    assert study.human_subset == {"count": 3, "seed": 0}

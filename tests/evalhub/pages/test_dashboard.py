@@ -79,7 +79,7 @@ def test_the_dashboard_shows_the_tables_words_and_charts(client, rated, research
 def test_filters_narrow_the_page_and_bad_filters_are_a_400(client, rated, researcher):
     client.force_login(researcher)
     html = client.get(url(rated), {"question": "relevance", "group": "human"}).content.decode()
-    assert "relevance · human" in html and "cohesiveness · human" not in html
+    assert "relevance · group “human”" in html and "cohesiveness · group “human”" not in html
     assert client.get(url(rated), {"question": "nope"}).status_code == 400
     assert client.get(url(rated, "analysis.json"), {"run": "999"}).status_code == 400
 

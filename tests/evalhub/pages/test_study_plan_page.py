@@ -5,7 +5,7 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.urls import reverse
 
-from tests.evalhub.analysis.test_plan_alt_test import pilot_study  # noqa: F401  (the fixture)
+from tests.evalhub.analysis.planning.test_plan_alt_test import pilot_study  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -27,16 +27,16 @@ def test_the_plan_button_shows_the_plan_from_the_pilot(owner, pilot_study):  # n
     assert response.status_code == 200
     page = response.content.decode()
     assert 'id="plan-result"' in page
-    assert "pilot: 4 raters, a median 12 items per rater and 4 raters per item" in page
-    assert "Chance to pass with 4 raters × 12 items each (4 per item): <b>0 %</b>" in page
-    assert "the test needs at least 3 raters with 30 items each" in page
+    assert "pilot: 4 raters, a median 12 ratings (item x question) per rater and 4 raters per item" in page
+    assert "Chance to pass with 4 raters × 12 ratings each (4 per item): <b>0 %</b>" in page
+    assert "the test needs at least 3 raters with 30 ratings (item x question) each" in page
     assert "100 replicates at this design, seed 0" in page
 
 
 def test_without_ratings_the_plan_uses_the_defaults_and_says_why(owner, story_study):
     page = owner.post(reverse("study_plan", args=["story"])).content.decode()
     assert "has no human ratings to use as a pilot; the plan below uses the default assumptions." in page
-    assert "Chance to pass with 10 raters × 50 items each (3 per item)" in page
+    assert "Chance to pass with 10 raters × 50 ratings each (3 per item)" in page
 
 
 def test_the_plan_needs_a_post(owner, story_study):

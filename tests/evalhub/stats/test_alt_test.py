@@ -102,7 +102,7 @@ def test_constant_d_equal_to_epsilon_is_undefined_counted_as_not_rejected_with_a
     # Undefined p-values still count among the humans tested: omega is 0 / 3, not undefined.
     assert (result.winning_rate, result.passed) == (0.0, False)
     assert result.notes == tuple(
-        f"{r}: p is undefined (d = W_h - W_llm equals epsilon on every instance); counted as not rejected"
+        f"{r}: p is undefined (d = W_h - W_llm equals epsilon on every rating); counted as not rejected"
         for r in "abc"
     )
 
@@ -128,10 +128,10 @@ def test_an_undefined_p_keeps_its_place_in_benjamini_yekutieli() -> None:
     assert [h.rejected for h in result.humans] == [False, False, False]
     assert (result.winning_rate, result.passed) == (0.0, False)
     assert result.notes == (
-        "x rated 29 usable instances; the test needs 30: skipped",
-        "y rated 29 usable instances; the test needs 30: skipped",
-        "b: p is undefined (d = W_h - W_llm equals epsilon on every instance); counted as not rejected",
-        "c: p is undefined (d = W_h - W_llm equals epsilon on every instance); counted as not rejected",
+        "x gave 29 usable ratings; the test needs 30: skipped",
+        "y gave 29 usable ratings; the test needs 30: skipped",
+        "b: p is undefined (d = W_h - W_llm equals epsilon on every rating); counted as not rejected",
+        "c: p is undefined (d = W_h - W_llm equals epsilon on every rating); counted as not rejected",
     )
 
 
@@ -225,7 +225,7 @@ def test_a_tied_majority_leaves_the_instance_out_with_a_note() -> None:
     sampled["i1"] = [2.0, 2.0, 1.0, 1.0]
     result = alt_test(humans, sampled, scoring="accuracy", epsilon=0.1)
     assert result.n_instances == 38
-    assert result.notes[0] == "2 instances left out: the LLM's most frequent samples are tied (no majority)"
+    assert result.notes[0] == "2 item x questions left out: the LLM's most frequent samples are tied (no majority)"
     without = {i: v for i, v in llm.items() if i not in ("i0", "i1")}
     assert result.humans == alt_test(humans, without, scoring="accuracy", epsilon=0.1).humans
 
@@ -249,7 +249,7 @@ def test_a_human_under_30_instances_is_skipped_with_a_note() -> None:
     humans["d"] = {f"i{k}": 1.0 for k in range(12)}
     result = alt_test(humans, constant_llm(1.0), scoring="accuracy", epsilon=0.15)
     assert [h.rater for h in result.humans] == ["a", "b", "c"]
-    assert result.notes == ("d rated 12 usable instances; the test needs 30: skipped",)
+    assert result.notes == ("d gave 12 usable ratings; the test needs 30: skipped",)
     assert result.winning_rate == 1.0  # 3 of the 3 tested, d is not in the denominator
 
 
@@ -259,7 +259,7 @@ def test_instances_with_one_human_rating_are_left_out_with_a_note() -> None:
     llm = constant_llm(1.0) | {f"solo{k}": 1.0 for k in range(5)} | {"unrated": 1.0}
     result = alt_test(humans, llm, scoring="accuracy", epsilon=0.15)
     assert result.n_instances == 40
-    assert result.notes == ("6 instances left out: fewer than 2 human ratings",)
+    assert result.notes == ("6 item x questions left out: fewer than 2 human ratings",)
     assert result.humans[0].n == 40
 
 
@@ -274,9 +274,9 @@ def test_no_instance_with_two_humans_and_an_llm_label_is_undefined_with_a_note()
     )
     assert result.humans == ()
     assert result.notes == (
-        "40 instances left out: fewer than 2 human ratings",
-        "40 instances left out: no LLM label",
-        "the test cannot run: no instance has at least 2 human ratings and an LLM label",
+        "40 item x questions left out: fewer than 2 human ratings",
+        "40 item x questions left out: no LLM label",
+        "the test cannot run: no item x question has at least 2 human ratings and an LLM label",
     )
 
 
@@ -285,8 +285,8 @@ def test_humans_without_llm_labels_give_no_instance_and_a_note() -> None:
     result = alt_test(humans, {}, scoring="neg_rmse")
     assert result.winning_rate is None and result.passed is None
     assert result.notes == (
-        "40 instances left out: no LLM label",
-        "the test cannot run: no instance has at least 2 human ratings and an LLM label",
+        "40 item x questions left out: no LLM label",
+        "the test cannot run: no item x question has at least 2 human ratings and an LLM label",
     )
 
 
@@ -294,8 +294,8 @@ def test_no_human_with_30_instances_is_undefined_with_a_note() -> None:
     humans = same_on_every_instance({"a": 1.0, "b": 1.0, "c": 1.0}, n=29)
     result = alt_test(humans, constant_llm(1.0, n=29), scoring="accuracy")
     assert (result.n_instances, result.winning_rate, result.passed, result.humans) == (29, None, None, ())
-    assert result.notes[-1] == "the test cannot run: no human rated 30 usable instances"
-    assert result.notes[0] == "a rated 29 usable instances; the test needs 30: skipped"
+    assert result.notes[-1] == "the test cannot run: no human gave 30 usable ratings"
+    assert result.notes[0] == "a gave 29 usable ratings; the test needs 30: skipped"
 
 
 def test_fewer_than_three_humans_give_their_rows_but_no_verdict() -> None:
@@ -303,7 +303,7 @@ def test_fewer_than_three_humans_give_their_rows_but_no_verdict() -> None:
     result = alt_test(humans, constant_llm(1.0), scoring="accuracy")
     assert [(h.rater, h.p, h.advantage) for h in result.humans] == [("a", 0.0, 1.0), ("b", 0.0, 1.0)]
     assert (result.winning_rate, result.advantage_probability, result.passed) == (None, None, None)
-    assert result.notes == ("no verdict: the test needs at least 3 humans with 30 usable instances each; 2 have (a, b)",)
+    assert result.notes == ("no verdict: the test needs at least 3 humans with 30 usable ratings each; 2 have (a, b)",)
 
 
 # --- inputs, defaults and guidance -----------------------------------------------------------------------

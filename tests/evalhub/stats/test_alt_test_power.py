@@ -123,7 +123,7 @@ def test_a_rating_budget_gives_large_designs_fewer_replicates_and_small_ones_all
 def test_no_grid_point_reaching_the_target_is_said() -> None:
     result = plan(Design(5, 40, 3), RatingModel("accuracy", 3, 0.7, 0.4), replicates=50)
     assert result.items_needed is None and result.raters_needed is None
-    assert any("no number of items per rater" in note for note in result.notes)
+    assert any("no number of ratings per rater" in note for note in result.notes)
     assert any("no number of raters" in note for note in result.notes)
 
 

@@ -431,7 +431,7 @@ def test_icc_with_equal_item_means_is_minus_one_over_k_minus_one_and_icc1k_undef
     assert stats.icc1(matrix) == stats.Stat(-0.5)
     result = stats.icc1k(matrix)
     assert result.value is None
-    assert "MSB = 0" in result.reason
+    assert result.reason == "no between-item variance: all item means are equal"
 
 
 # ---------------------------------------------------------------------------
@@ -588,14 +588,15 @@ def test_welch_is_defined_when_only_one_group_is_constant() -> None:
     [
         (0.0, "very weak"),
         (0.0999, "very weak"),
-        (-0.0999, "very weak"),
+        (-0.0999, "very weak negative"),
         (0.1, "weak"),
-        (-0.1, "weak"),
+        (-0.1, "weak negative"),
         (0.1999, "weak"),
         (0.2, "moderate"),
-        (-0.2999, "moderate"),
+        (-0.2999, "moderate negative"),
         (0.3, "strong"),
-        (-0.43, "strong"),
+        (-0.43, "strong negative"),
+        (-1.0, "strong negative"),
         (1.0, "strong"),
         (None, "undefined"),
         (NAN, "undefined"),
@@ -603,6 +604,20 @@ def test_welch_is_defined_when_only_one_group_is_constant() -> None:
 )
 def test_tau_band_follows_the_protocol_boundaries(tau: float | None, band: str) -> None:
     assert stats.tau_band(tau) == band
+
+
+@pytest.mark.parametrize(
+    ("tau", "p", "band"),
+    [
+        (0.5, 0.48, "not significant"),  # issue 25: 3 items, tau 0.50, p 0.48 was "strong"
+        (-1.0, 0.051, "not significant"),
+        (0.5, 0.05, "strong"),  # at 0.05 exactly the band stands
+        (-0.5, 0.01, "strong negative"),
+        (None, 0.9, "undefined"),
+    ],
+)
+def test_tau_band_claims_no_strength_above_p_005(tau: float | None, p: float, band: str) -> None:
+    assert stats.tau_band(tau, p) == band
 
 
 # ---------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import re
 import pytest
 from django.core.management import CommandError, call_command
 
-from evalhub.analysis.alt_test_plan import alt_test_plan_for_study, study_pilot
+from evalhub.analysis.planning.alt_test_plan import alt_test_plan_for_study, study_pilot
 from tests.evalhub.factories import import_long
 
 pytestmark = pytest.mark.django_db
@@ -76,9 +76,9 @@ def test_the_command_prints_the_power_the_needs_the_grid_and_the_seed(pilot_stud
     text = run("story", "--raters", "6", "--items-per-rater", "40", "--raters-per-item", "3",
                "--human-quality", "1.0", "--judge-quality", "0.5", "--replicates", "100", "--seed", "4")
     assert "model: neg_rmse, 5 values; human noise sd 1, judge noise sd 0.5; epsilon 0.15" in text
-    assert "power: " in text and "with 6 raters x 40 items per rater, 3 raters per item (80 items)" in text
-    assert "items per rater for 80 %: " in text and "raters for 80 %: " in text
-    assert "grid: items per rater 30, 40" in text
+    assert "power: " in text and "with 6 raters x 40 ratings per rater, 3 raters per item (80 items)" in text
+    assert "ratings per rater for 80 %: " in text and "raters for 80 %: " in text
+    assert "grid: ratings per rater 30, 40" in text
     assert "100 replicates per design point, seed 4" in text
     again = run("story", "--raters", "6", "--items-per-rater", "40", "--raters-per-item", "3",
                 "--human-quality", "1.0", "--judge-quality", "0.5", "--replicates", "100", "--seed", "4")
@@ -96,16 +96,16 @@ def test_the_command_agrees_with_the_service(pilot_study):
 
 def test_from_pilot_takes_the_design_and_qualities_of_the_ratings(pilot_study):
     text = run("story", "--from-pilot", "--replicates", "20")
-    assert "pilot: 4 raters, a median 12 items per rater and 4 raters per item" in text
+    assert "pilot: 4 raters, a median 12 ratings (item x question) per rater and 4 raters per item" in text
     assert "judge 'gpt'" in text
     # 12 items per rater is under the test's 30: the stated design gives no verdict, which is said.
-    assert "power: 0% ± 0.0% with 4 raters x 12 items per rater" in text
-    assert "note: the test needs at least 3 raters with 30 items each" in text
+    assert "power: 0% ± 0.0% with 4 raters x 12 ratings per rater" in text
+    assert "note: the test needs at least 3 raters with 30 ratings (item x question) each" in text
 
 
 def test_without_a_pilot_the_defaults_are_used_and_said(story_study):
     text = run("story", "--replicates", "20")
-    assert "with 10 raters x 50 items per rater, 3 raters per item" in text
+    assert "with 10 raters x 50 ratings per rater, 3 raters per item" in text
     assert "judge quality: as good as a human" in text
 
 

@@ -1,0 +1,206 @@
+"""Which items people rate and how many (issue 27): the study setting ``human_subset`` saved and its random
+subset drawn, and the human budget planned from the study's own ratings (``human_budget_plan``).
+
+The draw is stratified by group, uniform within each: group k of the study (its declared order, then the
+rest sorted, as the analysis orders them) draws ``share`` of its items, or ``count`` of them (at most all),
+with ``stats.ppi.mean.draw_human_subset`` seeded by ``seed + k`` over its counted items in id order. Every
+counted item records whether it was drawn and its inclusion probability k_g / n_g. Raters are then assigned
+only the drawn items (annotations.services); the judge runs on all of them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+from django.db.models import Count, Q
+
+from annotations.importing.services import ImportProgress, ImportResult, items_import
+from annotations.models import HumanRating, Item, Study
+from annotations.selectors import counted_items
+from annotations.studies import StudySpecError, human_subset_changeable
+from evalhub.analysis.cells import Cell, study_cells
+from evalhub.analysis.reading import HUMAN, AnalysisOptions, study_data
+from evalhub.analysis.tables import contrasts
+from evalhub.stats.ppi.mean import draw_human_subset
+from evalhub.stats.ppi.plan import BudgetPlan, BudgetPoint, GroupMoments, pilot_moments, plan_human_budget
+
+
+@dataclass(frozen=True)
+class SubsetDraw:
+    """What a draw chose: per group, (items drawn, items in the group)."""
+
+    groups: dict[str, tuple[int, int]]
+
+    @property
+    def n_drawn(self) -> int:
+        return sum(k for k, _ in self.groups.values())
+
+
+def study_human_subset_set(*, study: Study, setting: object) -> SubsetDraw | None:
+    """Check and save the study's ``human_subset``, and draw the subset when it asks for one (None otherwise).
+
+    Refused (StudySpecError, nothing changed) when the setting is invalid, or when it would change which
+    items people rate once human ratings exist: a redraw would leave rated items outside the subset. The same
+    setting saved again once people have rated keeps the subset as drawn (items added since stay undrawn).
+    """
+    checked = human_subset_changeable(study=study, setting=setting)
+    if draws(checked) and HumanRating.objects.filter(question__study=study).exists():
+        return SubsetDraw(human_subset_drawn(study=study))  # unchanged: human_subset_changeable let only that pass
+    with transaction.atomic():
+        study.human_subset = checked
+        study.save(update_fields=["human_subset"])
+        if draws(checked):
+            return human_subset_draw(study=study)
+        Item.objects.filter(study=study).update(in_human_subset=False, inclusion_probability=None)
+    return None
+
+
+def draws(setting: dict[str, Any]) -> bool:
+    """Whether the setting asks EvalHub to draw the subset (a share or a count)."""
+    return "share" in setting or "count" in setting
+
+
+def items_import_drawn(*, study: Study, path: Path, progress: ImportProgress | None = None) -> ImportResult:
+    """``items_import``, then the subset drawn afresh over every item when the study asks for a draw and nobody
+    has rated yet, so that new items have their chance too. (Once people have rated, new items stay undrawn and
+    the analysis says so.) The page, the API and the admin import items through this."""
+    result = items_import(study=study, path=path, progress=progress)
+    study.refresh_from_db(fields=["human_subset"])
+    if draws(study.human_subset) and not HumanRating.objects.filter(question__study=study).exists():
+        human_subset_draw(study=study)
+    return result
+
+
+def human_subset_drawn(*, study: Study) -> dict[str, tuple[int, int]]:
+    """Per group, (items drawn for people, counted items), when the study asks for a draw; else {}."""
+    if not draws(study.human_subset or {}):
+        return {}
+    rows = counted_items(study=study).order_by("group").values("group").annotate(
+        n=Count("id"), k=Count("id", filter=Q(in_human_subset=True))).values_list("group", "k", "n")
+    return {group: (k, n) for group, k, n in rows}
+
+
+def human_subset_draw(*, study: Study) -> SubsetDraw:
+    """Draw the study's subset afresh from its setting (module docstring) and record it on every item."""
+    setting: dict[str, Any] = study.human_subset
+    if not draws(setting):
+        raise StudySpecError("human_subset: the study asks for no random subset (share or count)")
+    rows = list(counted_items(study=study).order_by("id").values_list("id", "group"))
+    declared = [g for g in study.groups if any(group == g for _, group in rows)]
+    order = declared + sorted({g for _, g in rows} - set(declared))
+    drawn: list[int] = []
+    probability: dict[int, float] = {}
+    summary: dict[str, tuple[int, int]] = {}
+    for k, group in enumerate(order):
+        ids = np.array([pk for pk, g in rows if g == group], dtype=np.int64)
+        count = min(setting["count"], ids.size) if "count" in setting else None
+        chosen, pi = draw_human_subset(ids.size, share=setting.get("share"), count=count, seed=setting["seed"] + k)
+        drawn.extend(int(i) for i in ids[chosen])
+        probability.update(zip(ids.tolist(), pi.tolist(), strict=True))
+        summary[group] = (int(chosen.size), int(ids.size))
+    with transaction.atomic():
+        Item.objects.filter(study=study).update(in_human_subset=False, inclusion_probability=None)
+        by_probability: dict[float, list[int]] = {}
+        for pk, p in probability.items():
+            by_probability.setdefault(p, []).append(pk)
+        for p, pks in by_probability.items():
+            Item.objects.filter(pk__in=pks).update(inclusion_probability=p)
+        Item.objects.filter(pk__in=drawn).update(in_human_subset=True)
+    return SubsetDraw(summary)
+
+
+# ---------------------------------------------------------------------------
+# How many: the human budget per contrast, from the study's pilot
+
+
+@dataclass(frozen=True)
+class BudgetLine:
+    """One question x contrast of the plan, for one LLM pool."""
+
+    question: str
+    groups: tuple[str, str]
+    moments: tuple[GroupMoments, GroupMoments]
+    plan: BudgetPlan
+
+
+@dataclass(frozen=True)
+class StudyBudget:
+    width: float
+    pool: str
+    lines: tuple[BudgetLine, ...]
+
+
+def human_budget_plan(*, study: Study, width: float, pool: str | None = None, rho: float | None = None,
+                      alpha: float = 0.05) -> StudyBudget:
+    """How many human-rated items per group reach a (1 - alpha) interval ``width`` wide for each contrast's
+    difference, with the judge's ratings (PPI++) and without them (``stats.ppi.plan.plan_human_budget``).
+
+    The pilot: per group, the items with both a human mean and the pool's mean give sigma_Y, sigma_f and
+    their correlation (``pilot_moments``); M is the group's number of counted items. ``rho`` states the
+    judge-human correlation instead of the pilot's. The pool is the first LLM pool, or the one named.
+    Raises ValueError (nothing to plan): no LLM pool or an unknown one, a width that is not positive, rho
+    outside [-1, 1]."""
+    if not (math.isfinite(width) and width > 0):
+        raise ValueError(f"width must be a positive number, got {width}")
+    if rho is not None and not -1.0 <= rho <= 1.0:
+        raise ValueError(f"rho must be between -1 and 1, got {rho}")
+    data = study_data(study=study, options=AnalysisOptions())
+    names = [p.name for p in data.pools if p.kind == "llm"]
+    if not names:
+        raise ValueError("the study has no LLM pool: the plan needs the judge's scores (run or import a judge)")
+    chosen = pool or names[0]
+    if chosen not in names:
+        raise ValueError(f"no LLM pool {chosen!r}; the study's are {', '.join(names)}")
+    cells = study_cells(data)
+    sizes = {g: int((data.item_group == k).sum()) for k, g in enumerate(data.groups)}
+    lines = []
+    for question in data.questions:
+        moments = {g: _group_moments(cells[(question.key, g, HUMAN)], cells[(question.key, g, chosen)],
+                                     sizes[g], rho) for g in data.groups}
+        for a, b in contrasts(study, data.groups):
+            if a in moments and b in moments:
+                plan = plan_human_budget(group_a=moments[a], group_b=moments[b], width=width, alpha=alpha)
+                lines.append(BudgetLine(question.key, (a, b), (moments[a], moments[b]), plan))
+    return StudyBudget(width, chosen, tuple(lines))
+
+
+def _group_moments(human: Cell, judged: Cell, n_items: int, rho: float | None) -> GroupMoments:
+    h_items, h_means = human.item_means()
+    j_items, j_means = judged.item_means()
+    _, hi, ji = np.intersect1d(h_items, j_items, assume_unique=True, return_indices=True)
+    moments = pilot_moments(y=h_means[hi], f=j_means[ji], n_unlabelled=max(n_items - hi.size, 0))
+    if rho is None or moments.reason is not None:
+        return moments
+    return replace(moments, rho=rho)
+
+
+def _point(point: BudgetPoint | None, n_items: tuple[int, int]) -> str:
+    if point is None:
+        return "not reached even with every item rated by people"
+    return (f"{point.n_a} + {point.n_b} human-rated items (of {n_items[0]} + {n_items[1]}), "
+            f"expected width {point.width:.3f}")
+
+
+def budget_lines(budget: StudyBudget) -> list[str]:
+    """The plan as lines of text (the command's output and the study page's list)."""
+    lines = [f"target: a 95 % interval {budget.width:g} wide for each difference; judge: {budget.pool}"]
+    for line in budget.lines:
+        a, b = line.groups
+        head = f"{line.question}: {a} - {b}"
+        if line.plan.reason is not None:
+            lines.append(f"{head}: no plan ({line.plan.reason})")
+            continue
+        sizes = (line.moments[0].n_items, line.moments[1].n_items)
+        rho = ", ".join(f"{g} {m.rho:.2f}" for g, m in zip(line.groups, line.moments, strict=True))
+        lines += [f"{head} (judge-human correlation: {rho})",
+                  f"  with the judge: {_point(line.plan.with_judge, sizes)}",
+                  f"  people alone:   {_point(line.plan.without_judge, sizes)}"]
+        if line.plan.items_saved is not None:
+            lines.append(f"  the judge saves {line.plan.items_saved} human-rated items")
+        lines += [f"  note: {note}" for note in line.plan.notes]
+    return lines

@@ -1,0 +1,143 @@
+"""A review of every number and word on the dashboard of a small study (issue 25, item 6): 6 items (3 per group),
+3 raters who each rated 6 items x 4 questions, and one judge with 3 samples. What a reader sees (the page's
+text, tooltips and the charts' text) is read as a reader reads it:
+
+- no number stands without its label, none claims more than it can (too few items, not significant, no rank
+  without a verdict, no zero-width interval);
+- one word for one thing: ratings (not instances), pools in legends, groups in titles (never bare);
+- no internal key (JSON keys, table keys, "MSB") and no wrong plural ("1 items", "item(s)").
+"""
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from tests.evalhub.factories import import_long
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
+
+QUESTIONS = ("grammaticality", "cohesiveness", "likability", "relevance")
+ITEMS = [("h1", "human"), ("h2", "human"), ("h3", "human"), ("g1", "gpt2"), ("g2", "gpt2"), ("g3", "gpt2")]
+INTERNAL_KEYS = ("pairwise_kendall", "kendall, welch", "icc1k", "alpha_ci95", "alpha.ordinal", "full_agreement_pct",
+                 "mean_tau", "n_items", "cohens_d", "MSB", "rater-1", "None")
+
+
+class _Reader(HTMLParser):
+    """What a reader sees: text outside scripts and styles, tooltips (title attributes, SVG titles), aria labels."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+        self.svg_texts: list[str] = []
+        self._skip = 0
+        self._in_svg_text = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("script", "style"):
+            self._skip += 1
+        self._in_svg_text = tag == "text"
+        self.parts.extend(v for k, v in attrs if k in ("title", "aria-label") and v)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style"):
+            self._skip -= 1
+        self._in_svg_text = False
+
+    def handle_data(self, data: str) -> None:
+        if self._skip:
+            return
+        self.parts.append(data)
+        if self._in_svg_text:
+            self.svg_texts.append(data.strip())
+
+
+@pytest.fixture
+def small_study(story_study, tmp_path):
+    rows = []
+    for n, (item, group) in enumerate(ITEMS):
+        for q, question in enumerate(QUESTIONS):
+            rows += [(item, group, question, "human", f"teacher-{r + 1}", 1 + (n * 2 + q + r * (n % 3)) % 5)
+                     for r in range(3)]
+            rows += [(item, group, question, "gpt-4o", str(s), 1 + (n + q + s) % 5) for s in range(3)]
+    import_long(story_study, rows, tmp_path)
+    return story_study
+
+
+def _read(client, researcher, study) -> tuple[str, _Reader]:
+    client.force_login(researcher)
+    response = client.get(f"/studies/{study.slug}/")
+    assert response.status_code == 200
+    reader = _Reader()
+    html = response.content.decode()
+    reader.feed(html)
+    return html, reader
+
+
+def test_every_number_and_word_on_a_six_item_three_rater_dashboard_is_labelled_and_not_misleading(
+        small_study, client, researcher):
+    html, reader = _read(client, researcher, small_study)
+    seen = re.sub(r"\s+", " ", " ".join(reader.parts))
+
+    # The study line: counts with their nouns, plurals right.
+    assert "· 6 items · scale 1–5 · questions: grammaticality, cohesiveness, likability, relevance" in seen
+    assert not re.search(r"\b1 (items|ratings|raters|pairs|notes|questions|tests)\b", seen)
+    assert "(s)" not in seen
+
+    # Internal keys never reach the page, not even a tooltip.
+    for key in INTERNAL_KEYS:
+        assert key not in seen, key
+
+    # One word for an item x question: ratings. The paper's "instances" stays in docs/alt-test.md.
+    assert "instance" not in seen.lower()
+    # Per group: 3 items x 4 questions = 12 ratings per rater.
+    assert "teacher-1 gave 12 usable ratings; the test needs 30: skipped" in seen
+
+    # No verdict (24 ratings per rater < 30): no rank either.
+    assert 'class="rank"' not in html and "#1" not in seen
+    assert "gpt-4o: no verdict yet on all questions" in seen
+
+    # Alpha on 3 items per group: the note, never a number or a zero-width interval.
+    table1 = html[html.index('id="table1"'):html.index("</table>", html.index('id="table1"'))]
+    assert table1.count("α <span class=\"undef alpha-note\">too few items (n = 3)</span>") == 2 * 4 * 2
+    assert not re.search(r"\"second\">α -?\d", table1)
+    assert not re.search(r"\[(-?\d+\.\d+), \1\]", seen)  # no interval whose bounds are equal
+
+    # Kappa and Fleiss' kappa on 3 items: the note in place of the value, no interval.
+    kappa_cells = re.findall(r'<td class="kappa-value"[^>]*>(.*?)</td>', html)
+    # (against the majority, tied items leave fewer: n = 1 or 2; one rater used one category only: no variation)
+    assert kappa_cells and all(re.fullmatch(r'<span class="undef">(too few items \(n = [0-3]\)|no variation)</span>',
+                                            cell) for cell in kappa_cells)
+
+    # ... and no p-value or star beside a kappa that is not shown.
+    rows = re.findall(r'<tr class="kappa-row".*?</tr>', html, flags=re.S)
+    assert rows and not any(re.search(r"p [=<]|\*", row) for row in rows)
+
+    # Kendall's tau on 3 items is never significant: no strength is claimed, and every value says so.
+    bands = re.findall(r'<span class="band [^"]*">([^<]*)</span>', html)
+    assert bands and set(bands) <= {"not significant"}
+
+    # Charts: legends name pools by their labels, titles name groups as groups.
+    assert "Human raters" in reader.svg_texts and "gpt-4o" in reader.svg_texts
+    assert "human" not in reader.svg_texts  # never the bare key as a legend
+    titles = [t for t in reader.svg_texts if " · " in t and t.split(" · ")[0] in QUESTIONS]
+    assert titles and all(re.fullmatch(r"\w+ · group “(human|gpt2)”( · gpt-4o: (confusion|human ceiling))?", t)
+                          for t in titles)  # distributions: question · group; evidence: then the pool's label
+    assert 'group “human” · Human raters' in reader.svg_texts  # the alpha chart's rows: group, then pool
+    assert "too few items (n = 3)" in reader.svg_texts  # in place of alpha's dot
+
+
+def test_the_notes_name_statistics_not_keys(small_study, client, researcher):
+    _, reader = _read(client, researcher, small_study)
+    seen = " ".join(reader.parts)
+    assert "relevance / group “human” / Human raters: α — too few items (n = 3)" in seen
+    assert re.search(r"ICC\(1,k\)|ICC\(1\)|α \(ratio\)|α 95% CI|standard deviation|full agreement", seen)
+
+
+def test_the_plan_page_counts_ratings_per_rater_as_items_times_questions(small_study, client, researcher):
+    client.force_login(researcher)
+    page = client.post(f"/studies/{small_study.slug}/plan/").content.decode()
+    # Each rater saw 6 items x 4 questions: 24 ratings, never "24 items per rater".
+    assert "pilot: 3 raters, a median 24 ratings (item x question) per rater" in page
+    assert "items per rater" not in page.lower()
