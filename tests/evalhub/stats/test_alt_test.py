@@ -359,7 +359,7 @@ def test_joined_scores_of_questions_give_what_the_test_gives_on_their_ratings_to
     assert alt_test_verdict(joined, epsilon=0.1) == together
     # The cases are there: humans tested and skipped, instances left out for each reason.
     assert len(together.humans) == 4 and together.winning_rate is not None
-    assert any("rater 50 rated" in note for note in together.notes)
+    assert any("rater 50 gave" in note for note in together.notes)
     assert any("no LLM label" in note for note in together.notes)
     assert any("fewer than 2 human ratings" in note for note in together.notes)
     if scoring == "accuracy":
