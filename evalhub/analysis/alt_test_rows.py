@@ -2,21 +2,27 @@
 
 One row per question x group x LLM pool, plus, when two or more questions are analysed, rows with
 question ``(all)`` that pool every question's instances (each (item, question) pair its own instance).
-The rows reuse the cells the analysis has already split (no query of their own) and call
-``stats.alt_test_long`` once per row with integer ids. The row is ``result.AltTestRow``; its JSON is a
-contract: docs/analysis.md.
+The rows reuse the cells the analysis has already split (no query of their own): each question x group x
+pool is scored once (``alt_test_scores``, integer ids), and the ``(all)`` rows join those scores.
+The row is ``result.AltTestRow``; its JSON is a contract: docs/analysis.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
 
-import numpy as np
-
 from evalhub.analysis.cells import Cell
 from evalhub.analysis.reading import HUMAN, AnalysisOptions, Pool, StudyData
 from evalhub.analysis.result import AltTestRow, AltTestSettings
-from evalhub.stats.alt_test import Q_FDR, SCORINGS, Scoring, alt_test_long
+from evalhub.stats.alt_test import (
+    Q_FDR,
+    SCORINGS,
+    AltTestScores,
+    Scoring,
+    alt_test_joined,
+    alt_test_scores,
+    alt_test_verdict,
+)
 
 ALL_QUESTIONS = "(all)"  # parentheses keep it apart from question keys (slugs), as ALL_GROUPS from group names
 
@@ -43,39 +49,30 @@ def alt_test_rows(data: StudyData, cells: dict[tuple[str, str, str], Cell], grou
     # Cells hold rater indices into the human pool's raters; the rows name them by external id.
     names: dict[Hashable, str] = {
         int(k): human.rater_labels.get(int(pk), f"rater-{int(pk)}") for k, pk in enumerate(human.raters)}
-    n_items = max(int(data.item_ids.size), 1)
     rows = []
     questions = [q.key for q in data.questions]
+    # Each question's scores serve its own row and the (all) row: scoring is the costly half of the test, and an
+    # (all) instance is an (item, question) pair, scored on that question's ratings alone (stats.alt_test_joined).
+    scores: dict[tuple[str, str, str], AltTestScores] = {}
     for question in questions:
         for group in groups:
             humans = cells[(question, group, HUMAN)]
             for pool in llm_pools:
-                rows.append(_row(question, group, pool, [(0, humans, cells[(question, group, pool.name)])],
-                                 names, n_items, settings))
+                scores[(question, group, pool.name)] = part = _scores(humans, cells[(question, group, pool.name)],
+                                                                      names, settings)
+                rows.append(_row(question, group, pool, part, settings))
     if len(questions) >= 2:
         for group in groups:
             for pool in llm_pools:
-                # Question k's instances are k * n_items + item: every (item, question) pair is its own instance.
-                parts = [(k, cells[(q, group, HUMAN)], cells[(q, group, pool.name)]) for k, q in enumerate(questions)]
-                rows.append(_row(ALL_QUESTIONS, group, pool, parts, names, n_items, settings))
+                joined = alt_test_joined([scores[(q, group, pool.name)] for q in questions], rater_names=names)
+                rows.append(_row(ALL_QUESTIONS, group, pool, joined, settings))
     return rows
 
 
-def _row(question: str, group: str, pool: Pool, parts: list[tuple[int, Cell, Cell]], names: dict[Hashable, str],
-         n_items: int, settings: AltTestSettings) -> AltTestRow:
-    def joined(arrays: list[np.ndarray], dtype: type) -> np.ndarray:
-        if len(arrays) == 1:  # one question: the cell's own arrays, no copy
-            return arrays[0].astype(dtype, copy=False)
-        return np.concatenate(arrays).astype(dtype, copy=False) if arrays else np.empty(0, dtype=dtype)
+def _scores(humans: Cell, llm: Cell, names: dict[Hashable, str], settings: AltTestSettings) -> AltTestScores:
+    return alt_test_scores(raters=humans.rater, instances=humans.item, labels=humans.score, llm_instances=llm.item,
+                           llm_labels=llm.score, scoring=settings.scoring, rater_names=names)
 
-    result = alt_test_long(
-        raters=joined([h.rater for _, h, _ in parts], np.int64),
-        instances=joined([k * n_items + h.item if k else h.item for k, h, _ in parts], np.int64),
-        labels=joined([h.score for _, h, _ in parts], float),
-        llm_instances=joined([k * n_items + llm.item if k else llm.item for k, _, llm in parts], np.int64),
-        llm_labels=joined([llm.score for _, _, llm in parts], float),
-        scoring=settings.scoring,
-        epsilon=settings.epsilon,
-        rater_names=names,
-    )
-    return AltTestRow(question, group, pool.name, test=result)
+
+def _row(question: str, group: str, pool: Pool, scores: AltTestScores, settings: AltTestSettings) -> AltTestRow:
+    return AltTestRow(question, group, pool.name, test=alt_test_verdict(scores, epsilon=settings.epsilon))

@@ -32,6 +32,10 @@ class Cell:
     _items: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     _means: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     _raters: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    # Built once: the cell rows, kappa, the ceiling, pairwise tau and the alt-test's pool labels each read them.
+    # Read-only, so that no reader can change what the next one sees.
+    _compact: np.ndarray | None = field(default=None, repr=False)
+    _rater_matrix: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     def raters(self) -> tuple[np.ndarray, np.ndarray]:
         """(the pool's rater indices present in this cell, column of each rating).
@@ -55,21 +59,29 @@ class Cell:
         return self._items
 
     def compact_matrix(self) -> np.ndarray:
-        items, inverse, starts = self.items_and_inverse()
-        if items.size == 0:
-            return np.empty((0, 0))
-        position = np.arange(self.item.size) - starts[inverse]
-        matrix = np.full((items.size, int(position.max()) + 1), np.nan)
-        matrix[inverse, position] = self.score
-        return matrix
+        """The compact matrix (read-only)."""
+        if self._compact is None:
+            items, inverse, starts = self.items_and_inverse()
+            if items.size == 0:
+                matrix = np.empty((0, 0))
+            else:
+                position = np.arange(self.item.size) - starts[inverse]
+                matrix = np.full((items.size, int(position.max()) + 1), np.nan)
+                matrix[inverse, position] = self.score
+            matrix.flags.writeable = False
+            self._compact = matrix
+        return self._compact
 
     def rater_matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        """(rater matrix, rater id of each column)."""
-        items, inverse, _ = self.items_and_inverse()
-        raters, column = self.raters()
-        matrix = np.full((items.size, raters.size), np.nan)
-        matrix[inverse, column] = self.score
-        return matrix, raters
+        """(rater matrix, rater id of each column), read-only."""
+        if self._rater_matrix is None:
+            items, inverse, _ = self.items_and_inverse()
+            raters, column = self.raters()
+            matrix = np.full((items.size, raters.size), np.nan)
+            matrix[inverse, column] = self.score
+            matrix.flags.writeable = False
+            self._rater_matrix = (matrix, raters)
+        return self._rater_matrix
 
     def item_means(self) -> tuple[np.ndarray, np.ndarray]:
         """(item indices, mean score of each)."""

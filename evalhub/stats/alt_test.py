@@ -184,20 +184,93 @@ def alt_test_long(
     Invalid input (arrays of different lengths, infinite labels, a rater rating an instance twice,
     an unknown scoring or sample rule, epsilon outside [0, 1], q_fdr outside (0, 1)) raises ValueError.
     """
-    rule = _checked_rule(scoring, sample_rule, epsilon, q_fdr)
+    _checked_rule(scoring, sample_rule, epsilon, q_fdr)  # every option checked before the data, as ever
+    scores = alt_test_scores(raters=raters, instances=instances, labels=labels, llm_instances=llm_instances,
+                             llm_labels=llm_labels, scoring=scoring, sample_rule=sample_rule, rater_names=rater_names)
+    return alt_test_verdict(scores, epsilon=epsilon, q_fdr=q_fdr)
+
+
+@dataclass(frozen=True)
+class AltTestScores:
+    """The scored human ratings of one ``alt_test_long`` call, before the humans' tests (``alt_test_scores``).
+
+    Scoring is the costly part of the test and depends on each instance alone, so the scores of sets of
+    distinct instances (one question each) may be joined (``alt_test_joined``) instead of scored again.
+    """
+
+    scoring: Scoring
+    rater_ids: np.ndarray  # the distinct human rater ids, sorted; ``raters`` are positions in it
+    names: list[str]  # the name of each rater id
+    raters: np.ndarray  # rater code of each usable human rating
+    w_llm: np.ndarray  # W_llm of each usable human rating
+    w_h: np.ndarray  # W_h of each usable human rating
+    n_instances: int  # usable instances
+    n_tied: int  # instances left out because the LLM's most frequent samples tie
+    n_few: int  # ... because they have fewer than MIN_HUMANS_PER_INSTANCE human ratings
+    n_no_llm: int  # ... because the LLM has no label for them
+
+
+def alt_test_scores(
+    *,
+    raters: npt.ArrayLike,
+    instances: npt.ArrayLike,
+    labels: npt.ArrayLike,
+    llm_instances: npt.ArrayLike,
+    llm_labels: npt.ArrayLike,
+    scoring: Scoring,
+    sample_rule: SampleRule | None = None,
+    rater_names: Mapping[Hashable, str] | None = None,
+) -> AltTestScores:
+    """The first half of ``alt_test_long`` (same arguments, rules and errors): W_llm and W_h of every usable
+    human rating; ``alt_test_verdict`` is the second half."""
+    rule = _checked_rule(scoring, sample_rule, DEFAULT_EPSILON, Q_FDR)
     h_rater, h_inst, h_label = _long("human", raters, instances, labels)
     _, l_inst, l_label = _long("LLM", None, llm_instances, llm_labels)
+    used = _usable_ratings(h_rater, h_inst, h_label, l_inst, l_label, rule, rater_names)
+    w_llm, w_h = _wins(used.instances, used.labels, used.llm_label, used.n_inst, scoring)
+    return AltTestScores(scoring, used.rater_ids, used.names, used.raters, w_llm, w_h, used.n_instances,
+                         used.n_tied, used.n_few, used.n_no_llm)
+
+
+def alt_test_joined(parts: Sequence[AltTestScores], *, rater_names: Mapping[Hashable, str] | None = None
+                    ) -> AltTestScores:
+    """The scores of several sets of instances as one: what ``alt_test_scores`` gives on their ratings
+    concatenated in order, each part's instances kept apart (e.g. the instances of question k numbered
+    k * n_items + item). Scores depend on an instance's own ratings only, so they are the parts' scores
+    concatenated; the raters are coded again over all parts. The parts share one scoring."""
+    if not parts:
+        raise ValueError("alt_test_joined needs at least one part")
+    scoring = parts[0].scoring
+    if any(part.scoring != scoring for part in parts):
+        raise ValueError("the parts of a joined alt-test must share one scoring")
+    all_ids = np.concatenate([part.rater_ids for part in parts])
+    _, rater_ids = id_codes(all_ids) if all_ids.size else (None, all_ids)
+    names = [str(r) if rater_names is None else rater_names[r] for r in rater_ids.tolist()]
+    raters = [np.searchsorted(rater_ids, part.rater_ids)[part.raters] for part in parts]
+    return AltTestScores(
+        scoring, rater_ids, names, np.concatenate(raters), np.concatenate([part.w_llm for part in parts]),
+        np.concatenate([part.w_h for part in parts]), sum(part.n_instances for part in parts),
+        sum(part.n_tied for part in parts), sum(part.n_few for part in parts), sum(part.n_no_llm for part in parts))
+
+
+def alt_test_verdict(scores: AltTestScores, *, epsilon: float = DEFAULT_EPSILON, q_fdr: float = Q_FDR
+                     ) -> AltTestResult:
+    """The second half of ``alt_test_long``: the humans' tests, corrected together, and the verdict."""
+    _checked_rule(scores.scoring, None, epsilon, q_fdr)
     notes: list[str] = []
-    used = _usable_ratings(h_rater, h_inst, h_label, l_inst, l_label, rule, rater_names, notes)
-    if used.n_instances == 0:
+    if scores.n_tied:
+        notes.append(f"{_instances(scores.n_tied)} left out: the LLM's most frequent samples are tied (no majority)")
+    if scores.n_few:
+        notes.append(f"{_instances(scores.n_few)} left out: fewer than {MIN_HUMANS_PER_INSTANCE} human ratings")
+    if scores.n_no_llm:
+        notes.append(f"{_instances(scores.n_no_llm)} left out: no LLM label")
+    if scores.n_instances == 0:
         notes.append(
             f"the test cannot run: no item x question has at least {MIN_HUMANS_PER_INSTANCE} human ratings "
             "and an LLM label"
         )
-        return _undefined(scoring, epsilon, q_fdr, 0, (), notes)
-
-    w_llm, w_h = _wins(used.instances, used.labels, used.llm_label, used.n_inst, scoring)
-    return _verdict(used, w_llm, w_h, scoring=scoring, epsilon=epsilon, q_fdr=q_fdr, notes=notes)
+        return _undefined(scores.scoring, epsilon, q_fdr, 0, (), notes)
+    return _verdict(scores, scoring=scores.scoring, epsilon=epsilon, q_fdr=q_fdr, notes=notes)
 
 
 def _checked_rule(scoring: Scoring, sample_rule: SampleRule | None, epsilon: float, q_fdr: float) -> SampleRule:
@@ -224,15 +297,20 @@ class _Usable:
     labels: np.ndarray
     llm_label: np.ndarray
     n_inst: int
+    rater_ids: np.ndarray
     names: list[str]
     n_instances: int
+    n_tied: int
+    n_few: int
+    n_no_llm: int
 
 
 def _usable_ratings(
     h_rater: np.ndarray, h_inst: np.ndarray, h_label: np.ndarray, l_inst: np.ndarray, l_label: np.ndarray,
-    rule: SampleRule, rater_names: Mapping[Hashable, str] | None, notes: list[str],
+    rule: SampleRule, rater_names: Mapping[Hashable, str] | None,
 ) -> _Usable:
-    """The human ratings of instances with 2 human ratings and an LLM label; a note for each kind left out."""
+    """The human ratings of instances with 2 human ratings and an LLM label, and how many of each kind were
+    left out."""
     # Common integer codes for the instances of both sides, and compact codes for the raters.
     inst_codes, inst_ids = id_codes(np.concatenate([h_inst, l_inst]))
     n_inst = inst_ids.size
@@ -243,23 +321,18 @@ def _usable_ratings(
         raise ValueError("a rater rated the same instance twice; give one label per rater and instance")
 
     llm_label, tied = _llm_labels(l_i, l_label, n_inst, rule)
-    if tied.any():
-        notes.append(f"{_instances(int(tied.sum()))} left out: the LLM's most frequent samples are tied (no majority)")
     n_humans = np.bincount(h_i, minlength=n_inst)
     has_llm = ~np.isnan(llm_label)
     usable = has_llm & (n_humans >= MIN_HUMANS_PER_INSTANCE)
     few = int((has_llm & (n_humans < MIN_HUMANS_PER_INSTANCE)).sum())
-    if few:
-        notes.append(f"{_instances(few)} left out: fewer than {MIN_HUMANS_PER_INSTANCE} human ratings")
     no_llm = int(((n_humans > 0) & ~has_llm & ~tied).sum())
-    if no_llm:
-        notes.append(f"{_instances(no_llm)} left out: no LLM label")
     keep = usable[h_i]
-    return _Usable(h_r[keep], h_i[keep], h_label[keep], llm_label, n_inst, names, int(usable.sum()))
+    return _Usable(h_r[keep], h_i[keep], h_label[keep], llm_label, n_inst, rater_ids, names, int(usable.sum()),
+                   int(tied.sum()), few, no_llm)
 
 
-def _verdict(used: _Usable, w_llm: np.ndarray, w_h: np.ndarray, *, scoring: Scoring, epsilon: float, q_fdr: float,
-             notes: list[str]) -> AltTestResult:
+def _verdict(used: AltTestScores, *, scoring: Scoring, epsilon: float, q_fdr: float, notes: list[str]
+             ) -> AltTestResult:
     """The humans' tests (those with MIN_INSTANCES_PER_HUMAN usable instances), corrected together, and the
     verdict from MIN_HUMANS of them; ``notes`` gains what was skipped or undefined."""
     names = used.names
@@ -274,8 +347,8 @@ def _verdict(used: _Usable, w_llm: np.ndarray, w_h: np.ndarray, *, scoring: Scor
         notes.append(f"the test cannot run: no human gave {MIN_INSTANCES_PER_HUMAN} usable ratings")
         return _undefined(scoring, epsilon, q_fdr, used.n_instances, (), notes)
 
-    ps = _p_values(used.raters, w_h.astype(float) - w_llm, per_rater, tested, epsilon)
-    advantage = np.bincount(used.raters, weights=w_llm, minlength=len(names))[tested] / per_rater[tested]
+    ps = _p_values(used.raters, used.w_h.astype(float) - used.w_llm, per_rater, tested, epsilon)
+    advantage = np.bincount(used.raters, weights=used.w_llm, minlength=len(names))[tested] / per_rater[tested]
     undefined = np.isnan(ps)
     # An undefined p enters the correction as 1: it keeps its place in m (as in the reference) and is
     # never rejected, since the largest Benjamini-Yekutieli threshold q / H_m is below 1.

@@ -185,12 +185,12 @@ def build(rebuild: bool) -> None:
                 scores = np.clip(np.rint(2 * (truth + rng.normal(0.2, 0.6, size=len(items)))) / 2, 1, 5)
                 refused = rng.random(len(items)) < 0.01
                 llm_rows += [(run.pk, item, question, sample, None if r else float(s), "refused" if r else "ok",
-                              "", "", "", "", "[]", "", 1, "bench", "{}", False, "", now, now)
+                              "", "", "", "", "[]", "", "", 1, "bench", "{}", False, "", now, now)
                              for item, s, r in zip(items, scores, refused, strict=True)]
         human_sql = ("INSERT INTO annotations_humanrating (rater_id, item_id, question_id, score, comment, "
                      "created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s)")
         llm_columns = ("run_id, item_id, question_id, sample, score, status, rationale, prompt, prompt_hash, "
-                       "template_version, history, raw, attempts, model, params, swapped, reason, created_at, updated_at")
+                       "template_version, history, raw, reasoning, attempts, model, params, swapped, reason, created_at, updated_at")
         with connection.cursor() as cursor:
             if connection.vendor == "postgresql":
                 with cursor.cursor.copy("COPY annotations_humanrating (rater_id, item_id, question_id, score, "
@@ -203,7 +203,7 @@ def build(rebuild: bool) -> None:
             else:
                 cursor.executemany(human_sql, human_rows)
                 cursor.executemany(f"INSERT INTO llmjudge_llmrating ({llm_columns}) VALUES "
-                                   f"({', '.join(['%s'] * 19)})", llm_rows)
+                                   f"({', '.join(['%s'] * 20)})", llm_rows)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     print(f"  built {len(human_rows) + len(llm_rows):,} ratings in {time.perf_counter() - started:.1f} s")

@@ -13,7 +13,7 @@ import pytest
 from scipy import stats as sps
 
 from evalhub import stats
-from evalhub.stats.alt_test import alt_test, alt_test_long
+from evalhub.stats.alt_test import alt_test, alt_test_joined, alt_test_long, alt_test_scores, alt_test_verdict
 from tests.evalhub.stats.test_alt_test_real import reference_alt_test
 from tests.support.alt_test_data import read_alt_test_dataset
 
@@ -322,6 +322,62 @@ def test_the_long_form_gives_the_same_result_as_the_mappings() -> None:
         epsilon=0.1,
     )
     assert long == alt_test(humans, llm, scoring="accuracy", epsilon=0.1)
+
+
+def question_ratings(rng: np.random.Generator, raters: list[int], n_items: int, scoring: str) -> dict[str, np.ndarray]:
+    """One question's long-format ratings with every case the test leaves out: NaN labels, items with one
+    human rating, items without an LLM label, tied LLM samples (accuracy)."""
+    levels = 3 if scoring == "accuracy" else 5
+    truth = rng.integers(1, levels + 1, size=n_items)
+    rater, item = np.meshgrid(raters, np.arange(n_items), indexing="ij")
+    keep = rng.random(rater.shape) < 0.8
+    label = np.clip(truth[item] + rng.integers(-1, 2, size=item.shape), 1, levels).astype(float)
+    label[rng.random(label.shape) < 0.03] = np.nan
+    llm_item = np.repeat(np.arange(n_items), 2)
+    llm_label = np.clip(truth[llm_item] + rng.integers(-1, 2, size=llm_item.shape), 1, levels).astype(float)
+    no_llm = np.repeat(rng.random(n_items) < 0.05, 2)
+    return {"raters": rater[keep], "instances": item[keep], "labels": label[keep],
+            "llm_instances": llm_item[~no_llm], "llm_labels": llm_label[~no_llm]}
+
+
+@pytest.mark.parametrize("scoring", ["accuracy", "neg_rmse"])
+def test_joined_scores_of_questions_give_what_the_test_gives_on_their_ratings_together(scoring: str) -> None:
+    rng = np.random.default_rng(11)
+    n_items = 60
+    # Rater 40 rates only the second question; rater 50 only the first, too few items to be tested when joined.
+    parts = [question_ratings(rng, [10, 20, 30, 50], n_items, scoring),
+             question_ratings(rng, [10, 20, 30, 40], n_items, scoring),
+             question_ratings(rng, [20, 30, 40], n_items, scoring)]
+    parts[0] = {key: value[(parts[0]["raters"] != 50) | (parts[0]["instances"] < 20)] if key in (
+        "raters", "instances", "labels") else value for key, value in parts[0].items()}
+    names = {r: f"rater {r}" for r in (10, 20, 30, 40, 50)}
+    together = alt_test_long(
+        **{key: np.concatenate([part[key] + (k * n_items if "instances" in key else 0) for k, part in enumerate(parts)])
+           for key in parts[0]}, scoring=scoring, rater_names=names, epsilon=0.1)
+    joined = alt_test_joined([alt_test_scores(**part, scoring=scoring, rater_names=names) for part in parts],
+                             rater_names=names)
+    assert alt_test_verdict(joined, epsilon=0.1) == together
+    # The cases are there: humans tested and skipped, instances left out for each reason.
+    assert len(together.humans) == 4 and together.winning_rate is not None
+    assert any("rater 50 gave" in note for note in together.notes)
+    assert any("no LLM label" in note for note in together.notes)
+    assert any("fewer than 2 human ratings" in note for note in together.notes)
+    if scoring == "accuracy":
+        assert any("tied" in note for note in together.notes)
+
+
+def test_scores_of_one_question_give_what_the_long_form_gives() -> None:
+    part = question_ratings(np.random.default_rng(3), [1, 2, 3], 50, "neg_rmse")
+    assert alt_test_verdict(alt_test_scores(**part, scoring="neg_rmse"), epsilon=0.2) == alt_test_long(
+        **part, scoring="neg_rmse", epsilon=0.2)
+
+
+def test_joining_scores_of_two_scorings_is_refused() -> None:
+    part = question_ratings(np.random.default_rng(3), [1, 2, 3], 40, "accuracy")
+    with pytest.raises(ValueError, match="share one scoring"):
+        alt_test_joined([alt_test_scores(**part, scoring="accuracy"), alt_test_scores(**part, scoring="neg_rmse")])
+    with pytest.raises(ValueError, match="at least one part"):
+        alt_test_joined([])
 
 
 def test_defaults_and_the_papers_epsilon_guidance() -> None:
