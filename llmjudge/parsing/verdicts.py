@@ -40,6 +40,11 @@ _NOT_RATINGS = Lazy(
 # A name that ends in a label ("Score", "Overall score", "I would answer") names the verdict, not an aspect.
 _LABEL_NAME = Lazy(rf"(?:{LEX.bare_labels}|{LEX.labels}|{LEX.final_prefixes}|{LEX.final_labels})\Z", FOLDED)
 _CONTRAST = Lazy(rf"{LEX.contrasts}|[.!?;\n]", FOLDED)
+_CONTRAST_WORD = Lazy(LEX.contrasts, FOLDED)
+# After a refusal, the verdicts that a marker sets apart: final markers and self-corrections.
+_MARKED = ("final", "revision", "aspect")
+# What may stand on a line before a label's number: markup and the label, no sentence ("**Score:** ").
+_LINE_LABEL = Lazy(r"[^\S\n]*+[#>*_\-\s]*+[^\W\d_][^.!?\n]{0,30}\Z", FOLDED)
 _PAPER_NUM = Lazy(
     r"(?P<num>-(?<![\w.\-/:,]-)\d+(?:\.\d+)?|\d(?<![\w.\-/:,]\d)\d*(?:\.\d+)?)(?![\w%])(?![.,:]\d)", FOLDED
 )
@@ -255,13 +260,22 @@ def _paper(r: Prepared, scale: Scale) -> Verdict | None:
 
 
 def _in_refusal(low: str, verdict: Verdict, refusal: re.Match[str]) -> bool:
-    """The verdict stands in the refusal's own clause: "I can't rate this (1 von 5)", "Score: 0 — I refuse to
-    rate"; a sentence end or a "but" between them ("I can't comment on X, but I'd give it a 4") sets it apart."""
-    if refusal.start() < verdict.start:
-        between = low[refusal.end() : verdict.start]
-    else:
+    """The verdict belongs to the refusal. Before it, in its own clause: "Score: 0 — I refuse to rate". After
+    it, unless a contrast turns the answer round ("I can't comment on X, but I'd give it a 4") or the verdict
+    is an explicit final marker or a label on a line of its own: a sentence end alone does not set apart a
+    number that goes on explaining the refusal ("I cannot rate this. Giving it 2/5 would be misleading")."""
+    if refusal.start() >= verdict.start:
         between = low[verdict.end : refusal.start()]
-    return len(between) < 400 and _CONTRAST.search(between) is None
+        return len(between) < 400 and _CONTRAST.search(between) is None
+    if verdict.kind in _MARKED or (verdict.kind == "label" and _own_line(low, refusal.end(), verdict.start)):
+        return False
+    return _CONTRAST_WORD.search(low, refusal.end(), verdict.start) is None
+
+
+def _own_line(low: str, after: int, start: int) -> bool:
+    """The verdict opens a line of its own after the refusal ("...decline.\nScore: 3")."""
+    line = low.rfind("\n", after, start)
+    return line >= 0 and _LINE_LABEL.match(low, line + 1, start) is not None
 
 
 def _usable(found: list[Verdict], low: str, refused: list[re.Match[str]]) -> list[Verdict]:
