@@ -163,10 +163,25 @@ _PART_OF = _c(
     r"\s+(?:of|de|dei|degli|delle|des|du|von|из|em)\s+(?:the|which|them|los|las|les|la|el|der|den|die|das|os|as|"
     r"i|gli|le|these|those|its|all)\b"
 )
-# "A score of 5 would require vivid imagery": a number the answer talks about, not its rating.
+# "A score of 5 would require vivid imagery", "1/5 would be unfair", "Un 2 sería injusto", "deserves a 5... if the
+# citations were real": a number the answer talks about, not its rating. A number that "would be fair" (or
+# "right", "my score", "justo", "angemessen"...) is the verdict, in a softer voice.
+_APPROVING = (
+    r"(?:be\s+(?:(?:about|just|more\s+or\s+less)\s+)?(?:my\b|the\s+(?:right|correct|fair|appropriate|most)\b|a\s+(?:fair|reasonable)\b"
+    r"|fair\b|appropriate\b|right\b|reasonable\b|accurate\b|justified\b|warranted\b|apt\b|suitable\b|correct\b"
+    r"|defensible\b|honest\b)|(?:reflect|fit|suit|capture|describe|sum|seem\s+(?:fair|right|appropriate))\w*\b)"
+)
+_APPROVING_FOREIGN = (
+    r"(?:justo|justa|adecuad|apropiad|razonable|correct|mi\s|gerecht|angemessen|fair|richtig|passend|meine\s|juste"
+    r"|approprié|raisonnable|ma\s|giust|adeguat|appropriat|ragionevol|il\s+mio|adequad|razoável|minha\s"
+    r"|справедлив|уместн|правильн|разумн)"
+)
 _HYPOTHETICAL = _c(
-    r"[^\S\n]*(?:would\s+(?:require|need|mean|imply|be\s+too)|requires|needs|is\s+reserved|would\s+have\s+been"
-    r"|(?:if|unless|si|se|wenn|falls|если)\s)"
+    r"[^\S\n]*+(?:(?:\.{2,3}|\u2026|[\u2013\u2014])[^\S\n]*+)?(?:would(?:n't|\s+not)?\s+(?!"
+    + _APPROVING
+    + r")[^\W\d_]|requires|needs|is\s+reserved|(?:sería|wäre|serait|sarebbe|seria|было\s+бы)\s+(?!"
+    + _APPROVING_FOREIGN
+    + r")|(?:if|unless|si|se|wenn|falls|если)\s)"
 )
 _REFERENCE = _c(rf"(?:{LEX.references})\s*#?\s*\Z|第\s*\Z")
 _EXAMPLE = _c(r"(?:e\.\s*g\.|for example|for instance|such as|like)\s*,?\s*\(?\Z")

@@ -233,7 +233,7 @@ def _general_classes(
 def _paper(r: Prepared, scale: Scale) -> Verdict | None:
     """The paper's rule (Chiang & Lee 2023, appendix D.2.1): drop "out of <max>" and "/<max>", take the first
     number. A denominator other than the scale's maximum survives this and marks another scale. Years,
-    counts, references and examples are skipped: they are not ratings.
+    counts, references, examples and hypotheticals ("a 5... if") are skipped: they are not ratings.
 
     The first number is a guess at a terse answer, not a stated verdict: off the scale ("502 Bad Gateway")
     it means there is none, and another plausible number after it ("Hmm. 3? Maybe 4.") makes two."""
@@ -245,7 +245,7 @@ def _paper(r: Prepared, scale: Scale) -> Verdict | None:
         token = match.group("num")
         if re.fullmatch(r"\d{4,}", token) or forms.is_reference(low, match.start()) or is_negated(low, match.start()):
             continue
-        if forms.is_count(text, match):
+        if forms.is_count(text, match) or forms.is_hypothetical(low, match.end()):
             continue
         after = _AFTER_DEN.match(low, match.end())
         den = float(after.group(1)) if after else None
