@@ -176,13 +176,20 @@ _APPROVING_FOREIGN = (
     r"|approprié|raisonnable|ma\s|giust|adeguat|appropriat|ragionevol|il\s+mio|adequad|razoável|minha\s"
     r"|справедлив|уместн|правильн|разумн)"
 )
-_HYPOTHETICAL = _c(
-    r"[^\S\n]*+(?:(?:\.{2,3}|\u2026|[\u2013\u2014])[^\S\n]*+)?(?:would(?:n't|\s+not)?\s+(?!"
+_WOULD = (
+    r"would(?:n't|\s+not)?\s+(?!"
     + _APPROVING
-    + r")[^\W\d_]|requires|needs|is\s+reserved|(?:sería|wäre|serait|sarebbe|seria|было\s+бы)\s+(?!"
+    + r")[^\W\d_]|(?:sería|wäre|serait|sarebbe|seria|было\s+бы)\s+(?!"
     + _APPROVING_FOREIGN
-    + r")|(?:if|unless|si|se|wenn|falls|если)\s)"
+    + ")"
 )
+_HYPOTHETICAL = _c(
+    r"[^\S\n]*+(?:(?:\.{2,3}|\u2026|[\u2013\u2014])[^\S\n]*+)?(?:"
+    + _WOULD
+    + r"|requires|needs|is\s+reserved|(?:if|unless|si|se|wenn|falls|если)\s)"
+)
+# A choice the answer talks about: "[[A=B]] would be misleading" (no "if": "B if I must pick" is a choice).
+_WOULD_CHOICE = _c(r"[^\S\n]*+(?:" + _WOULD + ")")
 _REFERENCE = _c(rf"(?:{LEX.references})\s*#?\s*\Z|第\s*\Z")
 _EXAMPLE = _c(r"(?:e\.\s*g\.|for example|for instance|such as|like)\s*,?\s*\(?\Z")
 _ALTERNATIVE = _c(
@@ -240,6 +247,11 @@ def bounded(pattern: Lazy, low: str, span: tuple[int, int] | None = None) -> lis
 
 def is_hypothetical(text: str, end: int) -> bool:
     return _HYPOTHETICAL.match(text, end) is not None
+
+
+def is_hypothetical_choice(text: str, end: int) -> bool:
+    """A pairwise choice followed by "would" and a verb ("[[A>B]] would endorse it"), in any language."""
+    return _WOULD_CHOICE.match(text, end) is not None
 
 
 def find(

@@ -30,8 +30,9 @@ from llmjudge.parsing.common import (
     is_negated,
     last_result_mark,
     sentence_at,
+    set_apart,
 )
-from llmjudge.parsing.forms import bounded, tail
+from llmjudge.parsing.forms import bounded, is_hypothetical_choice, tail
 from llmjudge.parsing.jsonish import find_json
 from llmjudge.parsing.lexicon import FLAGS, FOLDED, LEX, Lazy, fold, is_refusal, refusals
 from llmjudge.parsing.normalize import EchoOptions, Prepared, prepare, window
@@ -193,10 +194,18 @@ def _resolve(found: list[Choice], low: str) -> Choice | None:
     return replace(last, ambiguous=True)
 
 
-def _found(pattern: Lazy, r: Prepared, kind: str) -> list[Choice]:
+def _in_refusal(r: Prepared, start: int, refused: list[re.Match[str]], kind: str) -> bool:
+    """A choice after a refusal belongs to it unless a contrast sets it apart, or, for an explicit verdict
+    (``[[A>B]]``, "Verdict: B"), a line of its own."""
+    return any(x.start() < start and not set_apart(r.low, x.end(), start, own_line=kind == "final") for x in refused)
+
+
+def _found(pattern: Lazy, r: Prepared, kind: str, refused: list[re.Match[str]]) -> list[Choice]:
     found = []
     for match in bounded(pattern, r.low):
         if is_negated(r.low, match.start()) or not _capitals(r.text, match):
+            continue
+        if is_hypothetical_choice(r.low, match.end()) or _in_refusal(r, match.start(), refused, kind):
             continue
         choice = Choice(_letter(match), match.start(), kind)
         other = _OTHER_CHOICE.match(r.low, match.end())
@@ -239,13 +248,13 @@ def _from_result(r: Prepared, answer: str) -> ParsedChoice:
     return ParsedChoice(_choice_of(match.group("choice")), OK, rationale)
 
 
-def _prose(r: Prepared) -> Choice | None:
+def _prose(r: Prepared, refused: list[re.Match[str]]) -> Choice | None:
     """The choice the prose states, tier by tier: the first tier that speaks decides."""
     for tier in _TIERS:
         found = [
             c
             for pattern in tier
-            for c in _found(pattern, r, "prose")
+            for c in _found(pattern, r, "prose", refused)
             if not is_conditional(r.low, c.start) or c.choice == "tie"
         ]
         resolved = _resolve(found, r.low)
@@ -254,13 +263,13 @@ def _prose(r: Prepared) -> Choice | None:
     return None
 
 
-def _opening_or_closing(r: Prepared) -> Choice | None:
+def _opening_or_closing(r: Prepared, refused: list[re.Match[str]]) -> Choice | None:
     for pattern in (_ALONE, _LEADING):
         match = pattern.search(r.low)
         if match and _capitals(r.text, match):
             return Choice(_letter(match), match.start())
     closing = _CLOSING.search(r.low, *tail(r.low))
-    if closing is None:
+    if closing is None or _in_refusal(r, closing.start(1), refused, "final"):
         return None
     letters = {m.group("cap") for m in _CLOSING_LETTER.finditer(r.text, *closing.span(1))}
     if not letters:
@@ -268,8 +277,8 @@ def _opening_or_closing(r: Prepared) -> Choice | None:
     return Choice(letters.pop(), closing.start(), ambiguous=len(letters) > 0)
 
 
-def _final(r: Prepared) -> Choice | None:
-    found = [c for p in _FINAL for c in _found(p, r, "final")]
+def _final(r: Prepared, refused: list[re.Match[str]]) -> Choice | None:
+    found = [c for p in _FINAL for c in _found(p, r, "final", refused)]
     for match in bounded(_CORRECTION, r.low):
         # A correction corrects something: a choice stands shortly before it.
         if _capitals(r.text, match) and re.search(
@@ -284,18 +293,19 @@ def _read(answer: str, assistant_names: bool) -> ParsedChoice:
     if from_json is not None:
         choice, rationale = from_json
         if choice is None:
-            refused = is_refusal(rationale)
+            declined = is_refusal(rationale)
             return ParsedChoice(
-                None, REFUSED if refused else UNPARSEABLE, rationale, reason="" if refused else NO_VERDICT
+                None, REFUSED if declined else UNPARSEABLE, rationale, reason="" if declined else NO_VERDICT
             )
         return ParsedChoice(choice, OK, rationale)
     r = prepare(answer, EchoOptions(), letters=lambda text: _letters(text, assistant_names))
     if RESULT_MARK.search(r.low):
         return _from_result(r, answer)
-    found = _final(r) or _prose(r) or _opening_or_closing(r)
+    refused = refusals(r.low)
+    found = _final(r, refused) or _prose(r, refused) or _opening_or_closing(r, refused)
     if found is None or found.alternatives:
-        refused = found is None and is_refusal(r.low)
-        return ParsedChoice(None, REFUSED if refused else UNPARSEABLE, answer, reason="" if refused else NO_VERDICT)
+        refusal = found is None and bool(refused)
+        return ParsedChoice(None, REFUSED if refusal else UNPARSEABLE, answer, reason="" if refusal else NO_VERDICT)
     if found.ambiguous:
         return ParsedChoice(None, UNPARSEABLE, answer, reason=TWO_VERDICTS)
     return ParsedChoice(found.choice, OK, answer)

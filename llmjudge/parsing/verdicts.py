@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import llmjudge.parsing.forms as forms
-from llmjudge.parsing.common import fmt, is_conditional, is_negated
+from llmjudge.parsing.common import fmt, is_conditional, is_negated, set_apart
 from llmjudge.parsing.forms import Verdict, find
 from llmjudge.parsing.lexicon import DEN, FOLDED, LEX, NUM, Lazy, to_number
 from llmjudge.parsing.normalize import Prepared
@@ -40,11 +40,8 @@ _NOT_RATINGS = Lazy(
 # A name that ends in a label ("Score", "Overall score", "I would answer") names the verdict, not an aspect.
 _LABEL_NAME = Lazy(rf"(?:{LEX.bare_labels}|{LEX.labels}|{LEX.final_prefixes}|{LEX.final_labels})\Z", FOLDED)
 _CONTRAST = Lazy(rf"{LEX.contrasts}|[.!?;\n]", FOLDED)
-_CONTRAST_WORD = Lazy(LEX.contrasts, FOLDED)
 # After a refusal, the verdicts that a marker sets apart: final markers and self-corrections.
 _MARKED = ("final", "revision", "aspect")
-# What may stand on a line before a label's number: markup and the label, no sentence ("**Score:** ").
-_LINE_LABEL = Lazy(r"[^\S\n]*+[#>*_\-\s]*+[^\W\d_][^.!?\n]{0,30}\Z", FOLDED)
 _PAPER_NUM = Lazy(
     r"(?P<num>-(?<![\w.\-/:,]-)\d+(?:\.\d+)?|\d(?<![\w.\-/:,]\d)\d*(?:\.\d+)?)(?![\w%])(?![.,:]\d)", FOLDED
 )
@@ -267,15 +264,9 @@ def _in_refusal(low: str, verdict: Verdict, refusal: re.Match[str]) -> bool:
     if refusal.start() >= verdict.start:
         between = low[verdict.end : refusal.start()]
         return len(between) < 400 and _CONTRAST.search(between) is None
-    if verdict.kind in _MARKED or (verdict.kind == "label" and _own_line(low, refusal.end(), verdict.start)):
+    if verdict.kind in _MARKED:
         return False
-    return _CONTRAST_WORD.search(low, refusal.end(), verdict.start) is None
-
-
-def _own_line(low: str, after: int, start: int) -> bool:
-    """The verdict opens a line of its own after the refusal ("...decline.\nScore: 3")."""
-    line = low.rfind("\n", after, start)
-    return line >= 0 and _LINE_LABEL.match(low, line + 1, start) is not None
+    return not set_apart(low, refusal.end(), verdict.start, own_line=verdict.kind == "label")
 
 
 def _usable(found: list[Verdict], low: str, refused: list[re.Match[str]]) -> list[Verdict]:
