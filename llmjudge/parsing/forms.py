@@ -83,6 +83,10 @@ FINAL_LABELED = _c(
 BOXED = _c(rf"\\boxed\{{\s*+{NUM}{DEN}\s*+\}}")
 TAGGED = _c(rf"<(?P<tag>answer|score|rating|grade)>\s*+{NUM}{DEN}\s*+</(?P=tag)>")
 DOUBLE_BRACKET = _c(rf"\[\[\s*+{NUM}{DEN}\s*+\]\]")
+# The explicit final markers, searched in the whole of a long answer too (``normalize.window``), and the
+# literal words one of which each of their matches holds.
+FINALS = (FINAL_LABELED, BOXED, TAGGED, DOUBLE_BRACKET)
+FINAL_KEYS = (*LEX.final_words, "\\boxed", "</", "[[")
 REVISED = _c(rf"{LEX.revisions}{GAP}\b(?:to|at|on|as)\s+(?:a\s+|an\s+)?{NUM}{DEN}")
 DECIDED = _c(rf"{LEX.decisions}[^\S\n]*+(?:(?:to|at|on|with|a|an|towards?)\s+){{0,2}}{NUM}{DEN}")
 # "I'd say 3... actually, no — 4", "Eu daria um 3... não, um 4", "Поставлю 3... нет, всё-таки 4".

@@ -143,6 +143,7 @@ class Lexicon:
     final_prefixes: str
     final_suffixes: str
     final_labels: str
+    final_words: tuple[str, ...]  # the words of the three lists above, none holding another ("final", "总")
     other_scale_labels: str
     of: str
     units: str
@@ -180,6 +181,15 @@ def _letter_first(pattern: str) -> str:
     return re.sub(r"\A\\b([^\W\d_])(?![*+?{])", lambda m: rf"{m.group(1)}(?<!\w{m.group(1)})", pattern)
 
 
+def _shortest(words: Iterable[str]) -> tuple[str, ...]:
+    """The words none of the others holds: any text that holds one of ``words`` holds one of these."""
+    kept: list[str] = []
+    for word in sorted({w.lower() for w in words if w}, key=len):
+        if not any(k in word for k in kept):
+            kept.append(word)
+    return tuple(kept)
+
+
 def _read() -> list[dict[str, Any]]:
     return [json.loads((WORDS_DIR / f"{code}.json").read_text(encoding="utf-8")) for code in LANGUAGES]
 
@@ -207,6 +217,7 @@ def _merge(files: list[dict[str, Any]]) -> Lexicon:
         final_prefixes=alternation(words("final_prefixes")),
         final_suffixes=alternation(words("final_suffixes")),
         final_labels=alternation(words("final_labels")),
+        final_words=_shortest(w for k in ("final_prefixes", "final_suffixes", "final_labels") for w in words(k)),
         other_scale_labels=alternation(words("other_scale_labels")),
         of=alternation(words("of")),
         units=alternation(words("units")),

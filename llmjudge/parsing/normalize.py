@@ -2,9 +2,10 @@
 
 Pure. Each step keeps a number's meaning and drops what cannot be a rating:
 
-- ``window``: the verdict is searched in the first 2 KB and the last 6 KB of an answer only, so a megabyte of
-  text costs what 8 KB cost (judges put their verdict at the start or the end, and their answers are
-  shorter than that once the reasoning trace, whatever its length, is split off by ``str.find``).
+- ``window``: the verdict is searched in the first 2 KB and the last 6 KB of an answer, plus the last two
+  explicit final markers ("Final score: 2", ``\\boxed{2}``, ``[[A>B]]``) of the middle with their context, so
+  a megabyte of text costs what 8 KB and one linear search cost (judges put their verdict at the start or
+  the end, or mark it; the reasoning trace, whatever its length, is split off by ``str.find``).
 - ``glyphs``: full-width digits and punctuation, circled digits, keycaps ("4️⃣", "🔟"), decimal commas ("3,5"),
   curly quotes, and star runs ("★★★½☆" -> "3.5/5", "⭐⭐⭐⭐" -> "4").
 - ``prepare``: all of it, number words in a verdict's place as digits ("four out of five"), then blanks the
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from llmjudge.parsing.common import fmt
-from llmjudge.parsing.lexicon import FOLDED, LETTER, fold, words_to_digits
+from llmjudge.parsing.lexicon import FOLDED, LETTER, Lazy, fold, words_to_digits
 
 HEAD = 2_048
 TAIL = 6_144
@@ -61,10 +62,58 @@ _STAR_RUN = re.compile(f"[{_FILLED}{_EMPTY}\u00bd]{{2,}}")
 _DECIMAL_COMMA = re.compile(r"(?<![\d.,])(\d{1,2}),([05])(?![\d,])")
 
 
-def window(text: str) -> str:
+# Around a final marker found in the skipped middle, this much context is kept: enough for the checks that
+# look around a verdict (a negation before it, "would ..." or "if ..." after it, its sentence).
+BEFORE_MARKER = 240
+AFTER_MARKER = 160
+MARKERS_KEPT = 2
+# How many places of one key word are checked, from the end of the middle backwards.
+KEY_TRIES = 8
+
+
+@dataclass(frozen=True)
+class Finals:
+    """The explicit final markers searched in the skipped middle of a long answer: their patterns (on folded
+    text), and literal words one of which every match holds, so that the middle is scanned by ``str.rfind``
+    and a pattern only runs on a few hundred characters around each place found."""
+
+    patterns: tuple[Lazy, ...] = ()
+    keys: tuple[str, ...] = ()
+
+
+def _marker_hits(low: str, finals: Finals, start: int, stop: int) -> list[int]:
+    hits = set()
+    for key in finals.keys:
+        end = stop
+        for _ in range(KEY_TRIES):
+            at = low.rfind(key, start, end)
+            if at < 0:
+                break
+            begin, until = max(start, at - 80), min(stop, at + 120)
+            found = [m.start() for p in finals.patterns for m in p.finditer(low, begin, until)]
+            if found:
+                hits.add(max(found))
+                break
+            end = at + len(key) - 1
+    return sorted(hits)[-MARKERS_KEPT:]
+
+
+def window(text: str, finals: Finals | None = None) -> str:
+    """The first ``HEAD`` and last ``TAIL`` characters of a long answer; between them, the last
+    ``MARKERS_KEPT`` explicit final markers of the skipped middle, with their context, so that "Final score:
+    2" 4 KB into an 11 KB answer is not lost to an early "I'd give it a 4"."""
     if len(text) <= HEAD + TAIL:
         return text
-    return text[:HEAD] + "\n\n" + text[-TAIL:]
+    stop = len(text) - TAIL
+    pieces = []
+    if finals is not None:
+        end = HEAD
+        for start in _marker_hits(fold(text), finals, HEAD, stop):
+            begin = max(end, start - BEFORE_MARKER)
+            end = min(stop, start + AFTER_MARKER)
+            if begin < end:
+                pieces.append(text[begin:end])
+    return "\n\n".join([text[:HEAD], *pieces, text[-TAIL:]])
 
 
 def _stars(match: re.Match[str]) -> str:
@@ -177,9 +226,12 @@ class EchoOptions:
     question: str = ""
 
 
-def prepare(answer: str, options: EchoOptions, letters: Callable[[str], str] | None = None) -> Prepared:
-    """The window of ``answer``, glyphs normalised (and ``letters`` applied), its echoes and markup blanked."""
-    text = glyphs(window(answer))
+def prepare(
+    answer: str, options: EchoOptions, letters: Callable[[str], str] | None = None, finals: Finals | None = None
+) -> Prepared:
+    """The window of ``answer`` (with the ``finals`` markers of its middle), glyphs normalised (and ``letters``
+    applied), its echoes and markup blanked."""
+    text = glyphs(window(answer, finals))
     if letters is not None:
         text = letters(text)
     low = words_to_digits(fold(text))

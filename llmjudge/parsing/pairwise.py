@@ -35,7 +35,7 @@ from llmjudge.parsing.common import (
 from llmjudge.parsing.forms import bounded, is_hypothetical_choice, tail
 from llmjudge.parsing.jsonish import find_json
 from llmjudge.parsing.lexicon import FLAGS, FOLDED, LEX, Lazy, fold, is_refusal, refusals
-from llmjudge.parsing.normalize import EchoOptions, Prepared, prepare, window
+from llmjudge.parsing.normalize import EchoOptions, Finals, Prepared, prepare, window
 from llmjudge.parsing.reasoning import split_reasoning
 from llmjudge.parsing.score_json import RATIONALE_KEYS
 
@@ -74,6 +74,10 @@ _FINAL: tuple[Lazy, ...] = (
     _c(r"\\boxed\{\s*+(?:\\text\{\s*+)?(?P<choice>a|b|tie)\b\s*+\}?\s*+\}"),
     _c(rf"\[\s*+(?:{_NOUN})\s+(?P<choice>a|b)\s*+\]"),
     _LABELED,
+)
+# The final markers searched in the middle of a long answer, and the words one of which each match holds.
+_FINALS = Finals(
+    _FINAL, ("[", "\\boxed", ">", "<", "=", "winner", "verdict", "answer", "choice", "prefer", "better response")
 )
 _CORRECTION = _c(
     rf"{LEX.corrections}[\s,.:;!\u2013\u2014\-]*+(?:{_NOUN}\s+)?[(\[]?(?P<cap>[ab])\b(?!\s+is\s+(?:not|worse))"
@@ -298,7 +302,7 @@ def _read(answer: str, assistant_names: bool) -> ParsedChoice:
                 None, REFUSED if declined else UNPARSEABLE, rationale, reason="" if declined else NO_VERDICT
             )
         return ParsedChoice(choice, OK, rationale)
-    r = prepare(answer, EchoOptions(), letters=lambda text: _letters(text, assistant_names))
+    r = prepare(answer, EchoOptions(), letters=lambda text: _letters(text, assistant_names), finals=_FINALS)
     if RESULT_MARK.search(r.low):
         return _from_result(r, answer)
     refused = refusals(r.low)

@@ -91,8 +91,7 @@ def _name_before(low: str, sep: int) -> str | None:
 
 
 def _final_tier(r: Prepared) -> list[Verdict]:
-    finals = (forms.FINAL_LABELED, forms.BOXED, forms.TAGGED, forms.DOUBLE_BRACKET)
-    found = [v for p in finals for v in find(p, r.text, r.low, "final")]
+    found = [v for p in forms.FINALS for v in find(p, r.text, r.low, "final")]
     for pattern in (forms.REVISED, forms.DECIDED, *forms.present(forms.DECISION_TEMPLATES, r.low)):
         found += find(pattern, r.text, r.low, "revision", prose=True)
     for verdict in find(forms.CORRECTED, r.text, r.low, "revision", prose=True):
