@@ -173,6 +173,8 @@ class Lexicon:
     pair_tie: str
     pair_first: str
     pair_second: str
+    pair_labels: str  # "Veredicto", "Urteil", "判定": a pairwise verdict's label in the other languages
+    pair_label_words: tuple[str, ...]  # the same, for ``str.rfind`` (``normalize.Finals``)
 
 
 def _letter_first(pattern: str) -> str:
@@ -247,6 +249,8 @@ def _merge(files: list[dict[str, Any]]) -> Lexicon:
         pair_tie=alternation(pairs("tie")),
         pair_first=alternation(pairs("first")),
         pair_second=alternation(pairs("second")),
+        pair_labels=alternation(pairs("labels")),
+        pair_label_words=_shortest(pairs("labels")),
     )
 
 

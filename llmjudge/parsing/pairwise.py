@@ -57,6 +57,10 @@ _NOUN = LEX.pair_nouns
 _ORDINAL = rf"the\s+(?:(?P<first>{LEX.pair_first})|(?P<second>{LEX.pair_second}))\s+(?:{_NOUN}|one)\b"
 # A bare letter counts in prose only as a capital ("I'd choose B."; checked on the original text: groups
 # named "cap"), a lower-case one only with its noun or parentheses, so "I prefer a shorter answer" is no choice.
+# The ordinal and the noun of any language: "la primera respuesta", "die zweite Antwort", "第二个回答", "두 번째 응답".
+_FOREIGN_ORDINAL = rf"(?:(?P<first>{LEX.pair_first})|(?P<second>{LEX.pair_second}))[^\S\n]*+(?:{_NOUN})"
+_NOT = r"(?<!\w)(?:no|not|nicht|kein|pas|non|não|не|nie)\b|不|没"
+_GAP_CHAR = r"[^.!?\n,;:、]"
 _TOKEN = rf"(?:{_NOUN}\s+[(\[]?(?P<n>[ab])\b[)\]]?|\((?P<p>[ab])\)|\b(?P<cap>[ab])\b|{_ORDINAL})"
 _CHOICE_TOKEN = rf"(?:{_NOUN}\s+)?[(\[]?\s*(?P<choice>a|b|c|tie|draw|equal)\b\s*[)\]]?"
 _OTHER_CHOICE = _c(
@@ -67,6 +71,12 @@ _LABELED = _c(
     r"(?<!\w)(?:winner|verdict|answer|choice|preference|better\s+response|preferred(?:\s+response)?)"
     rf"(?:\s*[:=\-]|\s+is\b)\s*+[(\[]?\s*+{_CHOICE_TOKEN}"
 )
+# "Veredicto: B", "Urteil: Antwort B", "判定：B", "El ganador es B", "勝者はB": the other languages' labels. The
+# letter must be a capital ("Veredicto: a favor de B" names no A).
+_FOREIGN_LABELED = _c(
+    rf"{LEX.pair_labels}(?:[^\S\n]*+[:=\-\u2013\u2014]|[^\S\n]+(?:es|é|est|è|ist|это)\b|[^\S\n]*+(?:是|は|는|은|为))"
+    rf"[^\S\n]*+(?:(?:{_NOUN})[^\S\n]*+)?[(\[]?[^\S\n]*+(?:(?P<cap>[ab])(?![\w])|(?P<tie>{LEX.pair_tie}))"
+)
 _FINAL: tuple[Lazy, ...] = (
     _c(r"\[\[\s*+(?P<left>[ab])\s*+(?P<op>>>|>|=|<<|<)\s*+(?P<right>[ab])\s*+\]\]"),
     _c(r"(?P<left>[ab])(?<![\w<>=\[][ab])[^\S\n]*+(?P<op>>>|>|=|<<|<)[^\S\n]*+(?P<right>[ab])(?![\w<>=\]])"),
@@ -74,10 +84,13 @@ _FINAL: tuple[Lazy, ...] = (
     _c(r"\\boxed\{\s*+(?:\\text\{\s*+)?(?P<choice>a|b|tie)\b\s*+\}?\s*+\}"),
     _c(rf"\[\s*+(?:{_NOUN})\s+(?P<choice>a|b)\s*+\]"),
     _LABELED,
+    _FOREIGN_LABELED,
 )
 # The final markers searched in the middle of a long answer, and the words one of which each match holds.
 _FINALS = Finals(
-    _FINAL, ("[", "\\boxed", ">", "<", "=", "winner", "verdict", "answer", "choice", "prefer", "better response")
+    _FINAL,
+    ("[", "\\boxed", ">", "<", "=", "winner", "verdict", "answer", "choice", "prefer", "better response")
+    + LEX.pair_label_words,
 )
 _CORRECTION = _c(
     rf"{LEX.corrections}[\s,.:;!\u2013\u2014\-]*+(?:{_NOUN}\s+)?[(\[]?(?P<cap>[ab])\b(?!\s+is\s+(?:not|worse))"
@@ -112,6 +125,8 @@ _TIERS: tuple[tuple[Lazy, ...], ...] = (
         ),
         _c(_TOKEN + r"\s+(?:\w+ly\s+)?(?:wins|is\s+the\s+winner|comes\s+out\s+ahead)\b"),
         _c(rf"(?:{_NOUN})\s*(?P<cap>[ab])(?![a-z])[^.!?\n]{{0,14}}?{LEX.pair_better_foreign}"),
+        # "La primera respuesta es mejor", "Die zweite Antwort ist besser", "第二个回答更好", "Первый ответ лучше".
+        _c(rf"{_FOREIGN_ORDINAL}(?:(?!{_NOT}){_GAP_CHAR}){{0,14}}?{LEX.pair_better_foreign}"),
         _c(
             r"\b(?P<tie>it'?s\s+a\s+tie|(?:they|both(?:\s+\w+){0,3}?)\s+are\s+(?:equally\s+(?:good|strong|bad|weak)|"
             r"of\s+equal\s+quality|tied))\b"
