@@ -8,10 +8,10 @@ Pure. Each step keeps a number's meaning and drops what cannot be a rating:
   the end, or mark it; the reasoning trace, whatever its length, is split off by ``str.find``).
 - ``glyphs``: full-width digits and punctuation, circled digits, keycaps ("4️⃣", "🔟"), decimal commas ("3,5"),
   curly quotes, and star runs ("★★★½☆" -> "3.5/5", "⭐⭐⭐⭐" -> "4").
-- ``prepare``: all of it, number words in a verdict's place as digits ("four out of five"), then blanks the
-  scale's range ("1-5", "1 to 10", "1から5"), "with 1 being the lowest", format placeholders ("<1-5>",
-  "[your score here]", "Score: N"), instructions repeated from the prompt, the question text itself, a
-  reference answer's "(Score 5)", "title 1"/"title 2" in adversarial studies, markdown emphasis and the
+- ``prepare``: all of it, number words in a verdict's place as digits ("four out of five"), then blanks the scale's
+  range ("1-5", "1 to 10", "1から5"), "with 1 being the lowest", format placeholders ("<1-5>", "[your score here]",
+  "Score: N"), a format example ("Example: Score: 5"), instructions repeated from the prompt, the question text
+  itself, a reference answer's "(Score 5)", "title 1"/"title 2" in adversarial studies, markdown emphasis and the
   markers of a numbered list.
 """
 
@@ -160,6 +160,13 @@ _INSTRUCTION = re.compile(
     r"provide\s+your|your\s+(?:response|answer)\s+(?:should|must))[^\n]*",
     FOLDED | re.MULTILINE,
 )
+# "Example: Score: 5", "(e.g. \"Rating: 4/5\")", "Beispiel: Note: 2": a format example echoed from the prompt.
+_EXAMPLE_VERDICT = re.compile(
+    r"(?<!\w)(?:example|e\.\s*g\.|for\s+example|for\s+instance|ejemplo|exemplo|exemple|esempio|beispiel|пример|例如|示例|例)"
+    r"(?:[^\S\n]+(?:output|format|answer|response|de\s+respuesta|de\s+resposta))?[^\S\n]*+[:,]?[^\S\n]*+[\"'(\[]?"
+    r"[^\S\n]*+[^\W\d_]{1,20}(?:[^\S\n]+[^\W\d_]{1,20}){0,2}[^\S\n]*+[:=][^\S\n]*+\d+(?:\.\d+)?(?:[^\S\n]*+/[^\S\n]*+\d+)?",
+    FOLDED,
+)
 _REFERENCE_SCORE = re.compile(r"\breference(?:\s+answer)?\s*[(\[]\s*score\s*\d+\s*[)\]]", FOLDED)
 # Markdown emphasis and code marks: "**[RESULT]** 4", "[RESULT] **4**", "`4`" read as their text.
 _EMPHASIS = re.compile(r"\*\*|__|(?<!\w)_(?=\S)|(?<=\S)_(?!\w)|\*|`")
@@ -207,7 +214,14 @@ def _echo_spans(text: str, low: str, options: EchoOptions) -> list[tuple[int, in
     question = fold(options.question.strip())
     if question:
         spans += [m.span() for m in re.finditer(re.escape(question), low)]
-    for pattern in (_INSTRUCTION, _PLACEHOLDER, _REFERENCE_SCORE, _scale_range(options.low, options.high), _BEING):
+    for pattern in (
+        _INSTRUCTION,
+        _PLACEHOLDER,
+        _REFERENCE_SCORE,
+        _EXAMPLE_VERDICT,
+        _scale_range(options.low, options.high),
+        _BEING,
+    ):
         spans += [m.span() for m in pattern.finditer(low)]
     spans += [m.span() for m in _LETTER_PLACEHOLDER.finditer(text)]
     # A scale label after a number is a gloss: "5 (highest)" reads as 5.
