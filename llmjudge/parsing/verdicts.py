@@ -108,6 +108,8 @@ def _named(r: Prepared) -> list[Verdict]:
         name = _name_before(r.low, match.start())
         if name is None or _NOT_RATINGS.match(name) or forms.is_count(r.text, match):
             continue
+        if forms.is_hypothetical(r.low, match.end()):
+            continue
         verdict = forms.verdict_of(match, "named")
         if verdict.value is not None:
             found.append(verdict)
