@@ -39,6 +39,12 @@ _NOT_RATINGS = Lazy(
 )
 # A name that ends in a label ("Score", "Overall score", "I would answer") names the verdict, not an aspect.
 _LABEL_NAME = Lazy(rf"(?:{LEX.bare_labels}|{LEX.labels}|{LEX.final_prefixes}|{LEX.final_labels})\Z", FOLDED)
+# A judge speaking for itself, in the ten languages: "I'd give it", "je donne", "ich gebe", "我给", "私は".
+_FIRST_PERSON = Lazy(
+    r"(?<![^\W\d_])(?:i|i'd|i'll|i'm|we|we'd|je|j'|ich|yo|eu|io|я|мы)(?![^\W\d_])|我|私は|私の|저는|제가|나는"
+    r"|(?<![^\W\d_])(?:doy|dou|daría|daria|darei|darò|donne|donnerais|gebe|würde|поставлю|поставил)(?![^\W\d_])",
+    FOLDED,
+)
 _CONTRAST = Lazy(rf"{LEX.contrasts}|[.!?;\n]", FOLDED)
 # After a refusal, the verdicts that a marker sets apart: final markers and self-corrections.
 _MARKED = ("final", "revision", "aspect")
@@ -265,9 +271,17 @@ def _in_refusal(low: str, verdict: Verdict, refusal: re.Match[str]) -> bool:
     if refusal.start() >= verdict.start:
         between = low[verdict.end : refusal.start()]
         return len(between) < 400 and _CONTRAST.search(between) is None
-    if verdict.kind in _MARKED:
+    if verdict.kind in _MARKED or (verdict.kind == "verb" and _stated(low, refusal.end(), verdict.start)):
         return False
     return not set_apart(low, refusal.end(), verdict.start, own_line=verdict.kind == "label")
+
+
+def _stated(low: str, after: int, start: int) -> bool:
+    """The judge rates in its own voice, in a sentence of its own after the refusal: "I cannot evaluate the
+    runtime behaviour. Reading the code, I'd give it a 4." ("给2分也不公平" and "Giving it 2/5 ..." are not)."""
+    clause = low[max(after, start - 80) : start]
+    cut = max(clause.rfind(c) for c in ".!?\n")
+    return cut >= 0 and _FIRST_PERSON.search(clause, cut) is not None
 
 
 def _usable(found: list[Verdict], low: str, refused: list[re.Match[str]]) -> list[Verdict]:
