@@ -187,10 +187,12 @@ _WOULD = (
     + _APPROVING_FOREIGN
     + ")"
 )
+# "Score: 4 — would recommend with edits" keeps its 4: only an "if" may follow a dash or an ellipsis.
 _HYPOTHETICAL = _c(
-    r"[^\S\n]*+(?:(?:\.{2,3}|\u2026|[\u2013\u2014])[^\S\n]*+)?(?:"
+    r"[^\S\n]*+(?:"
     + _WOULD
-    + r"|requires|needs|is\s+reserved|(?:if|unless|si|se|wenn|falls|если)\s)"
+    + r"|requires|needs|is\s+reserved"
+    + r"|(?:(?:\.{2,3}|\u2026|[\u2013\u2014])[^\S\n]*+)?(?:if|unless|si|se|wenn|falls|если)\s)"
 )
 # A choice the answer talks about: "[[A=B]] would be misleading" (no "if": "B if I must pick" is a choice).
 _WOULD_CHOICE = _c(r"[^\S\n]*+(?:" + _WOULD + ")")
