@@ -173,7 +173,10 @@ _PART_OF = _c(
 _APPROVING = (
     r"(?:be\s+(?:(?:about|just|more\s+or\s+less)\s+)?(?:my\b|the\s+(?:right|correct|fair|appropriate|most)\b|a\s+(?:fair|reasonable)\b"
     r"|fair\b|appropriate\b|right\b|reasonable\b|accurate\b|justified\b|warranted\b|apt\b|suitable\b|correct\b"
-    r"|defensible\b|honest\b)|(?:reflect|fit|suit|capture|describe|sum|seem\s+(?:fair|right|appropriate))\w*\b)"
+    r"|defensible\b|honest\b|(?:the\s+)?(?:better|safer|stronger|preferred|preferable|superior|winner|best)\b"
+    r"|more\s+(?:accurate|appropriate|fitting|suitable|reasonable|correct|helpful|useful)\b)"
+    r"|(?:reflect|fit|suit|capture|describe|sum|recommend|seem\s+(?:fair|right|appropriate))\w*\b"
+    r"|(?:be\s+)?(?:preferred|chosen|picked)\b)"
 )
 _APPROVING_FOREIGN = (
     r"(?:justo|justa|adecuad|apropiad|razonable|correct|mi\s|gerecht|angemessen|fair|richtig|passend|meine\s|juste"
