@@ -175,6 +175,7 @@ class Lexicon:
     pair_second: str
     pair_labels: str  # "Veredicto", "Urteil", "判定": a pairwise verdict's label in the other languages
     pair_label_words: tuple[str, ...]  # the same, for ``str.rfind`` (``normalize.Finals``)
+    pair_prefer: str  # "prefiero", "bevorzuge", "更喜欢": a stated choice in the other languages
 
 
 def _letter_first(pattern: str) -> str:
@@ -251,6 +252,7 @@ def _merge(files: list[dict[str, Any]]) -> Lexicon:
         pair_second=alternation(pairs("second")),
         pair_labels=alternation(pairs("labels")),
         pair_label_words=_shortest(pairs("labels")),
+        pair_prefer=alternation(pairs("prefer")),
     )
 
 

@@ -71,11 +71,21 @@ _LABELED = _c(
     r"(?<!\w)(?:winner|verdict|answer|choice|preference|better\s+response|preferred(?:\s+response)?)"
     rf"(?:\s*[:=\-]|\s+is\b)\s*+[(\[]?\s*+{_CHOICE_TOKEN}"
 )
+# After a choice's letter no Latin or Cyrillic letter may follow; a Chinese one may ("A更好").
+_LETTER_END = r"(?![0-9a-z_\u00c0-\u024f\u0400-\u04ff])"
 # "Veredicto: B", "Urteil: Antwort B", "判定：B", "El ganador es B", "勝者はB": the other languages' labels. The
 # letter must be a capital ("Veredicto: a favor de B" names no A).
 _FOREIGN_LABELED = _c(
     rf"{LEX.pair_labels}(?:[^\S\n]*+[:=\-\u2013\u2014]|[^\S\n]+(?:es|é|est|è|ist|это)\b|[^\S\n]*+(?:是|は|는|은|为))"
-    rf"[^\S\n]*+(?:(?:{_NOUN})[^\S\n]*+)?[(\[]?[^\S\n]*+(?:(?P<cap>[ab])(?![\w])|(?P<tie>{LEX.pair_tie}))"
+    rf"[^\S\n]*+(?:(?:{_NOUN})[^\S\n]*+)?[(\[]?[^\S\n]*+(?:(?P<cap>[ab]){_LETTER_END}|(?P<tie>{LEX.pair_tie}))"
+)
+# "Prefiero la respuesta B", "Ich bevorzuge Antwort A", "我更喜欢回答B", "Я выбираю ответ Б", "je choisis la seconde".
+# One adverb may stand between ("ich bevorzuge aber Antwort B"), not a negation; the noun may go unsaid after
+# an ordinal ("je choisis la seconde").
+_FOREIGN_PREFER = _c(
+    rf"{LEX.pair_prefer}[^\S\n]*+(?:(?!{_NOT})[^\W\d_]{{2,12}}[^\S\n]+)??(?:(?:la|el|die|den|das|le|a|o|il|lo)[^\S\n]+)?"
+    rf"(?:(?:(?:{_NOUN})[^\S\n]*+)?[(\[]?(?P<cap>[ab]){_LETTER_END}"
+    rf"|(?:(?P<first>{LEX.pair_first})|(?P<second>{LEX.pair_second}))(?:[^\S\n]*+(?:{_NOUN}))?{_LETTER_END})"
 )
 _FINAL: tuple[Lazy, ...] = (
     _c(r"\[\[\s*+(?P<left>[ab])\s*+(?P<op>>>|>|=|<<|<)\s*+(?P<right>[ab])\s*+\]\]"),
@@ -108,6 +118,7 @@ _TIERS: tuple[tuple[Lazy, ...], ...] = (
             r"\b(?:better|preferred|stronger|winning)\s+(?:response|output|answer|one|option|story|summary)\s+is\s+"
             r"(?:\w+ly\s+)?" + _TOKEN
         ),
+        _FOREIGN_PREFER,
         _c(r"\b(?:i'd|i\s+would)\s+say\s+" + _TOKEN + _END),
         _c(r"\b(?:so|therefore|thus|hence)[,:]?\s+" + _TOKEN + _END),
         _c(rf"[:\u2013\u2014]\s+(?:{_NOUN}\s+)(?P<cap>[ab])\.(?:\s|\Z)"),
