@@ -69,6 +69,7 @@ AFTER_MARKER = 160
 MARKERS_KEPT = 2
 # How many places of one key word are checked, from the end of the middle backwards.
 KEY_TRIES = 8
+MIDDLE_MAX = 262_144
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,10 @@ def window(text: str, finals: Finals | None = None) -> str:
     pieces = []
     if finals is not None:
         end = HEAD
-        for start in _marker_hits(fold(text), finals, HEAD, stop):
+        # Stored answers are at most 256 KB (LLM_ANSWER_MAX_BYTES): the middle is searched that far back only.
+        first = max(HEAD, stop - MIDDLE_MAX)
+        for found in _marker_hits(fold(text[first:stop]), finals, 0, stop - first):
+            start = first + found
             begin = max(end, start - BEFORE_MARKER)
             end = min(stop, start + AFTER_MARKER)
             if begin < end:
