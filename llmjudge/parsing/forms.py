@@ -194,7 +194,7 @@ _WOULD = (
 _HYPOTHETICAL = _c(
     r"[^\S\n]*+(?:"
     + _WOULD
-    + r"|requires|needs|is\s+reserved"
+    + r"|requires|needs|is\s+reserved|(?:分|点|점)?(?:也|都)(?:不|会|没|是)"
     + r"|(?:(?:\.{2,3}|\u2026|[\u2013\u2014])[^\S\n]*+)?(?:if|unless|si|se|wenn|falls|если)\s)"
 )
 # A choice the answer talks about: "[[A=B]] would be misleading" (no "if": "B if I must pick" is a choice).

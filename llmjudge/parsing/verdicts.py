@@ -45,6 +45,8 @@ _FIRST_PERSON = Lazy(
     r"|(?<![^\W\d_])(?:doy|dou|daría|daria|darei|darò|donne|donnerais|gebe|würde|поставлю|поставил)(?![^\W\d_])",
     FOLDED,
 )
+_SENTENCE_REST = Lazy(r"[^.!?\n]{0,200}")
+_TAKEN_BACK = Lazy(r"\bwould\b|\bwäre\b|sería|serait|sarebbe|seria|было\s+бы|也不|都不|也会|误导|misleading", FOLDED)
 _CONTRAST = Lazy(rf"{LEX.contrasts}|[.!?;\n]", FOLDED)
 # After a refusal, the verdicts that a marker sets apart: final markers and self-corrections.
 _MARKED = ("final", "revision", "aspect")
@@ -281,7 +283,10 @@ def _stated(low: str, after: int, start: int) -> bool:
     runtime behaviour. Reading the code, I'd give it a 4." ("给2分也不公平" and "Giving it 2/5 ..." are not)."""
     clause = low[max(after, start - 80) : start]
     cut = max(clause.rfind(c) for c in ".!?\n")
-    return cut >= 0 and _FIRST_PERSON.search(clause, cut) is not None
+    rest = _SENTENCE_REST.match(low, start)
+    # "I would give it 2/5, but that would be misleading": the sentence takes the number back.
+    taken_back = rest is not None and _TAKEN_BACK.search(rest.group(0)) is not None
+    return cut >= 0 and not taken_back and _FIRST_PERSON.search(clause, cut) is not None
 
 
 def _usable(found: list[Verdict], low: str, refused: list[re.Match[str]]) -> list[Verdict]:
