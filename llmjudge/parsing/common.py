@@ -113,3 +113,20 @@ def set_apart(text: str, refusal_end: int, start: int, *, own_line: bool) -> boo
     line = text.rfind("\n", refusal_end, start)
     return own_line and line >= 0 and _LINE_LABEL.match(text, line + 1, start) is not None
 
+
+_SENTENCE_REST = Lazy(r"[^.!?\n]{0,200}")
+_TAKEN_BACK = Lazy(r"\bwould\b|\bwäre\b|sería|serait|sarebbe|seria|было\s+бы|也不|都不|也会|误导|misleading", FOLDED)
+
+
+def taken_back(text: str, start: int) -> bool:
+    """The rest of the sentence from ``start`` takes its verdict back ("I would give it 2/5, but that would be
+    misleading", "我给2分也不公平")."""
+    rest = _SENTENCE_REST.match(text, start)
+    return rest is not None and _TAKEN_BACK.search(rest.group(0)) is not None
+
+
+def own_sentence(text: str, after: int, start: int) -> bool:
+    """A sentence end lies between ``after`` (a refusal's end) and ``start`` (a verdict), and the verdict's
+    sentence does not take it back."""
+    return _SENTENCE_END.search(text, after, start) is not None and not taken_back(text, start)
+

@@ -29,6 +29,7 @@ from llmjudge.parsing.common import (
     is_conditional,
     is_negated,
     last_result_mark,
+    own_sentence,
     sentence_at,
     set_apart,
 )
@@ -226,8 +227,14 @@ def _resolve(found: list[Choice], low: str) -> Choice | None:
 
 def _in_refusal(r: Prepared, start: int, refused: list[re.Match[str]], kind: str) -> bool:
     """A choice after a refusal belongs to it unless a contrast sets it apart, or, for an explicit verdict
-    (``[[A>B]]``, "Verdict: B"), a line of its own."""
-    return any(x.start() < start and not set_apart(r.low, x.end(), start, own_line=kind == "final") for x in refused)
+    (``[[A>B]]``, "Verdict: B"), a line of its own, or, for a choice stated in prose ("I can't compare them
+    on speed. Response B is better overall."), a sentence of its own that does not take it back."""
+    return any(
+        x.start() < start
+        and not set_apart(r.low, x.end(), start, own_line=kind == "final")
+        and not (kind == "prose" and own_sentence(r.low, x.end(), start))
+        for x in refused
+    )
 
 
 def _found(pattern: Lazy, r: Prepared, kind: str, refused: list[re.Match[str]]) -> list[Choice]:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import llmjudge.parsing.forms as forms
-from llmjudge.parsing.common import fmt, is_conditional, is_negated, set_apart
+from llmjudge.parsing.common import fmt, is_conditional, is_negated, set_apart, taken_back
 from llmjudge.parsing.forms import Verdict, find
 from llmjudge.parsing.lexicon import DEN, FOLDED, LEX, NUM, Lazy, to_number
 from llmjudge.parsing.normalize import Prepared
@@ -45,8 +45,6 @@ _FIRST_PERSON = Lazy(
     r"|(?<![^\W\d_])(?:doy|dou|daría|daria|darei|darò|donne|donnerais|gebe|würde|поставлю|поставил)(?![^\W\d_])",
     FOLDED,
 )
-_SENTENCE_REST = Lazy(r"[^.!?\n]{0,200}")
-_TAKEN_BACK = Lazy(r"\bwould\b|\bwäre\b|sería|serait|sarebbe|seria|было\s+бы|也不|都不|也会|误导|misleading", FOLDED)
 _CONTRAST = Lazy(rf"{LEX.contrasts}|[.!?;\n]", FOLDED)
 # After a refusal, the verdicts that a marker sets apart: final markers and self-corrections.
 _MARKED = ("final", "revision", "aspect")
@@ -283,10 +281,7 @@ def _stated(low: str, after: int, start: int) -> bool:
     runtime behaviour. Reading the code, I'd give it a 4." ("给2分也不公平" and "Giving it 2/5 ..." are not)."""
     clause = low[max(after, start - 80) : start]
     cut = max(clause.rfind(c) for c in ".!?\n")
-    rest = _SENTENCE_REST.match(low, start)
-    # "I would give it 2/5, but that would be misleading": the sentence takes the number back.
-    taken_back = rest is not None and _TAKEN_BACK.search(rest.group(0)) is not None
-    return cut >= 0 and not taken_back and _FIRST_PERSON.search(clause, cut) is not None
+    return cut >= 0 and not taken_back(low, start) and _FIRST_PERSON.search(clause, cut) is not None
 
 
 def _usable(found: list[Verdict], low: str, refused: list[re.Match[str]]) -> list[Verdict]:
