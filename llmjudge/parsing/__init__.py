@@ -14,7 +14,8 @@ How ``parse_score`` decides, in order:
 2. The answer is prepared (``normalize``): its first 2 KB and last 6 KB, full-width digits, keycaps, stars with
    halves ("★★★½☆" is 3.5/5), decimal commas, number words in a verdict's place in ten languages; the
    question's echoes are blanked (the scale's range, "with 1 being the lowest", format placeholders, repeated
-   instructions, the question text, a reference answer's "(Score 5)").
+   instructions, the question text, a reference answer's "(Score 5)"). A long answer is read in its first 2 KB,
+   its last 6 KB and the last two explicit final markers of its middle.
 3. A JSON answer (also loosely written) gives the aspect's key, else ``overall``/``final_score``, else
    ``score``/``rating``/... (``score_json``).
 4. Prometheus ``[RESULT] 4``: the last marker; a marker with nothing readable after it is no verdict.
@@ -27,9 +28,12 @@ How ``parse_score`` decides, in order:
    Within a tier, verdicts that agree are one; the later of two after a self-correction ("Wait", "actually",
    "nein, eher") stands; otherwise they are "two verdicts".
 6. Never a score: counts, years, section and list numbers, the scale's range, the maximum of an "X of Y"
-   form, a repeated format example, a negated or hypothetical number ("a 5 would require ..."), a number
-   inside a refusal. A refusal in any of the ten languages is ``refused`` unless a verdict stands apart from
-   it ("I can't comment on X, but I'd give it a 4").
+   form, a repeated format example ("Example: Score: 5"), a negated or hypothetical number ("a 5 would
+   require ...", "1/5 would be unfair", "a 5... if the citations were real"), a number inside a refusal. A
+   refusal in any of the ten languages is ``refused`` unless a verdict stands apart from it: after a
+   contrast ("I can't comment on X, but I'd give it a 4"), as a final marker, a label on a line of its own,
+   or a rating in the judge's own voice; a sentence end alone does not set a number apart ("I cannot rate
+   this. Giving it 2/5 would be misleading." is refused). Pairwise choices follow the same two rules.
 7. Off the scale or on another scale ("8/10" on 1-5, "70%", "Schulnote: 2") is "out of scale".
 
 ``parse_pairwise`` follows the same principles for A/B/tie; see ``llmjudge.parsing.pairwise``. The rationale

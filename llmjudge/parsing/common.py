@@ -95,3 +95,38 @@ def sentence_at(text: str, pos: int) -> str:
 def is_conditional(text: str, pos: int) -> bool:
     """A verdict in an "if it were ..., I might give it a 3" or "even a 1 ..." sentence is hypothetical."""
     return _CONDITIONAL.search(sentence_at(text, pos)) is not None
+
+
+_CONTRAST_WORD = Lazy(LEX.contrasts, FOLDED)
+# What may stand on a line before a verdict: markup and a short label, no sentence ("**Score:** ", "My final
+# verdict is: ").
+_LINE_LABEL = Lazy(r"[^\S\n]*+[#>*_\-\s]*+(?:[^\W\d_][^.!?\n]{0,30})?\Z", FOLDED)
+
+
+def set_apart(text: str, refusal_end: int, start: int, *, own_line: bool) -> bool:
+    """A verdict at ``start``, after a refusal that ends at ``refusal_end``, is the answer's own only when a
+    contrast turns the answer round ("I can't comment on X, but I'd give it a 4") or, with ``own_line``, when
+    it opens a line of its own ("...decline to judge the dosage.\nScore: 2"); a sentence end alone does not
+    set apart a number that goes on explaining the refusal ("I cannot rate this. 2/5 would mislead")."""
+    if _CONTRAST_WORD.search(text, refusal_end, start) is not None:
+        return True
+    line = text.rfind("\n", refusal_end, start)
+    return own_line and line >= 0 and _LINE_LABEL.match(text, line + 1, start) is not None
+
+
+_SENTENCE_REST = Lazy(r"[^.!?\n]{0,200}")
+_TAKEN_BACK = Lazy(r"\bwould\b|\bwäre\b|sería|serait|sarebbe|seria|было\s+бы|也不|都不|也会|误导|misleading", FOLDED)
+
+
+def taken_back(text: str, start: int) -> bool:
+    """The rest of the sentence from ``start`` takes its verdict back ("I would give it 2/5, but that would be
+    misleading", "我给2分也不公平")."""
+    rest = _SENTENCE_REST.match(text, start)
+    return rest is not None and _TAKEN_BACK.search(rest.group(0)) is not None
+
+
+def own_sentence(text: str, after: int, start: int) -> bool:
+    """A sentence end lies between ``after`` (a refusal's end) and ``start`` (a verdict), and the verdict's
+    sentence does not take it back."""
+    return _SENTENCE_END.search(text, after, start) is not None and not taken_back(text, start)
+

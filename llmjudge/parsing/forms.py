@@ -83,6 +83,10 @@ FINAL_LABELED = _c(
 BOXED = _c(rf"\\boxed\{{\s*+{NUM}{DEN}\s*+\}}")
 TAGGED = _c(rf"<(?P<tag>answer|score|rating|grade)>\s*+{NUM}{DEN}\s*+</(?P=tag)>")
 DOUBLE_BRACKET = _c(rf"\[\[\s*+{NUM}{DEN}\s*+\]\]")
+# The explicit final markers, searched in the whole of a long answer too (``normalize.window``), and the
+# literal words one of which each of their matches holds.
+FINALS = (FINAL_LABELED, BOXED, TAGGED, DOUBLE_BRACKET)
+FINAL_KEYS = (*LEX.final_words, "\\boxed", "</", "[[")
 REVISED = _c(rf"{LEX.revisions}{GAP}\b(?:to|at|on|as)\s+(?:a\s+|an\s+)?{NUM}{DEN}")
 DECIDED = _c(rf"{LEX.decisions}[^\S\n]*+(?:(?:to|at|on|with|a|an|towards?)\s+){{0,2}}{NUM}{DEN}")
 # "I'd say 3... actually, no — 4", "Eu daria um 3... não, um 4", "Поставлю 3... нет, всё-таки 4".
@@ -163,11 +167,38 @@ _PART_OF = _c(
     r"\s+(?:of|de|dei|degli|delle|des|du|von|из|em)\s+(?:the|which|them|los|las|les|la|el|der|den|die|das|os|as|"
     r"i|gli|le|these|those|its|all)\b"
 )
-# "A score of 5 would require vivid imagery": a number the answer talks about, not its rating.
-_HYPOTHETICAL = _c(
-    r"[^\S\n]*(?:would\s+(?:require|need|mean|imply|be\s+too)|requires|needs|is\s+reserved|would\s+have\s+been"
-    r"|(?:if|unless|si|se|wenn|falls|если)\s)"
+# "A score of 5 would require vivid imagery", "1/5 would be unfair", "Un 2 sería injusto", "deserves a 5... if the
+# citations were real": a number the answer talks about, not its rating. A number that "would be fair" (or
+# "right", "my score", "justo", "angemessen"...) is the verdict, in a softer voice.
+_APPROVING = (
+    r"(?:be\s+(?:(?:about|just|more\s+or\s+less)\s+)?(?:my\b|the\s+(?:right|correct|fair|appropriate|most)\b|a\s+(?:fair|reasonable)\b"
+    r"|fair\b|appropriate\b|right\b|reasonable\b|accurate\b|justified\b|warranted\b|apt\b|suitable\b|correct\b"
+    r"|defensible\b|honest\b|(?:the\s+)?(?:better|safer|stronger|preferred|preferable|superior|winner|best)\b"
+    r"|more\s+(?:accurate|appropriate|fitting|suitable|reasonable|correct|helpful|useful)\b)"
+    r"|(?:reflect|fit|suit|capture|describe|sum|recommend|seem\s+(?:fair|right|appropriate))\w*\b"
+    r"|(?:be\s+)?(?:preferred|chosen|picked)\b)"
 )
+_APPROVING_FOREIGN = (
+    r"(?:justo|justa|adecuad|apropiad|razonable|correct|mi\s|gerecht|angemessen|fair|richtig|passend|meine\s|juste"
+    r"|approprié|raisonnable|ma\s|giust|adeguat|appropriat|ragionevol|il\s+mio|adequad|razoável|minha\s"
+    r"|справедлив|уместн|правильн|разумн)"
+)
+_WOULD = (
+    r"would(?:n't|\s+not)?\s+(?!"
+    + _APPROVING
+    + r")[^\W\d_]|(?:sería|wäre|serait|sarebbe|seria|было\s+бы)\s+(?!"
+    + _APPROVING_FOREIGN
+    + ")"
+)
+# "Score: 4 — would recommend with edits" keeps its 4: only an "if" may follow a dash or an ellipsis.
+_HYPOTHETICAL = _c(
+    r"[^\S\n]*+(?:"
+    + _WOULD
+    + r"|requires|needs|is\s+reserved|(?:分|点|점)?(?:也|都)(?:不|会|没|是)"
+    + r"|(?:(?:\.{2,3}|\u2026|[\u2013\u2014])[^\S\n]*+)?(?:if|unless|si|se|wenn|falls|если)\s)"
+)
+# A choice the answer talks about: "[[A=B]] would be misleading" (no "if": "B if I must pick" is a choice).
+_WOULD_CHOICE = _c(r"[^\S\n]*+(?:" + _WOULD + ")")
 _REFERENCE = _c(rf"(?:{LEX.references})\s*#?\s*\Z|第\s*\Z")
 _EXAMPLE = _c(r"(?:e\.\s*g\.|for example|for instance|such as|like)\s*,?\s*\(?\Z")
 _ALTERNATIVE = _c(
@@ -225,6 +256,11 @@ def bounded(pattern: Lazy, low: str, span: tuple[int, int] | None = None) -> lis
 
 def is_hypothetical(text: str, end: int) -> bool:
     return _HYPOTHETICAL.match(text, end) is not None
+
+
+def is_hypothetical_choice(text: str, end: int) -> bool:
+    """A pairwise choice followed by "would" and a verb ("[[A>B]] would endorse it"), in any language."""
+    return _WOULD_CHOICE.match(text, end) is not None
 
 
 def find(

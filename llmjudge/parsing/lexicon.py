@@ -143,6 +143,7 @@ class Lexicon:
     final_prefixes: str
     final_suffixes: str
     final_labels: str
+    final_words: tuple[str, ...]  # the words of the three lists above, none holding another ("final", "总")
     other_scale_labels: str
     of: str
     units: str
@@ -172,12 +173,24 @@ class Lexicon:
     pair_tie: str
     pair_first: str
     pair_second: str
+    pair_labels: str  # "Veredicto", "Urteil", "判定": a pairwise verdict's label in the other languages
+    pair_label_words: tuple[str, ...]  # the same, for ``str.rfind`` (``normalize.Finals``)
+    pair_prefer: str  # "prefiero", "bevorzuge", "更喜欢": a stated choice in the other languages
 
 
 def _letter_first(pattern: str) -> str:
     """``\\bi\\s+refuse`` as ``i(?<!\\wi)\\s+refuse``: a pattern that starts with a letter lets the engine skip
     to where that letter is; one that starts with ``\\b`` is tried at every word boundary."""
     return re.sub(r"\A\\b([^\W\d_])(?![*+?{])", lambda m: rf"{m.group(1)}(?<!\w{m.group(1)})", pattern)
+
+
+def _shortest(words: Iterable[str]) -> tuple[str, ...]:
+    """The words none of the others holds: any text that holds one of ``words`` holds one of these."""
+    kept: list[str] = []
+    for word in sorted({w.lower() for w in words if w}, key=len):
+        if not any(k in word for k in kept):
+            kept.append(word)
+    return tuple(kept)
 
 
 def _read() -> list[dict[str, Any]]:
@@ -207,6 +220,7 @@ def _merge(files: list[dict[str, Any]]) -> Lexicon:
         final_prefixes=alternation(words("final_prefixes")),
         final_suffixes=alternation(words("final_suffixes")),
         final_labels=alternation(words("final_labels")),
+        final_words=_shortest(w for k in ("final_prefixes", "final_suffixes", "final_labels") for w in words(k)),
         other_scale_labels=alternation(words("other_scale_labels")),
         of=alternation(words("of")),
         units=alternation(words("units")),
@@ -236,6 +250,9 @@ def _merge(files: list[dict[str, Any]]) -> Lexicon:
         pair_tie=alternation(pairs("tie")),
         pair_first=alternation(pairs("first")),
         pair_second=alternation(pairs("second")),
+        pair_labels=alternation(pairs("labels")),
+        pair_label_words=_shortest(pairs("labels")),
+        pair_prefer=alternation(pairs("prefer")),
     )
 
 

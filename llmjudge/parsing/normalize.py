@@ -2,15 +2,16 @@
 
 Pure. Each step keeps a number's meaning and drops what cannot be a rating:
 
-- ``window``: the verdict is searched in the first 2 KB and the last 6 KB of an answer only, so a megabyte of
-  text costs what 8 KB cost (judges put their verdict at the start or the end, and their answers are
-  shorter than that once the reasoning trace, whatever its length, is split off by ``str.find``).
+- ``window``: the verdict is searched in the first 2 KB and the last 6 KB of an answer, plus the last two
+  explicit final markers ("Final score: 2", ``\\boxed{2}``, ``[[A>B]]``) of the middle with their context, so
+  a megabyte of text costs what 8 KB and one linear search cost (judges put their verdict at the start or
+  the end, or mark it; the reasoning trace, whatever its length, is split off by ``str.find``).
 - ``glyphs``: full-width digits and punctuation, circled digits, keycaps ("4️⃣", "🔟"), decimal commas ("3,5"),
   curly quotes, and star runs ("★★★½☆" -> "3.5/5", "⭐⭐⭐⭐" -> "4").
-- ``prepare``: all of it, number words in a verdict's place as digits ("four out of five"), then blanks the
-  scale's range ("1-5", "1 to 10", "1から5"), "with 1 being the lowest", format placeholders ("<1-5>",
-  "[your score here]", "Score: N"), instructions repeated from the prompt, the question text itself, a
-  reference answer's "(Score 5)", "title 1"/"title 2" in adversarial studies, markdown emphasis and the
+- ``prepare``: all of it, number words in a verdict's place as digits ("four out of five"), then blanks the scale's
+  range ("1-5", "1 to 10", "1から5"), "with 1 being the lowest", format placeholders ("<1-5>", "[your score here]",
+  "Score: N"), a format example ("Example: Score: 5"), instructions repeated from the prompt, the question text
+  itself, a reference answer's "(Score 5)", "title 1"/"title 2" in adversarial studies, markdown emphasis and the
   markers of a numbered list.
 """
 
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from llmjudge.parsing.common import fmt
-from llmjudge.parsing.lexicon import FOLDED, LETTER, fold, words_to_digits
+from llmjudge.parsing.lexicon import FOLDED, LETTER, Lazy, fold, words_to_digits
 
 HEAD = 2_048
 TAIL = 6_144
@@ -61,10 +62,62 @@ _STAR_RUN = re.compile(f"[{_FILLED}{_EMPTY}\u00bd]{{2,}}")
 _DECIMAL_COMMA = re.compile(r"(?<![\d.,])(\d{1,2}),([05])(?![\d,])")
 
 
-def window(text: str) -> str:
+# Around a final marker found in the skipped middle, this much context is kept: enough for the checks that
+# look around a verdict (a negation before it, "would ..." or "if ..." after it, its sentence).
+BEFORE_MARKER = 240
+AFTER_MARKER = 160
+MARKERS_KEPT = 2
+# How many places of one key word are checked, from the end of the middle backwards.
+KEY_TRIES = 8
+MIDDLE_MAX = 262_144
+
+
+@dataclass(frozen=True)
+class Finals:
+    """The explicit final markers searched in the skipped middle of a long answer: their patterns (on folded
+    text), and literal words one of which every match holds, so that the middle is scanned by ``str.rfind``
+    and a pattern only runs on a few hundred characters around each place found."""
+
+    patterns: tuple[Lazy, ...] = ()
+    keys: tuple[str, ...] = ()
+
+
+def _marker_hits(low: str, finals: Finals, start: int, stop: int) -> list[int]:
+    hits = set()
+    for key in finals.keys:
+        end = stop
+        for _ in range(KEY_TRIES):
+            at = low.rfind(key, start, end)
+            if at < 0:
+                break
+            begin, until = max(start, at - 80), min(stop, at + 120)
+            found = [m.start() for p in finals.patterns for m in p.finditer(low, begin, until)]
+            if found:
+                hits.add(max(found))
+                break
+            end = at + len(key) - 1
+    return sorted(hits)[-MARKERS_KEPT:]
+
+
+def window(text: str, finals: Finals | None = None) -> str:
+    """The first ``HEAD`` and last ``TAIL`` characters of a long answer; between them, the last
+    ``MARKERS_KEPT`` explicit final markers of the skipped middle, with their context, so that "Final score:
+    2" 4 KB into an 11 KB answer is not lost to an early "I'd give it a 4"."""
     if len(text) <= HEAD + TAIL:
         return text
-    return text[:HEAD] + "\n\n" + text[-TAIL:]
+    stop = len(text) - TAIL
+    pieces = []
+    if finals is not None:
+        end = HEAD
+        # Stored answers are at most 256 KB (LLM_ANSWER_MAX_BYTES): the middle is searched that far back only.
+        first = max(HEAD, stop - MIDDLE_MAX)
+        for found in _marker_hits(fold(text[first:stop]), finals, 0, stop - first):
+            start = first + found
+            begin = max(end, start - BEFORE_MARKER)
+            end = min(stop, start + AFTER_MARKER)
+            if begin < end:
+                pieces.append(text[begin:end])
+    return "\n\n".join([text[:HEAD], *pieces, text[-TAIL:]])
 
 
 def _stars(match: re.Match[str]) -> str:
@@ -110,6 +163,13 @@ _INSTRUCTION = re.compile(
     r"^[^\S\n]*(?:please\s+rate|rate\s+the\s+following|respond\b|output\s+format|format\s*:|answer\s+with|"
     r"provide\s+your|your\s+(?:response|answer)\s+(?:should|must))[^\n]*",
     FOLDED | re.MULTILINE,
+)
+# "Example: Score: 5", "(e.g. \"Rating: 4/5\")", "Beispiel: Note: 2": a format example echoed from the prompt.
+_EXAMPLE_VERDICT = re.compile(
+    r"(?<!\w)(?:example|e\.\s*g\.|for\s+example|for\s+instance|ejemplo|exemplo|exemple|esempio|beispiel|пример|例如|示例|例)"
+    r"(?:[^\S\n]+(?:output|format|answer|response|de\s+respuesta|de\s+resposta))?[^\S\n]*+[:,]?[^\S\n]*+[\"'(\[]?"
+    r"[^\S\n]*+[^\W\d_]{1,20}(?:[^\S\n]+[^\W\d_]{1,20}){0,2}[^\S\n]*+[:=][^\S\n]*+\d+(?:\.\d+)?(?:[^\S\n]*+/[^\S\n]*+\d+)?",
+    FOLDED,
 )
 _REFERENCE_SCORE = re.compile(r"\breference(?:\s+answer)?\s*[(\[]\s*score\s*\d+\s*[)\]]", FOLDED)
 # Markdown emphasis and code marks: "**[RESULT]** 4", "[RESULT] **4**", "`4`" read as their text.
@@ -158,7 +218,14 @@ def _echo_spans(text: str, low: str, options: EchoOptions) -> list[tuple[int, in
     question = fold(options.question.strip())
     if question:
         spans += [m.span() for m in re.finditer(re.escape(question), low)]
-    for pattern in (_INSTRUCTION, _PLACEHOLDER, _REFERENCE_SCORE, _scale_range(options.low, options.high), _BEING):
+    for pattern in (
+        _INSTRUCTION,
+        _PLACEHOLDER,
+        _REFERENCE_SCORE,
+        _EXAMPLE_VERDICT,
+        _scale_range(options.low, options.high),
+        _BEING,
+    ):
         spans += [m.span() for m in pattern.finditer(low)]
     spans += [m.span() for m in _LETTER_PLACEHOLDER.finditer(text)]
     # A scale label after a number is a gloss: "5 (highest)" reads as 5.
@@ -177,9 +244,12 @@ class EchoOptions:
     question: str = ""
 
 
-def prepare(answer: str, options: EchoOptions, letters: Callable[[str], str] | None = None) -> Prepared:
-    """The window of ``answer``, glyphs normalised (and ``letters`` applied), its echoes and markup blanked."""
-    text = glyphs(window(answer))
+def prepare(
+    answer: str, options: EchoOptions, letters: Callable[[str], str] | None = None, finals: Finals | None = None
+) -> Prepared:
+    """The window of ``answer`` (with the ``finals`` markers of its middle), glyphs normalised (and ``letters``
+    applied), its echoes and markup blanked."""
+    text = glyphs(window(answer, finals))
     if letters is not None:
         text = letters(text)
     low = words_to_digits(fold(text))

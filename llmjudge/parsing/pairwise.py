@@ -29,12 +29,14 @@ from llmjudge.parsing.common import (
     is_conditional,
     is_negated,
     last_result_mark,
+    own_sentence,
     sentence_at,
+    set_apart,
 )
-from llmjudge.parsing.forms import bounded, tail
+from llmjudge.parsing.forms import bounded, is_hypothetical_choice, tail
 from llmjudge.parsing.jsonish import find_json
 from llmjudge.parsing.lexicon import FLAGS, FOLDED, LEX, Lazy, fold, is_refusal, refusals
-from llmjudge.parsing.normalize import EchoOptions, Prepared, prepare, window
+from llmjudge.parsing.normalize import EchoOptions, Finals, Prepared, prepare, window
 from llmjudge.parsing.reasoning import split_reasoning
 from llmjudge.parsing.score_json import RATIONALE_KEYS
 
@@ -56,6 +58,10 @@ _NOUN = LEX.pair_nouns
 _ORDINAL = rf"the\s+(?:(?P<first>{LEX.pair_first})|(?P<second>{LEX.pair_second}))\s+(?:{_NOUN}|one)\b"
 # A bare letter counts in prose only as a capital ("I'd choose B."; checked on the original text: groups
 # named "cap"), a lower-case one only with its noun or parentheses, so "I prefer a shorter answer" is no choice.
+# The ordinal and the noun of any language: "la primera respuesta", "die zweite Antwort", "第二个回答", "두 번째 응답".
+_FOREIGN_ORDINAL = rf"(?:(?P<first>{LEX.pair_first})|(?P<second>{LEX.pair_second}))[^\S\n]*+(?:{_NOUN})"
+_NOT = r"(?<!\w)(?:no|not|nicht|kein|pas|non|não|не|nie)\b|不|没"
+_GAP_CHAR = r"[^.!?\n,;:、]"
 _TOKEN = rf"(?:{_NOUN}\s+[(\[]?(?P<n>[ab])\b[)\]]?|\((?P<p>[ab])\)|\b(?P<cap>[ab])\b|{_ORDINAL})"
 _CHOICE_TOKEN = rf"(?:{_NOUN}\s+)?[(\[]?\s*(?P<choice>a|b|c|tie|draw|equal)\b\s*[)\]]?"
 _OTHER_CHOICE = _c(
@@ -66,6 +72,22 @@ _LABELED = _c(
     r"(?<!\w)(?:winner|verdict|answer|choice|preference|better\s+response|preferred(?:\s+response)?)"
     rf"(?:\s*[:=\-]|\s+is\b)\s*+[(\[]?\s*+{_CHOICE_TOKEN}"
 )
+# After a choice's letter no Latin or Cyrillic letter may follow; a Chinese one may ("A更好").
+_LETTER_END = r"(?![0-9a-z_\u00c0-\u024f\u0400-\u04ff])"
+# "Veredicto: B", "Urteil: Antwort B", "判定：B", "El ganador es B", "勝者はB": the other languages' labels. The
+# letter must be a capital ("Veredicto: a favor de B" names no A).
+_FOREIGN_LABELED = _c(
+    rf"{LEX.pair_labels}(?:[^\S\n]*+[:=\-\u2013\u2014]|[^\S\n]+(?:es|é|est|è|ist|это)\b|[^\S\n]*+(?:是|は|는|은|为))"
+    rf"[^\S\n]*+(?:(?:{_NOUN})[^\S\n]*+)?[(\[]?[^\S\n]*+(?:(?P<cap>[ab]){_LETTER_END}|(?P<tie>{LEX.pair_tie}))"
+)
+# "Prefiero la respuesta B", "Ich bevorzuge Antwort A", "我更喜欢回答B", "Я выбираю ответ Б", "je choisis la seconde".
+# One adverb may stand between ("ich bevorzuge aber Antwort B"), not a negation; the noun may go unsaid after
+# an ordinal ("je choisis la seconde").
+_FOREIGN_PREFER = _c(
+    rf"{LEX.pair_prefer}[^\S\n]*+(?:(?!{_NOT})[^\W\d_]{{2,12}}[^\S\n]+)??(?:(?:la|el|die|den|das|le|a|o|il|lo)[^\S\n]+)?"
+    rf"(?:(?:(?:{_NOUN})[^\S\n]*+)?[(\[]?(?P<cap>[ab]){_LETTER_END}"
+    rf"|(?:(?P<first>{LEX.pair_first})|(?P<second>{LEX.pair_second}))(?:[^\S\n]*+(?:{_NOUN}))?{_LETTER_END})"
+)
 _FINAL: tuple[Lazy, ...] = (
     _c(r"\[\[\s*+(?P<left>[ab])\s*+(?P<op>>>|>|=|<<|<)\s*+(?P<right>[ab])\s*+\]\]"),
     _c(r"(?P<left>[ab])(?<![\w<>=\[][ab])[^\S\n]*+(?P<op>>>|>|=|<<|<)[^\S\n]*+(?P<right>[ab])(?![\w<>=\]])"),
@@ -73,6 +95,13 @@ _FINAL: tuple[Lazy, ...] = (
     _c(r"\\boxed\{\s*+(?:\\text\{\s*+)?(?P<choice>a|b|tie)\b\s*+\}?\s*+\}"),
     _c(rf"\[\s*+(?:{_NOUN})\s+(?P<choice>a|b)\s*+\]"),
     _LABELED,
+    _FOREIGN_LABELED,
+)
+# The final markers searched in the middle of a long answer, and the words one of which each match holds.
+_FINALS = Finals(
+    _FINAL,
+    ("[", "\\boxed", ">", "<", "=", "winner", "verdict", "answer", "choice", "prefer", "better response")
+    + LEX.pair_label_words,
 )
 _CORRECTION = _c(
     rf"{LEX.corrections}[\s,.:;!\u2013\u2014\-]*+(?:{_NOUN}\s+)?[(\[]?(?P<cap>[ab])\b(?!\s+is\s+(?:not|worse))"
@@ -90,6 +119,7 @@ _TIERS: tuple[tuple[Lazy, ...], ...] = (
             r"\b(?:better|preferred|stronger|winning)\s+(?:response|output|answer|one|option|story|summary)\s+is\s+"
             r"(?:\w+ly\s+)?" + _TOKEN
         ),
+        _FOREIGN_PREFER,
         _c(r"\b(?:i'd|i\s+would)\s+say\s+" + _TOKEN + _END),
         _c(r"\b(?:so|therefore|thus|hence)[,:]?\s+" + _TOKEN + _END),
         _c(rf"[:\u2013\u2014]\s+(?:{_NOUN}\s+)(?P<cap>[ab])\.(?:\s|\Z)"),
@@ -107,6 +137,8 @@ _TIERS: tuple[tuple[Lazy, ...], ...] = (
         ),
         _c(_TOKEN + r"\s+(?:\w+ly\s+)?(?:wins|is\s+the\s+winner|comes\s+out\s+ahead)\b"),
         _c(rf"(?:{_NOUN})\s*(?P<cap>[ab])(?![a-z])[^.!?\n]{{0,14}}?{LEX.pair_better_foreign}"),
+        # "La primera respuesta es mejor", "Die zweite Antwort ist besser", "第二个回答更好", "Первый ответ лучше".
+        _c(rf"{_FOREIGN_ORDINAL}(?:(?!{_NOT}){_GAP_CHAR}){{0,14}}?{LEX.pair_better_foreign}"),
         _c(
             r"\b(?P<tie>it'?s\s+a\s+tie|(?:they|both(?:\s+\w+){0,3}?)\s+are\s+(?:equally\s+(?:good|strong|bad|weak)|"
             r"of\s+equal\s+quality|tied))\b"
@@ -193,10 +225,24 @@ def _resolve(found: list[Choice], low: str) -> Choice | None:
     return replace(last, ambiguous=True)
 
 
-def _found(pattern: Lazy, r: Prepared, kind: str) -> list[Choice]:
+def _in_refusal(r: Prepared, start: int, refused: list[re.Match[str]], kind: str) -> bool:
+    """A choice after a refusal belongs to it unless a contrast sets it apart, or, for an explicit verdict
+    (``[[A>B]]``, "Verdict: B"), a line of its own, or, for a choice stated in prose ("I can't compare them
+    on speed. Response B is better overall."), a sentence of its own that does not take it back."""
+    return any(
+        x.start() < start
+        and not set_apart(r.low, x.end(), start, own_line=kind == "final")
+        and not (kind == "prose" and own_sentence(r.low, x.end(), start))
+        for x in refused
+    )
+
+
+def _found(pattern: Lazy, r: Prepared, kind: str, refused: list[re.Match[str]]) -> list[Choice]:
     found = []
     for match in bounded(pattern, r.low):
         if is_negated(r.low, match.start()) or not _capitals(r.text, match):
+            continue
+        if is_hypothetical_choice(r.low, match.end()) or _in_refusal(r, match.start(), refused, kind):
             continue
         choice = Choice(_letter(match), match.start(), kind)
         other = _OTHER_CHOICE.match(r.low, match.end())
@@ -239,13 +285,13 @@ def _from_result(r: Prepared, answer: str) -> ParsedChoice:
     return ParsedChoice(_choice_of(match.group("choice")), OK, rationale)
 
 
-def _prose(r: Prepared) -> Choice | None:
+def _prose(r: Prepared, refused: list[re.Match[str]]) -> Choice | None:
     """The choice the prose states, tier by tier: the first tier that speaks decides."""
     for tier in _TIERS:
         found = [
             c
             for pattern in tier
-            for c in _found(pattern, r, "prose")
+            for c in _found(pattern, r, "prose", refused)
             if not is_conditional(r.low, c.start) or c.choice == "tie"
         ]
         resolved = _resolve(found, r.low)
@@ -254,13 +300,13 @@ def _prose(r: Prepared) -> Choice | None:
     return None
 
 
-def _opening_or_closing(r: Prepared) -> Choice | None:
+def _opening_or_closing(r: Prepared, refused: list[re.Match[str]]) -> Choice | None:
     for pattern in (_ALONE, _LEADING):
         match = pattern.search(r.low)
         if match and _capitals(r.text, match):
             return Choice(_letter(match), match.start())
     closing = _CLOSING.search(r.low, *tail(r.low))
-    if closing is None:
+    if closing is None or _in_refusal(r, closing.start(1), refused, "final"):
         return None
     letters = {m.group("cap") for m in _CLOSING_LETTER.finditer(r.text, *closing.span(1))}
     if not letters:
@@ -268,8 +314,8 @@ def _opening_or_closing(r: Prepared) -> Choice | None:
     return Choice(letters.pop(), closing.start(), ambiguous=len(letters) > 0)
 
 
-def _final(r: Prepared) -> Choice | None:
-    found = [c for p in _FINAL for c in _found(p, r, "final")]
+def _final(r: Prepared, refused: list[re.Match[str]]) -> Choice | None:
+    found = [c for p in _FINAL for c in _found(p, r, "final", refused)]
     for match in bounded(_CORRECTION, r.low):
         # A correction corrects something: a choice stands shortly before it.
         if _capitals(r.text, match) and re.search(
@@ -284,18 +330,19 @@ def _read(answer: str, assistant_names: bool) -> ParsedChoice:
     if from_json is not None:
         choice, rationale = from_json
         if choice is None:
-            refused = is_refusal(rationale)
+            declined = is_refusal(rationale)
             return ParsedChoice(
-                None, REFUSED if refused else UNPARSEABLE, rationale, reason="" if refused else NO_VERDICT
+                None, REFUSED if declined else UNPARSEABLE, rationale, reason="" if declined else NO_VERDICT
             )
         return ParsedChoice(choice, OK, rationale)
-    r = prepare(answer, EchoOptions(), letters=lambda text: _letters(text, assistant_names))
+    r = prepare(answer, EchoOptions(), letters=lambda text: _letters(text, assistant_names), finals=_FINALS)
     if RESULT_MARK.search(r.low):
         return _from_result(r, answer)
-    found = _final(r) or _prose(r) or _opening_or_closing(r)
+    refused = refusals(r.low)
+    found = _final(r, refused) or _prose(r, refused) or _opening_or_closing(r, refused)
     if found is None or found.alternatives:
-        refused = found is None and is_refusal(r.low)
-        return ParsedChoice(None, REFUSED if refused else UNPARSEABLE, answer, reason="" if refused else NO_VERDICT)
+        refusal = found is None and bool(refused)
+        return ParsedChoice(None, REFUSED if refusal else UNPARSEABLE, answer, reason="" if refusal else NO_VERDICT)
     if found.ambiguous:
         return ParsedChoice(None, UNPARSEABLE, answer, reason=TWO_VERDICTS)
     return ParsedChoice(found.choice, OK, answer)

@@ -1,11 +1,12 @@
 """A judge's JSON answer read as a score: which key holds the verdict, and the rationale beside it.
 
-In order: the aspect asked (``"fluency"``, ``"fluency_score"``, a ``{"criterion": "fluency", "score": 4}`` item,
-or a sub-object ``{"scores": {"fluency": 4}}``), then a final key (``overall``, ``final_score``, ``total``), then
-a score key (``score``, ``rating``, ``grade``, ``label`` and the languages' labels: ``bewertung`` ...). An
-answer that is only JSON and holds sub-scores but none of these is read like "Fluency: 4 / Coherence: 2": one
-value is the verdict, two different values are two verdicts. A key written twice with two values is two
-verdicts too. ``null`` or ``"N/A"`` is no verdict, or a refusal when the explanation refuses.
+In order: the aspect asked (``"fluency"``, ``"fluency_score"``, a ``{"criterion": "fluency", "score": 4}`` item, a
+sub-object ``{"scores": {"fluency": 4}}`` or a per-aspect object ``{"fluency": {"score": 4, "reason": ...}}``), then
+a final key (``overall``, ``final_score``, ``total``), then a score key (``score``, ``rating``, ``grade``, ``label``
+and the languages' labels: ``bewertung`` ...). An answer that is only JSON and holds sub-scores but none of these is
+read like "Fluency: 4 / Coherence: 2": one value is the verdict, two different values are two verdicts. A key
+written twice with two values is two verdicts too. ``null`` or ``"N/A"`` is no verdict, or a refusal when the
+explanation refuses.
 """
 
 from __future__ import annotations
@@ -50,10 +51,16 @@ def _entries(value: dict[str, object] | list[object]) -> dict[str, object]:
             entries.setdefault(name.lower(), score)
             continue
         for key, sub in item.items():
-            entries.setdefault(key, sub)
-            if isinstance(sub, dict):
+            inner_score = next((k for k in _SCORE_KEYS if k in sub), None) if isinstance(sub, dict) else None
+            if isinstance(sub, dict) and inner_score is not None:
+                # "faithfulness": {"score": 3, "reason": ...}: the aspect's own score, not a "score" of the answer.
+                entries.setdefault(key, sub[inner_score])
+            elif isinstance(sub, dict):
+                entries.setdefault(key, sub)
                 for inner, inner_value in sub.items():
                     entries.setdefault(inner, inner_value)
+            else:
+                entries.setdefault(key, sub)
     return entries
 
 

@@ -29,7 +29,7 @@ from llmjudge.parsing.common import (
 )
 from llmjudge.parsing.forms import Verdict, find
 from llmjudge.parsing.lexicon import DEN, FOLDED, NUM, Lazy, is_refusal, refusals, to_number
-from llmjudge.parsing.normalize import EchoOptions, Prepared, prepare, window
+from llmjudge.parsing.normalize import EchoOptions, Finals, Prepared, prepare, window
 from llmjudge.parsing.reasoning import split_reasoning
 from llmjudge.parsing.score_json import find_score_json, read_score_json
 from llmjudge.parsing.verdicts import Options, Scale, label_words, read_prose
@@ -39,6 +39,7 @@ _RESULT = Lazy(
     FOLDED,
 )
 _GENERIC_LABELS = {"lowest", "highest"}
+_FINALS = Finals((*forms.FINALS, _RESULT), (*forms.FINAL_KEYS, "[result"))
 
 
 def _label_values(labels: Mapping[str, str] | None, scale: Scale) -> dict[str, float]:
@@ -91,7 +92,7 @@ def _from_result(r: Prepared, answer: str, scale: Scale, words: dict[str, float]
 def _read(answer: str, scale: Scale, options: Options) -> ParsedScore:
     label_alt = "|".join(re.escape(w) for w in options.words if w not in _GENERIC_LABELS)
     echo = EchoOptions(scale.low, scale.high, options.adversarial, label_alt, options.question)
-    r = prepare(answer, echo)
+    r = prepare(answer, echo, finals=_FINALS)
     refused = refusals(r.low)
     found = find_score_json(window(answer), options.aspect)
     if found is not None:

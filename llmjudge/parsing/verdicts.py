@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import llmjudge.parsing.forms as forms
-from llmjudge.parsing.common import fmt, is_conditional, is_negated
+from llmjudge.parsing.common import fmt, is_conditional, is_negated, set_apart, taken_back
 from llmjudge.parsing.forms import Verdict, find
 from llmjudge.parsing.lexicon import DEN, FOLDED, LEX, NUM, Lazy, to_number
 from llmjudge.parsing.normalize import Prepared
@@ -39,7 +39,15 @@ _NOT_RATINGS = Lazy(
 )
 # A name that ends in a label ("Score", "Overall score", "I would answer") names the verdict, not an aspect.
 _LABEL_NAME = Lazy(rf"(?:{LEX.bare_labels}|{LEX.labels}|{LEX.final_prefixes}|{LEX.final_labels})\Z", FOLDED)
+# A judge speaking for itself, in the ten languages: "I'd give it", "je donne", "ich gebe", "我给", "私は".
+_FIRST_PERSON = Lazy(
+    r"(?<![^\W\d_])(?:i|i'd|i'll|i'm|we|we'd|je|j'|ich|yo|eu|io|я|мы)(?![^\W\d_])|我|私は|私の|저는|제가|나는"
+    r"|(?<![^\W\d_])(?:doy|dou|daría|daria|darei|darò|donne|donnerais|gebe|würde|поставлю|поставил)(?![^\W\d_])",
+    FOLDED,
+)
 _CONTRAST = Lazy(rf"{LEX.contrasts}|[.!?;\n]", FOLDED)
+# After a refusal, the verdicts that a marker sets apart: final markers and self-corrections.
+_MARKED = ("final", "revision", "aspect")
 _PAPER_NUM = Lazy(
     r"(?P<num>-(?<![\w.\-/:,]-)\d+(?:\.\d+)?|\d(?<![\w.\-/:,]\d)\d*(?:\.\d+)?)(?![\w%])(?![.,:]\d)", FOLDED
 )
@@ -89,8 +97,7 @@ def _name_before(low: str, sep: int) -> str | None:
 
 
 def _final_tier(r: Prepared) -> list[Verdict]:
-    finals = (forms.FINAL_LABELED, forms.BOXED, forms.TAGGED, forms.DOUBLE_BRACKET)
-    found = [v for p in finals for v in find(p, r.text, r.low, "final")]
+    found = [v for p in forms.FINALS for v in find(p, r.text, r.low, "final")]
     for pattern in (forms.REVISED, forms.DECIDED, *forms.present(forms.DECISION_TEMPLATES, r.low)):
         found += find(pattern, r.text, r.low, "revision", prose=True)
     for verdict in find(forms.CORRECTED, r.text, r.low, "revision", prose=True):
@@ -106,6 +113,8 @@ def _named(r: Prepared) -> list[Verdict]:
     for match in forms.bounded(_NAMED, r.low):
         name = _name_before(r.low, match.start())
         if name is None or _NOT_RATINGS.match(name) or forms.is_count(r.text, match):
+            continue
+        if forms.is_hypothetical(r.low, match.end()):
             continue
         verdict = forms.verdict_of(match, "named")
         if verdict.value is not None:
@@ -228,7 +237,7 @@ def _general_classes(
 def _paper(r: Prepared, scale: Scale) -> Verdict | None:
     """The paper's rule (Chiang & Lee 2023, appendix D.2.1): drop "out of <max>" and "/<max>", take the first
     number. A denominator other than the scale's maximum survives this and marks another scale. Years,
-    counts, references and examples are skipped: they are not ratings.
+    counts, references, examples and hypotheticals ("a 5... if") are skipped: they are not ratings.
 
     The first number is a guess at a terse answer, not a stated verdict: off the scale ("502 Bad Gateway")
     it means there is none, and another plausible number after it ("Hmm. 3? Maybe 4.") makes two."""
@@ -240,7 +249,7 @@ def _paper(r: Prepared, scale: Scale) -> Verdict | None:
         token = match.group("num")
         if re.fullmatch(r"\d{4,}", token) or forms.is_reference(low, match.start()) or is_negated(low, match.start()):
             continue
-        if forms.is_count(text, match):
+        if forms.is_count(text, match) or forms.is_hypothetical(low, match.end()):
             continue
         after = _AFTER_DEN.match(low, match.end())
         den = float(after.group(1)) if after else None
@@ -255,13 +264,24 @@ def _paper(r: Prepared, scale: Scale) -> Verdict | None:
 
 
 def _in_refusal(low: str, verdict: Verdict, refusal: re.Match[str]) -> bool:
-    """The verdict stands in the refusal's own clause: "I can't rate this (1 von 5)", "Score: 0 — I refuse to
-    rate"; a sentence end or a "but" between them ("I can't comment on X, but I'd give it a 4") sets it apart."""
-    if refusal.start() < verdict.start:
-        between = low[refusal.end() : verdict.start]
-    else:
+    """The verdict belongs to the refusal. Before it, in its own clause: "Score: 0 — I refuse to rate". After
+    it, unless a contrast turns the answer round ("I can't comment on X, but I'd give it a 4") or the verdict
+    is an explicit final marker or a label on a line of its own: a sentence end alone does not set apart a
+    number that goes on explaining the refusal ("I cannot rate this. Giving it 2/5 would be misleading")."""
+    if refusal.start() >= verdict.start:
         between = low[verdict.end : refusal.start()]
-    return len(between) < 400 and _CONTRAST.search(between) is None
+        return len(between) < 400 and _CONTRAST.search(between) is None
+    if verdict.kind in _MARKED or (verdict.kind == "verb" and _stated(low, refusal.end(), verdict.start)):
+        return False
+    return not set_apart(low, refusal.end(), verdict.start, own_line=verdict.kind == "label")
+
+
+def _stated(low: str, after: int, start: int) -> bool:
+    """The judge rates in its own voice, in a sentence of its own after the refusal: "I cannot evaluate the
+    runtime behaviour. Reading the code, I'd give it a 4." ("给2分也不公平" and "Giving it 2/5 ..." are not)."""
+    clause = low[max(after, start - 80) : start]
+    cut = max(clause.rfind(c) for c in ".!?\n")
+    return cut >= 0 and not taken_back(low, start) and _FIRST_PERSON.search(clause, cut) is not None
 
 
 def _usable(found: list[Verdict], low: str, refused: list[re.Match[str]]) -> list[Verdict]:
