@@ -36,6 +36,16 @@ EVERY_ITEM = "every item has human ratings: PPI adds nothing to the humans-only 
 NO_JUDGE = "no LLM pool: PPI needs a judge's scores on the items people did not rate"
 NO_RATINGS = "nobody has rated yet: PPI needs human ratings of the random subset"
 NOMINAL = "the scores are categories (nominal study): PPI estimates mean scores"
+# Normal intervals on few human-rated items cover less than they say: on SummEval (M11, 100 items, 2,000 random
+# draws) the 95 % interval covered 58 % at n = 2, 68 % at 3, 80 % at 5 and 90 % at 10. Rows below FEW_LABELLED
+# carry the note "interval" (JSON keeps the figures); below WITHHELD_BELOW the dashboard shows the note alone.
+FEW_LABELLED = 20
+WITHHELD_BELOW = 10
+
+
+def few_labelled_note(n: int) -> str:
+    return (f"few human-rated items (n = {n}): normal 95 % intervals on fewer than {FEW_LABELLED} cover less "
+            f"than they say (about 90 % at n = 10, 58 % at n = 2 on SummEval)")
 
 
 def ppi_sections(
@@ -118,7 +128,8 @@ def _ppi_row(question: str, group: str, pool: str, data: PPIGroup) -> PPIRow:
         n_labelled=result.n_labelled, n_unlabelled=result.n_unlabelled, effective_n=_number(result.effective_n),
         extra_items=_number(result.extra_items), humans_only_estimate=_number(result.classical_estimate),
         humans_only_ci_low=_number(result.classical_ci_low), humans_only_ci_high=_number(result.classical_ci_high),
-        notes={} if result.reason is None else {"estimate": result.reason},
+        notes={"estimate": result.reason} if result.reason is not None
+        else {"interval": few_labelled_note(result.n_labelled)} if result.n_labelled < FEW_LABELLED else {},
     )
 
 
@@ -128,8 +139,10 @@ def _difference_row(question: str, pool: str, group_a: str, group_b: str,
     reason = result.reason
     if reason is not None:  # name the group, not "a" or "b"
         reason = reason.replace("group a:", f"group {group_a}:", 1).replace("group b:", f"group {group_b}:", 1)
+    fewest = min(len(np.asarray(split[group].y_labelled)) for group in (group_a, group_b))
+    notes = {"difference": reason} if reason is not None \
+        else {"interval": few_labelled_note(fewest)} if fewest < FEW_LABELLED else {}
     return PPIDifferenceRow(
         question=question, pool=pool, groups=(group_a, group_b), difference=_number(result.estimate),
-        ci_low=_number(result.ci_low), ci_high=_number(result.ci_high), p=_number(result.p),
-        notes={} if reason is None else {"difference": reason},
+        ci_low=_number(result.ci_low), ci_high=_number(result.ci_high), p=_number(result.p), notes=notes,
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evalhub.analysis.ppi_rows import WITHHELD_BELOW
 from evalhub.analysis.reading import HUMAN
 from evalhub.analysis.result import AnalysisResult, PPIDifferenceRow, PPIRow, WelchRow
 
@@ -17,6 +18,11 @@ class PPIMeanLine:
     row: PPIRow
     pool_label: str
     gain: str  # "worth 3 more human-rated items here", or why there is no figure
+    withheld: bool = False  # too few human-rated items for any interval to be shown (the note instead)
+
+    @property
+    def caution(self) -> str:
+        return caution_text(self.row.notes.get("interval", ""), self.withheld)
 
 
 @dataclass(frozen=True)
@@ -24,6 +30,11 @@ class PPIDifferenceLine:
     row: PPIDifferenceRow
     pool_label: str
     welch: WelchRow | None  # the humans-only Welch comparison of the same groups and question
+    withheld: bool = False
+
+    @property
+    def caution(self) -> str:
+        return caution_text(self.row.notes.get("interval", ""), self.withheld)
 
 
 @dataclass(frozen=True)
@@ -32,6 +43,11 @@ class PPIPanel:
     declared: bool  # the subset was declared random by the researcher, not drawn by EvalHub
     means: tuple[PPIMeanLine, ...]
     differences: tuple[PPIDifferenceLine, ...]
+
+
+def caution_text(note: str, withheld: bool) -> str:
+    """A row's few-items note, saying so when its intervals are withheld from the page (the JSON keeps them)."""
+    return f"{note}; no interval shown below {WITHHELD_BELOW}" if note and withheld else note
 
 
 def gain_sentence(row: PPIRow) -> str:
@@ -49,7 +65,11 @@ def ppi_context(result: AnalysisResult, *, declared: bool) -> PPIPanel:
     if result.ppi is None or result.ppi_differences is None:
         return PPIPanel(result.ppi_note, declared, (), ())
     welch = {(w.question, w.group_a, w.group_b): w for w in result.welch if w.pool == HUMAN}
-    means = tuple(PPIMeanLine(r, labels.get(r.pool, r.pool), gain_sentence(r)) for r in result.ppi)
-    differences = tuple(PPIDifferenceLine(d, labels.get(d.pool, d.pool), welch.get((d.question, *d.groups)))
-                        for d in result.ppi_differences)
+    fewest = {(r.question, r.pool, r.group): r.n_labelled for r in result.ppi}
+    means = tuple(PPIMeanLine(r, labels.get(r.pool, r.pool), gain_sentence(r), r.n_labelled < WITHHELD_BELOW)
+                  for r in result.ppi)
+    differences = tuple(
+        PPIDifferenceLine(d, labels.get(d.pool, d.pool), welch.get((d.question, *d.groups)),
+                          min(fewest.get((d.question, d.pool, g), 0) for g in d.groups) < WITHHELD_BELOW)
+        for d in result.ppi_differences)
     return PPIPanel(None, declared, means, differences)

@@ -11,7 +11,14 @@ from django.core.management import call_command
 from annotations.studies import StudySpecError
 from evalhub.analysis import AnalysisOptions, study_analysis
 from evalhub.analysis.planning.human_subset import study_human_subset_set
-from evalhub.analysis.ppi_rows import EVERY_ITEM, NO_RATINGS, NOT_DECLARED
+from evalhub.analysis.ppi_rows import (
+    EVERY_ITEM,
+    FEW_LABELLED,
+    NO_RATINGS,
+    NOT_DECLARED,
+    WITHHELD_BELOW,
+    few_labelled_note,
+)
 from tests.evalhub.factories import import_long
 from tests.support.ppi_study import JUDGE, summeval_study
 
@@ -138,3 +145,31 @@ def test_a_bad_setting_is_refused_and_changes_nothing(story_study, setting, mess
         study_human_subset_set(study=story_study, setting=setting)
     story_study.refresh_from_db()
     assert story_study.human_subset == {}
+
+
+@pytest.mark.parametrize(("share", "withheld"), [(0.05, True), (0.15, False)])
+def test_few_human_rated_items_carry_a_note_and_below_ten_the_page_withholds_the_intervals(
+        db, researcher, tmp_path, client, share, withheld):
+    # Issue 27 review: normal intervals on 2-5 human-rated items covered 58-80 %, shown as "95 %" with no word.
+    study = summeval_study(slug=f"summeval-{int(share * 100)}", owner=researcher, tmp_path=tmp_path, share=share)
+    result = study_analysis(study=study, options=OPTIONS)
+    assert result.ppi
+    for row in result.ppi:
+        assert row.n_labelled < FEW_LABELLED
+        assert row.notes["interval"] == few_labelled_note(row.n_labelled)
+        assert row.estimate is not None and row.ci_low is not None  # the JSON keeps the figures
+        assert (row.n_labelled < WITHHELD_BELOW) == withheld
+    [difference] = result.ppi_differences
+    assert "few human-rated items" in difference.notes["interval"] and difference.difference is not None
+    client.force_login(researcher)
+    page = client.get(f"/studies/{study.slug}/").content.decode()
+    assert page.count("few human-rated items (n = ") >= 3
+    assert ("no interval shown below 10" in page) == withheld
+    shown = f"{result.ppi[0].estimate:.2f} [{result.ppi[0].ci_low:.2f}"
+    assert (shown in page) != withheld
+
+
+def test_the_worked_example_has_enough_human_rated_items_for_no_note(worked_example):
+    study, _ = worked_example
+    result = study_analysis(study=study, options=OPTIONS)
+    assert all(row.n_labelled >= FEW_LABELLED and "interval" not in row.notes for row in result.ppi)
