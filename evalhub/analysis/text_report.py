@@ -70,8 +70,10 @@ def _welch_sentence(row: WelchRow, p: float | None, labels: dict[str, str] | Non
         high, low = (a, b) if mean_diff > 0 else (b, a)
         return (f"{who} {prefer} {high} over {low} on {q} ({quoted}, {p_text(p)}, "
                 f"{d_text(row.test.cohens_d)}{unit}).")
-    return (f"{who} {show} no significant preference between {a} and {b} on {q} ({quoted}, {p_text(p)}, "
-            f"{d_text(row.test.cohens_d)}{unit}).")
+    # The means in the order the groups are named (issue 25 review: "between human and gpt2 (4.00 vs 2.00)"
+    # quoted gpt2's mean first).
+    return (f"{who} {show} no significant preference between {a} and {b} on {q} ({fmt(mean_a)} vs {fmt(mean_b)}, "
+            f"{p_text(p)}, {d_text(row.test.cohens_d)}{unit}).")
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:

@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from annotations.models import Item
-from evalhub.analysis import AnalysisOptions, pool_labels, study_analysis
+from evalhub.analysis import HUMAN, AnalysisOptions, pool_labels, study_analysis
 from evalhub.analysis.result import WelchRow
 from evalhub.analysis.text_report import text_report, welch_sentence
 from evalhub.imports.exports import csv_lines, table_rows
@@ -130,3 +130,11 @@ def test_every_welch_sentence_gives_cohens_d():
     assert welch_sentence(replace(row, test=replace(test, p=0.001), p_adjusted=0.2)).endswith(
         "no significant preference between human and gpt2 on coherence (3.00 vs 2.90, BH-adjusted p = 0.200, "
         "d = 0.25).")
+
+
+def test_a_non_significant_sentence_quotes_the_means_in_the_order_it_names_the_groups():
+    # Issue 25 review: "no significant preference between human and gpt2 (4.00 vs 2.00)" where human was 2.00.
+    test = WelchResult(t=-1.2, df=4.0, p=0.3, mean_diff=-2.0, cohens_d=-1.0, n_a=3, n_b=3, unit="item means")
+    row = WelchRow(pool=HUMAN, group_a="human", group_b="gpt2", question="coherence", mean_a=2.0, mean_b=4.0,
+                   test=test, notes={}, p_adjusted=None)
+    assert "between human and gpt2 on coherence (2.00 vs 4.00," in welch_sentence(row)
