@@ -198,7 +198,7 @@ def study_spec_check(spec: object) -> None:
     _validate(spec)
 
 
-def _refuse_unknown(keys: Iterable[object], known: tuple[str, ...], where: str) -> None:
+def refuse_unknown_keys(keys: Iterable[object], known: tuple[str, ...], where: str) -> None:
     """An unknown key is refused with its name and the closest known key (difflib), as an import refuses an
     unknown column: a typo such as ``raters_per_itme`` would otherwise be dropped without a word."""
     for key in sorted(str(k) for k in keys if k not in known):
@@ -211,13 +211,13 @@ def _refuse_unknown(keys: Iterable[object], known: tuple[str, ...], where: str) 
 
 
 def _refuse_unknown_keys(spec: dict[str, Any]) -> None:
-    _refuse_unknown(spec, SPEC_KEYS + SPEC_NOTE_KEYS, "the study specification")
+    refuse_unknown_keys(spec, SPEC_KEYS + SPEC_NOTE_KEYS, "the study specification")
     if isinstance(spec.get("scale"), dict):
-        _refuse_unknown(spec["scale"], SCALE_KEYS, "scale")
+        refuse_unknown_keys(spec["scale"], SCALE_KEYS, "scale")
     questions = spec.get("questions")
     for n, question in enumerate(questions if isinstance(questions, list) else [], start=1):
         if isinstance(question, dict):
-            _refuse_unknown(question, QUESTION_KEYS, f"question {n}")
+            refuse_unknown_keys(question, QUESTION_KEYS, f"question {n}")
 
 
 def _validate(spec: Any) -> None:

@@ -6,6 +6,7 @@ The OpenAPI schema is served at /api/schema/ (drf-spectacular).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
@@ -24,6 +25,7 @@ from drf_spectacular.utils import (
 from rest_framework import permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from annotations.guards.signed_in import signed_in_user
@@ -38,6 +40,7 @@ from annotations.studies import (
     StudySlugTaken,
     StudySpecError,
     protocol_templates,
+    refuse_unknown_keys,
     study_create,
     study_create_from_template,
     study_spec_check,
@@ -124,7 +127,21 @@ class SpecField(serializers.JSONField):
     """A study specification: the schema says its fields (annotations/spec_schema.py), the check the rest."""
 
 
-class StudyCreateSerializer(serializers.Serializer):
+class KnownKeysOnly(serializers.Serializer):
+    """A request body of which every key is a field: an unknown or misspelt one is refused with the closest known
+    key, as a spec's are (DRF would drop it without a word; issue 25 review)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        # Before the fields: a misspelt required key would otherwise read "This field is required." alone.
+        if isinstance(data, Mapping):
+            try:
+                refuse_unknown_keys(data, tuple(self.fields), "the request")
+            except StudySpecError as exc:
+                raise serializers.ValidationError({api_settings.NON_FIELD_ERRORS_KEY: [str(exc)]}) from None
+        return super().to_internal_value(data)
+
+
+class StudyCreateSerializer(KnownKeysOnly):
     slug = StrictSlugField(max_length=100)
     template = serializers.ChoiceField(choices=sorted(protocol_templates()), required=False)
     spec = SpecField(required=False, help_text="A study specification (see docs): used without template")
@@ -237,7 +254,7 @@ class HumanSubsetField(serializers.JSONField):
     """Which items people rate (docs/analysis.md, PPI); ``human_subset_checked`` says the rest."""
 
 
-class StudySettingsSerializer(serializers.Serializer):
+class StudySettingsSerializer(KnownKeysOnly):
     human_subset = HumanSubsetField(help_text='{"share": 0.2} or {"count": 300} per group with an optional "seed", '
                                               '{"declared_random": true}, or {} (every item)')
 

@@ -160,3 +160,22 @@ def test_a_heading_that_names_a_group_or_condition_is_refused(change, words):
 def test_a_spec_like_the_meaning_entry_without_labels_shows_neutral_headings():
     study = study_create(slug="neutral", spec=MEANING_LIKE)
     assert [study.field_label(name) for name in study.item_fields] == ["Title 1", "Title 2"]
+
+
+@pytest.mark.parametrize(("method", "url", "body", "words"), [
+    ("post", "/api/studies/", {"slug": "typo", "template": "story-likert", "raters_per_itme": 2},
+     "unknown key 'raters_per_itme' in the request: no key is like it"),
+    ("patch", "/api/studies/{slug}/", {"human_subst": {"share": 0.2}},
+     "unknown key 'human_subst' in the request: did you mean 'human_subset'?"),
+])
+def test_the_api_refuses_an_unknown_key_beside_the_spec_too(researcher, method, url, body, words):
+    # Issue 25 review: a misspelt key beside "template" was dropped without a word (201), and a misspelt
+    # "human_subset" read "This field is required."
+    study = study_create(slug="existing", spec=protocol_templates()["story-likert"], owner=researcher)
+    api = APIClient()
+    api.force_authenticate(researcher)
+    before = database_snapshot()
+    response = getattr(api, method)(url.format(slug=study.slug), body, format="json")
+    payload = response.json()
+    assert response.status_code == 400 and payload["non_field_errors"][0].startswith(words), payload
+    assert database_snapshot() == before
