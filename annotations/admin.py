@@ -24,7 +24,7 @@ from annotations.models import (
 )
 from annotations.selectors import study_changeable
 from annotations.services import InvitationLimitError, invitations_create, rater_revoke
-from annotations.studies import StudySpecError, human_subset_changeable
+from annotations.studies import StudySpecError, human_subset_changeable, pair_order_check
 
 
 def _plain_template(value: str, where: str) -> str:
@@ -52,6 +52,19 @@ class StudyForm(forms.ModelForm):
             return human_subset_changeable(study=self.instance, setting=self.cleaned_data.get("human_subset"))
         except StudySpecError as exc:
             raise forms.ValidationError(str(exc)) from None
+
+    def clean(self) -> dict[str, Any]:
+        # The spec's rule, for the admin too (issue 25 review: "fixed" saved beside "the order is random").
+        cleaned = super().clean() or {}
+        if cleaned.get("kind") == Study.Kind.PAIRWISE or self.instance.kind == Study.Kind.PAIRWISE:
+            spec = {"pair_order": cleaned.get("pair_order", self.instance.pair_order),
+                    "human_instruction": cleaned.get("instruction", ""),
+                    "llm_template": cleaned.get("llm_template", "")}
+            try:
+                pair_order_check(spec)
+            except StudySpecError as exc:
+                raise forms.ValidationError(str(exc)) from None
+        return cleaned
 
 
 class QuestionInline(admin.StackedInline):

@@ -307,7 +307,7 @@ def _validate_kind(spec: dict[str, Any], fields: list[str]) -> None:
             if spec.get(key):
                 raise StudySpecError(f"{key} is only for kind 'pairwise'")
         return
-    _validate_pair_order(spec)
+    pair_order_check(spec)
     pair = spec.get("pair_fields", ["response_a", "response_b"])
     if not isinstance(pair, list) or len(pair) != 2 or len(set(pair)) != 2 or not set(pair) <= set(fields):
         raise StudySpecError(f"pair_fields must name two different item fields (of {fields}), got {pair!r}")
@@ -322,7 +322,7 @@ def _validate_kind(spec: dict[str, Any], fields: list[str]) -> None:
 _PROMISES_RANDOM_ORDER = re.compile(r"\brandom", re.IGNORECASE)
 
 
-def _validate_pair_order(spec: dict[str, Any]) -> None:
+def pair_order_check(spec: dict[str, Any]) -> None:
     """``pair_order``: "counterbalanced" (the default: raters see A and B swapped on half of the items) or
     "fixed" (the file's A first for everyone), whose instruction must then not say the order is random."""
     order = spec.get("pair_order", Study.PairOrder.COUNTERBALANCED)

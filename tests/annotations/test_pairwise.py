@@ -2,6 +2,7 @@
 2 = B (3 = tie where allowed), bad choices refused, and the judge reading what the rater reads."""
 from __future__ import annotations
 
+import json
 import re
 from html import unescape
 
@@ -192,3 +193,25 @@ def test_the_judge_prompt_holds_every_text_the_rater_reads(pairwise):
         for text in [page.instruction, page.questions[0].text, *page.fields.values()]:
             assert text in prompt
         assert prompt.index(item.fields["response_a"]) < prompt.index(item.fields["response_b"])
+
+
+def test_the_admin_may_not_fix_the_order_of_a_study_whose_instruction_promises_randomness(researcher, rf):
+    # Issue 25 review: the admin edits every Study field, and saved "fixed" beside "The order ... is random".
+    from django.contrib import admin as django_admin
+    from django.forms.models import model_to_dict
+
+    study = study_create(slug="admin-fixed", spec=protocol_templates()["story-pairwise"], owner=researcher)
+    assert "random" in study.instruction
+    request = rf.post("/admin/")
+    request.user = type(researcher).objects.create_superuser(username="root", password="pw-root-123")
+    form_class = django_admin.site._registry[Study].get_form(request, study)
+    data = {k: ("" if v is None else v) for k, v in model_to_dict(study).items() if k in form_class.base_fields}
+    for key in ("field_labels", "human_subset", "demographics", "scale_labels", "contrasts", "groups", "item_fields",
+                "diff_fields", "pair_fields"):
+        if key in data:
+            data[key] = json.dumps(data[key])
+    assert form_class(data=data, instance=study).is_valid()  # as it is, the form saves
+    refused = form_class(data={**data, "pair_order": "fixed"}, instance=study)
+    assert not refused.is_valid()
+    assert "pair_order 'fixed' shows every rater the file's A first" in refused.errors["__all__"][0]
+    assert Study.objects.get(pk=study.pk).pair_order == Study.PairOrder.COUNTERBALANCED
