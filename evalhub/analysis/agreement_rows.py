@@ -83,9 +83,10 @@ def _label(data: StudyData, value: float) -> str:
 class _HumanSide:
     """A question x group's human ratings, read once for every pool: matrix, majority, alpha, categories."""
 
-    def __init__(self, cell: Cell, data: StudyData, alpha: stats.Stat) -> None:
+    def __init__(self, cell: Cell, data: StudyData, alpha: stats.Stat, alpha_withheld: str | None = None) -> None:
         self.items = cell.items_and_inverse()[0] if cell.item.size else np.empty(0, dtype=np.int64)
         self.alpha = alpha
+        self.alpha_withheld = alpha_withheld  # table 1's note in place of a defined alpha (too few items)
         n_raters = int(cell.raters()[0].size) if cell.item.size else 0
         self.too_many: str | None = None
         if self.items.size * n_raters > MAX_RATER_CELLS:
@@ -132,10 +133,26 @@ def _confusion_row(where: _Where, data: StudyData, confusion: stats.Confusion) -
                         n_tied=confusion.n_tied, n_unpaired=confusion.n_unpaired)
 
 
-def _ceiling_row(where: _Where, side: _HumanSide, ceiling: stats.HumanCeiling) -> CeilingRow:
+def _ceiling_notes(side: _HumanSide, ceiling: stats.HumanCeiling, n_items: int) -> tuple[str, ...]:
+    """The ceiling's trust notes (trust_notes: too few items, or each zero-width rater interval), then its own."""
+    notes: list[str] = []
+    if ceiling.raters and (few := too_few_items(n_items)):
+        notes.append(few)  # the values stay; pages show the note and withhold the intervals
+    else:
+        for r in ceiling.raters:
+            for who, ci in (("rater", r.human_ci), ("judge", r.judge_ci)):
+                if no_variation := degenerate_interval(_ci(ci)):
+                    notes.append(f"{side.rater_names[r.rater]}, {who}'s score: {no_variation}")
+    if side.alpha_withheld:
+        notes.append(f"the raters' alpha is withheld ({side.alpha_withheld}): comparisons with them mean little")
+    return (*notes, *ceiling.notes)
+
+
+def _ceiling_row(where: _Where, side: _HumanSide, ceiling: stats.HumanCeiling, n_items: int) -> CeilingRow:
     return CeilingRow(
         where.question, where.group, where.pool, scoring=ceiling.scoring, summary=ceiling.summary,
-        judge_better=ceiling.judge_better, n_compared=ceiling.n_compared, notes=tuple(ceiling.notes),
+        judge_better=ceiling.judge_better, n_compared=ceiling.n_compared,
+        notes=_ceiling_notes(side, ceiling, n_items),
         raters=tuple(CeilingRater(rater=side.rater_names[r.rater], n_items=r.n_items, human=r.human,
                                   human_ci95=_ci(r.human_ci), judge=r.judge, judge_ci95=_ci(r.judge_ci),
                                   judge_better=None if r.human is None or r.judge is None else r.judge > r.human,
@@ -161,6 +178,8 @@ def agreement_sections(data: StudyData, cells: dict[tuple[str, str, str], Cell],
     level = data.ci_level
     alphas = {(c.question, c.group): stats.Stat(c.alpha[level], c.notes.get(f"alpha.{level}"))
               for c in cell_rows if c.pool == HUMAN}
+    withheld = {(c.question, c.group): c.notes["alpha"] for c in cell_rows
+                if c.pool == HUMAN and "alpha" in c.notes and c.alpha[level] is not None}
     kappa: list[KappaRow] = []
     confusion: list[ConfusionRow] = []
     ceiling: list[CeilingRow] = []
@@ -170,7 +189,7 @@ def agreement_sections(data: StudyData, cells: dict[tuple[str, str, str], Cell],
             if human_cell is None:
                 continue
             alpha = alphas.get((question.key, group), stats.Stat(None, "no human cell"))
-            side = _HumanSide(human_cell, data, alpha)
+            side = _HumanSide(human_cell, data, alpha, withheld.get((question.key, group)))
             fleiss = stats.fleiss_kappa(side.matrix, categories=side.categories.tolist(), n_boot=options.n_boot,
                                         seed=options.seed)
             kappa.append(_kappa_row(_Where(question.key, group, HUMAN), "raters", "unweighted", fleiss))
@@ -208,8 +227,11 @@ def _pool_evidence(where: _Where, side: _HumanSide, cell: Cell, data: StudyData,
     for name, (result, test) in zip(side.rater_names, per_rater, strict=True):
         kappa.append(_kappa_row(where, "rater", "unweighted", result, rater=name, test=test))
     scoring: Scoring = "accuracy" if data.nominal else "neg_rmse"
+    # The ceiling's items: two ratings or more and a judge label (stats.human_ceiling's I_j, over all raters).
+    n_items = int(((np.sum(~np.isnan(side.matrix), axis=1) >= 2) & ~np.isnan(ceiling_labels)).sum())
+    human_alpha = None if side.alpha_withheld else side.alpha  # a withheld alpha is quoted by its note
     ceiling.append(_ceiling_row(where, side, stats.human_ceiling(
-        side.matrix, ceiling_labels, scoring=scoring, human_alpha=side.alpha)))
+        side.matrix, ceiling_labels, scoring=scoring, human_alpha=human_alpha), n_items))
 
 
 def adjusted_p(rows: Sequence[KappaRow | WelchRow]) -> list[float | None]:

@@ -16,11 +16,12 @@ from __future__ import annotations
 from evalhub.analysis.result import Interval
 
 MIN_ITEMS = 5
+TOO_FEW = "too few items"  # how the note starts: pages find it among a row's notes
 
 
 def too_few_items(n_items: int) -> str | None:
     """The note for a statistic computed on ``n_items`` items, or None from ``MIN_ITEMS`` items on."""
-    return f"too few items (n = {n_items})" if n_items < MIN_ITEMS else None
+    return f"{TOO_FEW} (n = {n_items})" if n_items < MIN_ITEMS else None
 
 
 def degenerate_interval(ci: Interval | None) -> str | None:

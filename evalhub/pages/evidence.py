@@ -15,6 +15,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString
 
 from evalhub.analysis.result import AnalysisResult, CeilingRater, CeilingRow, ConfusionRow, KappaRow
+from evalhub.analysis.trust_notes import TOO_FEW
 from evalhub.pages import svg
 from evalhub.templatetags.evalhub_format import group_title
 
@@ -53,11 +54,13 @@ def confusion_chart(*, title: str, labels: Sequence[str], counts: Sequence[Seque
     return svg.figure(width, height, body, title)
 
 
-def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], judge_colour: str) -> SafeString:
+def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], judge_colour: str,
+                  withheld: str | None = None) -> SafeString:
     """Strip plot: per rater, their agreement with the other raters (grey) and the judge's on the same items.
 
     Each score is a dot with its 95 % t interval; a row whose judge dot lies right of the rater's
-    is a rater the judge agrees with the others better than.
+    is a rater the judge agrees with the others better than. ``withheld`` (the analysis's "too few items"
+    note) replaces every interval; an interval of width 0 is named, not drawn.
     """
     values = [v for r in raters if r.human is not None and r.judge is not None
               for v in [r.human, r.judge, *(r.human_ci95 or []), *(r.judge_ci95 or [])]]
@@ -89,10 +92,14 @@ def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], j
             continue
         for value, ci, fill, dy, shape in ((r.human, r.human_ci95, "#6e7781", -3, "rater"),
                                            (r.judge, r.judge_ci95, judge_colour, 3, "judge")):
+            if withheld or (ci and ci[0] == ci[1]):
+                ci_text = f"; {withheld}" if withheld else "; no variation (an interval of width 0)"
+                ci = None
+            else:
+                ci_text = f", 95% CI [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
             if ci:
                 body.append(f'<line x1="{px(ci[0]):.1f}" x2="{px(ci[1]):.1f}" y1="{y + dy:.1f}" y2="{y + dy:.1f}" '
                             f'stroke="{fill}" stroke-width="2" stroke-opacity="0.5"/>')
-            ci_text = f", 95% CI [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
             body.append(f'<circle class="ceiling-{shape}" cx="{px(value):.1f}" cy="{y + dy:.1f}" r="4" '
                         f'fill="{fill}"><title>{escape(str(r.rater))}: {shape} vs the other raters '
                         f'{value:.3f}{ci_text} ({r.n_items} items)</title></circle>')
@@ -142,7 +149,8 @@ def evidence_context(result: AnalysisResult, pool_colours: dict[str, str]) -> di
             confusion=c, confusion_chart=confusion_chart(title=f"{where}: confusion", labels=c.labels, counts=c.counts),
             ceiling=ceiling,
             ceiling_chart=ceiling_chart(title=f"{where}: human ceiling", scoring=ceiling.scoring,
-                                        raters=ceiling.raters, judge_colour=block_colour)
+                                        raters=ceiling.raters, judge_colour=block_colour,
+                                        withheld=next((n for n in ceiling.notes if n.startswith(TOO_FEW)), None))
             if ceiling and ceiling.scoring and ceiling.raters else None,
         ))
     return {"evidence": blocks, "evidence_cut": len(result.confusion) > MAX_BLOCKS}

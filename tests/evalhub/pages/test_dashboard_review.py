@@ -146,3 +146,20 @@ def test_the_plan_page_counts_ratings_per_rater_as_items_times_questions(small_s
     # Each rater saw 6 items x 4 questions: 24 ratings, never "24 items per rater".
     assert "pilot: 3 raters, a median 24 ratings (item x question) per rater" in page
     assert "items per rater" not in page.lower()
+
+
+def test_the_human_ceiling_on_three_items_carries_the_item_notes_and_quotes_no_withheld_alpha(
+        small_study, client, researcher):
+    html, reader = _read(client, researcher, small_study)
+    seen = re.sub(r"\s+", " ", " ".join(reader.parts))
+    # Every "better than k of n" summary carries the too-few-items note in its caption.
+    captions = re.findall(r'<figure class="evidence-chart ceiling">.*?</figure>', html, flags=re.S)
+    summaries = [c for c in captions if "ceiling-summary" in c]
+    assert summaries and all('class="second ceiling-note">too few items (n = 3)</span>' in c for c in summaries)
+    # Per-rater intervals on 3 items are withheld (zero width, or pinned at the score's limit by clipping).
+    tooltips = [t for t in reader.parts if "vs the other raters" in t]
+    assert tooltips and not any("95% CI" in t for t in tooltips)
+    assert all("too few items (n = 3)" in t for t in tooltips)
+    # Alpha is withheld in table 1 (too few items): the ceiling quotes that note, not alpha's value.
+    assert not re.search(r"alpha -?\d", seen)
+    assert "the raters' alpha is withheld (too few items (n = 3)): comparisons with them mean little" in seen
