@@ -55,6 +55,14 @@ class EpsilonChoice:
 
 
 @dataclass(frozen=True)
+class PositionLine:
+    """A row of the dashboard's position-bias table: a pool's first-position share on one question."""
+
+    label: str  # the pool as a reader sees it
+    row: PositionRow
+
+
+@dataclass(frozen=True)
 class Verdict:
     cards: tuple[VerdictCard, ...]
     settings: AltTestSettings
@@ -64,6 +72,7 @@ class Verdict:
     choices: tuple[EpsilonChoice, ...]
     can_set_epsilon: bool
     min_instances: int
+    position: tuple[PositionLine, ...] = ()  # pairwise studies: judges' position bias and the raters' own share
 
 
 def _fmt(value: float | None) -> str:
@@ -162,4 +171,5 @@ def verdict_context(result: AnalysisResult, *, can_set_epsilon: bool, epsilon: f
         choices=tuple(EpsilonChoice(value, label, math.isclose(value, epsilon)) for value, label in choices),
         can_set_epsilon=can_set_epsilon,
         min_instances=MIN_INSTANCES_PER_HUMAN,
+        position=tuple(PositionLine(result.pool_labels().get(p.pool, p.pool), p) for p in result.position_bias),
     )

@@ -14,6 +14,8 @@ from html.parser import HTMLParser
 
 import pytest
 
+from annotations.models import HumanRating, Item, Rater
+from annotations.studies import study_create_from_template
 from tests.evalhub.factories import import_long
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
@@ -163,3 +165,34 @@ def test_the_human_ceiling_on_three_items_carries_the_item_notes_and_quotes_no_w
     # Alpha is withheld in table 1 (too few items): the ceiling quotes that note, not alpha's value.
     assert not re.search(r"alpha -?\d", seen)
     assert "the raters' alpha is withheld (too few items (n = 3)): comparisons with them mean little" in seen
+
+
+@pytest.fixture
+def counterbalanced_pairs(researcher):
+    """6 pairs, 3 raters who saw the pair swapped on half of them and always chose the response shown first."""
+    study = study_create_from_template(slug="counterbalanced", template="story-pairwise", owner=researcher)
+    question = study.questions.get()
+    items = [Item.objects.create(study=study, external_id=f"p{n}", group="pairs", position=n,
+                                 fields={"prompt": "p", "response_a": f"a{n}", "response_b": f"b{n}"})
+             for n in range(6)]
+    for r in range(3):
+        rater = Rater.objects.create(study=study, external_id=f"r{r}")
+        for n, item in enumerate(items):
+            swapped = (n + r) % 2 == 1  # first shown: A unswapped (choice 1), B swapped (choice 2)
+            HumanRating.objects.create(rater=rater, item=item, question=question, score=2 if swapped else 1,
+                                       swapped=swapped)
+    return study
+
+
+def test_the_raters_own_first_position_share_is_on_the_dashboard(counterbalanced_pairs, client):
+    client.force_login(counterbalanced_pairs.owner)
+    html = client.get(f"/studies/{counterbalanced_pairs.slug}/").content.decode()
+    assert 'id="position-bias"' in html
+    section = html[html.index('id="position-bias"'):]
+    section = section[:section.index("</section>")]
+    row = re.search(r'<tr class="position-row" data-pool="human">(.*?)</tr>', section, flags=re.S)
+    assert row and "Human raters" in row.group(1) and "(human)" not in row.group(1)
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), flags=re.S)
+    assert cells[1] == "overall" and cells[2] == "18 of 18"  # decisive choices of the response shown first
+    assert "of 18 decisive choices chose the response shown first (9 of 18 answers were given on swapped pairs)" \
+        in section
