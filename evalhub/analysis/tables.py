@@ -117,7 +117,15 @@ def _pairwise_row(cell: Cell) -> PairwiseKendallRow:
     result = stats.mean_pairwise_kendall(matrix)
     return PairwiseKendallRow(
         cell.question, cell.group, cell.pool.name, mean_tau=result.mean_tau, n_pairs=result.n_pairs,
-        notes={} if result.mean_tau is not None else {"mean_tau": result.reason or "undefined"})
+        notes=_pairwise_notes(result, matrix))
+
+
+def _pairwise_notes(result: stats.PairwiseTau, matrix: np.ndarray) -> Notes:
+    """Why table 6's mean tau is undefined, or too few items to trust it (trust_notes, as alpha's pairable items)."""
+    if result.mean_tau is None:
+        return {"mean_tau": result.reason or "undefined"}
+    few = too_few_items(int((np.sum(~np.isnan(matrix), axis=1) >= 2).sum()))
+    return {"mean_tau": few} if few else {}
 
 
 def _rater_rows(cell: Cell) -> list[RaterMeanRow]:

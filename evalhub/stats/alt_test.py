@@ -490,8 +490,9 @@ def _long(
 
 
 def _instances(n: int) -> str:
-    # What the notes count: an item x question (the paper's "instance"; docs/analysis.md, "Words").
-    return f"{n} item x question" if n == 1 else f"{n} item x questions"
+    # What the notes count: the judge's rating of an item x question (the paper's "instance"; docs/analysis.md,
+    # "Words": pages say rating).
+    return f"{n} judge rating" if n == 1 else f"{n} judge ratings"
 
 
 def _numbers(values: Iterable[object], where: str) -> list[float]:

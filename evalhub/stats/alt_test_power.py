@@ -98,6 +98,19 @@ class Plan:
     notes: tuple[str, ...] = field(default=())
     seconds: float = 0.0
 
+    @property
+    def no_verdict(self) -> str | None:
+        """Why the stated design gives no verdict (pages show it in place of its power of 0), or None."""
+        return no_verdict_note(self.stated.design)
+
+
+def no_verdict_note(design: Design) -> str | None:
+    """The note for a design the test cannot judge (too few raters or ratings each), or None."""
+    if design.raters < MIN_HUMANS or design.items_per_rater < MIN_INSTANCES_PER_HUMAN:
+        return (f"the test needs at least {MIN_HUMANS} raters with {MIN_INSTANCES_PER_HUMAN} ratings "
+                "(item x question) each: this design gives no verdict")
+    return None
+
 
 def check_inputs(design: Design, model: RatingModel, epsilon: float, replicates: int) -> None:
     """Raise ValueError, with a one-line reason, for a design or model the simulation cannot take."""
@@ -170,9 +183,8 @@ def plan(design: Design, model: RatingModel, *, epsilon: float = DEFAULT_EPSILON
     stated = simulate(design)
     searched = [stated]
     notes: list[str] = []
-    if design.raters < MIN_HUMANS or design.items_per_rater < MIN_INSTANCES_PER_HUMAN:
-        notes.append(f"the test needs at least {MIN_HUMANS} raters with {MIN_INSTANCES_PER_HUMAN} ratings "
-                     "(item x question) each: this design gives no verdict")
+    if no_verdict := no_verdict_note(design):
+        notes.append(no_verdict)
 
     def first_reaching(designs: list[Design]) -> Power | None:
         for d in designs:

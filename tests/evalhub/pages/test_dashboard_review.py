@@ -196,3 +196,30 @@ def test_the_raters_own_first_position_share_is_on_the_dashboard(counterbalanced
     assert cells[1] == "overall" and cells[2] == "18 of 18"  # decisive choices of the response shown first
     assert "of 18 decisive choices chose the response shown first (9 of 18 answers were given on swapped pairs)" \
         in section
+
+
+def test_the_words_match_the_numbers_on_the_dashboard_and_the_plan(small_study, client, researcher):
+    html, reader = _read(client, researcher, small_study)
+    seen = re.sub(r"\s+", " ", " ".join(reader.parts))
+    # The verdict's headers count ratings (the agreed word), never "item × questions".
+    verdict = html[html.index('id="verdict"'):html.index("</section>", html.index('id="verdict"'))]
+    headers = re.findall(r"<h3>.*?</h3>", verdict, flags=re.S)
+    assert headers and not any("item × question" in h for h in headers)
+    assert re.search(r'<span class="muted">\d+ judge ratings · ω', verdict)
+    # A positive "weak" tau is not painted like "strong negative".
+    weak = re.search(r"\.band-weak \{([^}]*)\}", html)
+    negative = re.search(r"\.band-strong-negative[^{]*\{([^}]*)\}", html)
+    assert weak and negative and weak.group(1) != negative.group(1)
+    # The pools table shows labels, not the internal key beside them.
+    assert "Human raters (human)" not in seen
+    # Table 6 on 3 items: the note in place of the mean tau.
+    table6 = html[html.index('id="table-pairwise"'):]
+    table6 = table6[:table6.index("</table>")]
+    cells = re.findall(r'<td class="[^"]*" title="[^"]*">(.*?)</td>', table6)
+    assert cells and all(c == '<span class="undef">too few items (n = 3)</span>' for c in cells)
+
+    page = client.post(f"/studies/{small_study.slug}/plan/").content.decode()
+    power = re.search(r'<li id="plan-power">(.*?)</li>', page, flags=re.S).group(1)
+    # 3 raters x 24 ratings gives no verdict: the note stands in place of "0 % (± 0 %)".
+    assert "this design gives no verdict" in power and "%" not in power
+    assert "in the grid reach " not in page

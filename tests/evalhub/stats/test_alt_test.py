@@ -225,7 +225,7 @@ def test_a_tied_majority_leaves_the_instance_out_with_a_note() -> None:
     sampled["i1"] = [2.0, 2.0, 1.0, 1.0]
     result = alt_test(humans, sampled, scoring="accuracy", epsilon=0.1)
     assert result.n_instances == 38
-    assert result.notes[0] == "2 item x questions left out: the LLM's most frequent samples are tied (no majority)"
+    assert result.notes[0] == "2 judge ratings left out: the LLM's most frequent samples are tied (no majority)"
     without = {i: v for i, v in llm.items() if i not in ("i0", "i1")}
     assert result.humans == alt_test(humans, without, scoring="accuracy", epsilon=0.1).humans
 
@@ -259,7 +259,7 @@ def test_instances_with_one_human_rating_are_left_out_with_a_note() -> None:
     llm = constant_llm(1.0) | {f"solo{k}": 1.0 for k in range(5)} | {"unrated": 1.0}
     result = alt_test(humans, llm, scoring="accuracy", epsilon=0.15)
     assert result.n_instances == 40
-    assert result.notes == ("6 item x questions left out: fewer than 2 human ratings",)
+    assert result.notes == ("6 judge ratings left out: fewer than 2 human ratings",)
     assert result.humans[0].n == 40
 
 
@@ -274,8 +274,8 @@ def test_no_instance_with_two_humans_and_an_llm_label_is_undefined_with_a_note()
     )
     assert result.humans == ()
     assert result.notes == (
-        "40 item x questions left out: fewer than 2 human ratings",
-        "40 item x questions left out: no LLM label",
+        "40 judge ratings left out: fewer than 2 human ratings",
+        "40 judge ratings left out: no LLM label",
         "the test cannot run: no item x question has at least 2 human ratings and an LLM label",
     )
 
@@ -285,7 +285,7 @@ def test_humans_without_llm_labels_give_no_instance_and_a_note() -> None:
     result = alt_test(humans, {}, scoring="neg_rmse")
     assert result.winning_rate is None and result.passed is None
     assert result.notes == (
-        "40 item x questions left out: no LLM label",
+        "40 judge ratings left out: no LLM label",
         "the test cannot run: no item x question has at least 2 human ratings and an LLM label",
     )
 
