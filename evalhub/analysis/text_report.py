@@ -230,7 +230,7 @@ def alt_test_report(rows: Sequence[AltTestRow], labels: dict[str, str] | None = 
     table = [[r.question, r.group, pool_label(r.pool, labels), str(r.test.n_instances), fmt(r.test.winning_rate),
               fmt(r.test.advantage_probability), verdict_word(r.test.passed),
               str(sum(h.rejected for h in r.test.humans)) + "/" + str(len(r.test.humans))] for r in rows]
-    header = ["question", "group", "pool", "item x questions", "omega", "rho", "verdict", "beat/tested"]
+    header = ["question", "group", "pool", "judge ratings", "omega", "rho", "verdict", "beat/tested"]
     out.append(_table(header, table))
     humans = [[r.question, r.group, pool_label(r.pool, labels), h.rater, str(h.n),
                p_text(h.p).removeprefix("p = ").removeprefix("p "), "yes" if h.rejected else "no",
