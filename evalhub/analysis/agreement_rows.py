@@ -141,7 +141,7 @@ def _ceiling_notes(side: _HumanSide, ceiling: stats.HumanCeiling, n_items: int) 
     else:
         for r in ceiling.raters:
             for who, ci in (("rater", r.human_ci), ("judge", r.judge_ci)):
-                if no_variation := degenerate_interval(_ci(ci)):
+                if no_variation := degenerate_interval(_ci(ci), "t"):
                     notes.append(f"{side.rater_names[r.rater]}, {who}'s score: {no_variation}")
     if side.alpha_withheld:
         notes.append(f"the raters' alpha is withheld ({side.alpha_withheld}): comparisons with them mean little")

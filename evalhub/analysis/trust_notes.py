@@ -24,8 +24,8 @@ def too_few_items(n_items: int) -> str | None:
     return f"{TOO_FEW} (n = {n_items})" if n_items < MIN_ITEMS else None
 
 
-def degenerate_interval(ci: Interval | None) -> str | None:
-    """The note for a bootstrap interval of width 0, or None (no interval, or a real one)."""
+def degenerate_interval(ci: Interval | None, kind: str = "bootstrap") -> str | None:
+    """The note for an interval of width 0 (``kind``: "bootstrap", or "t" for the ceiling's), or None."""
     if ci is None or ci[0] != ci[1]:
         return None
-    return f"no variation: the bootstrap interval has width 0 (both bounds {ci[0]:.3f})"
+    return f"no variation: the {kind} interval has width 0 (both bounds {ci[0]:.3f})"

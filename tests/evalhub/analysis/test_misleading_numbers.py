@@ -141,3 +141,20 @@ def test_the_analysis_nulls_ratio_alpha_only_on_a_scale_with_negative_points(sto
     assert cell.notes["alpha.ratio"] == (
         "ratio alpha needs values of 0 or more and this scale includes -1: use interval alpha")
     assert cell.alpha["interval"] == before.alpha["interval"]  # the other levels are untouched
+
+
+@pytest.mark.django_db
+def test_the_ceiling_names_a_raters_interval_of_width_zero_and_keeps_the_values(story_study, tmp_path):
+    # 6 items (enough items): the three raters always agree, so each rater's score is 0 on every item (width 0);
+    # the judge's samples spread, so its intervals have a width.
+    rows = [(f"h{i}", "human", "relevance", "human", f"r{r}", 1 + i % 5) for i in range(6) for r in range(3)]
+    rows += [(f"h{i}", "human", "relevance", "judge", str(s), 1 + (i + s) % 5) for i in range(6) for s in range(2)]
+    import_long(story_study, rows, tmp_path)
+
+    result = study_analysis(study=story_study, options=AnalysisOptions(n_boot=200, questions=("relevance",)))
+
+    ceiling = next(c for c in result.ceiling if c.group == "human")
+    assert [r.human_ci95 for r in ceiling.raters] == [(0.0, 0.0)] * 3  # JSON keeps the values
+    assert not any(n.startswith("too few items") for n in ceiling.notes)
+    assert [n for n in ceiling.notes if "no variation" in n] == [
+        f"r{r}, rater's score: no variation: the t interval has width 0 (both bounds 0.000)" for r in range(3)]

@@ -116,7 +116,7 @@ def test_kappa_on_two_items_keeps_its_value_and_says_too_few_items(researcher, c
     assert row["kappa"] == majority.kappa and row["notes"] == {"kappa": "too few items (n = 2)"}
 
     page = _dashboard(client, researcher, study)
-    assert page.count('<span class="undef">too few items (n = 2)</span>') == len(raters) + 3 + 1  # + Fleiss
+    assert page.count('<span class="undef">too few items (n = 2)</span>') == len(raters) + 3 + 1 + 2  # + Fleiss, + table 6 (2 pools)
     assert 'α <span class="undef alpha-note">too few items (n = 2)</span>' in page
 
 
