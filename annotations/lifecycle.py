@@ -1,4 +1,5 @@
-"""A study's lifecycle: draft -> open -> closed, and reopen. Raters reach a study only while it is open.
+"""A study's lifecycle: draft -> open -> closed, and reopen. Raters reach a study only while it is open. And what
+of its settings may change at each stage (the study page's settings form, issue 26, 1).
 
 Services, so that the commands, the API and the study page change a study's status the same way and
 refuse the same things with the same one-line messages.
@@ -6,9 +7,13 @@ refuse the same things with the same one-line messages.
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotations.models import Item, Question, Study
+from annotations.studies import StudySpecError, human_subset_changeable, study_spec_check
 
 
 class LifecycleError(ValueError):
@@ -44,3 +49,142 @@ def study_close(*, study: Study) -> Study:
         locked.save(update_fields=["status"])
     study.status = locked.status
     return study
+
+# --- the study's settings, changed on its page (issue 26, 1) -------------------------------------------------
+
+# The settings form's spec keys (checked by _validate, the spec's own check) and its model fields (not spec keys:
+# checked by the model's field rules, Study.full_clean).
+SETTINGS_SPEC_KEYS = ("title", "human_instruction", "raters_per_item", "ordering", "groups", "contrasts", "pair_order",
+                      "human_subset")
+SETTINGS_MODEL_FIELDS = ("consent_text", "ask_demographics", "items_per_rater", "attention_positions",
+                         "attention_rule", "completion_redirect_url")
+SETTINGS = SETTINGS_SPEC_KEYS + SETTINGS_MODEL_FIELDS
+# Once a study is no longer a draft, these would change what earlier raters saw or how their work was handed out:
+# a change would make two halves of one study. Why, in the words the form shows.
+LOCKED_ONCE_OPEN: dict[str, str] = {
+    "title": "raters have seen it on the start and consent pages",
+    "human_instruction": "raters have read it at the top of every page",
+    "consent_text": "raters have agreed to the consent text as it stands",
+    "ask_demographics": "earlier raters were asked (or not asked) these questions",
+    "ordering": "earlier raters' item orders were drawn by it",
+    "groups": "earlier raters' blocked item orders follow it",
+    "pair_order": "earlier raters saw the two candidates in this order",
+    "attention_positions": "earlier raters had their checks at these places",
+    "attention_rule": "earlier raters were told what a failed check does",
+}
+# What may still change on an open study, and why that is safe.
+CHANGEABLE_ONCE_OPEN: dict[str, str] = {
+    "raters_per_item": "seats still to fill; ratings made stay",
+    "items_per_rater": "how many items a rater still takes; answers made stay",
+    "completion_redirect_url": "where finishing raters are sent; codes handed out stay valid",
+    "contrasts": "which group pairs the analysis compares; raters never see it",
+    "human_subset": "until somebody has rated (then a new draw would leave rated items outside the subset)",
+}
+
+
+class StudySettingsError(StudySpecError):
+    """A setting refused; ``field`` names the form field it belongs to ("" for the form as a whole)."""
+
+    def __init__(self, message: str, *, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def study_spec_of(study: Study) -> dict[str, Any]:
+    """The study as a specification (docs/study-spec.md), for the spec's own check of a changed setting."""
+    questions = [{"key": q.key, "text": q.text, "context": q.context, "reveals": q.reveals, "rubric": q.rubric}
+                 for q in study.questions.all()]
+    scale: dict[str, Any] = ({"labels": study.category_labels()} if study.is_categorical else
+                             {"min": study.scale_min, "max": study.scale_max, "labels": study.scale_labels})
+    spec: dict[str, Any] = {
+        "title": study.title, "kind": study.kind, "item_fields": list(study.item_fields),
+        "llm_template": study.llm_template, "human_instruction": study.instruction, "scale": scale,
+        "questions": questions, "groups": list(study.groups), "contrasts": list(study.contrasts),
+        "ordering": study.ordering, "raters_per_item": study.raters_per_item,
+        "field_labels": dict(study.field_labels), "diff_fields": list(study.diff_fields),
+        "human_subset": dict(study.human_subset or {}),
+    }
+    if study.is_pairwise:
+        spec.update(pair_fields=list(study.pair_fields), pair_order=study.pair_order)
+    return spec
+
+
+def study_settings_of(study: Study) -> dict[str, Any]:
+    """The form's settings as the study holds them (``human_instruction`` is Study.instruction)."""
+    values = {key: value for key, value in study_spec_of(study).items() if key in SETTINGS_SPEC_KEYS}
+    values.setdefault("pair_order", study.pair_order)
+    values.update({name: getattr(study, name) for name in SETTINGS_MODEL_FIELDS})
+    return values
+
+
+def _field_of(message: str) -> str:
+    """The setting a spec check's message is about: the messages begin with the key they refuse."""
+    if message.startswith("the instruction's first line") or "human_instruction" in message:
+        return "human_instruction"
+    for key in SETTINGS_SPEC_KEYS:
+        if message.startswith(key):
+            return key
+    return ""
+
+
+def _check_attention_positions(value: object) -> None:
+    positions = value if isinstance(value, list) else [None]
+    if not all(type(p) is int and p >= 1 for p in positions) or len(set(positions)) != len(positions):
+        raise StudySettingsError("attention checks: a list of different whole numbers of rated items, each at least 1, "
+                                 "e.g. [5, 20]", field="attention_positions")
+
+
+def study_settings_changes(*, study: Study, values: dict[str, Any]) -> dict[str, Any]:
+    """The settings of ``values`` that differ from the study's, checked; StudySettingsError (nothing written) when
+    one is unknown, refused by the spec's check or a model field's rule, or locked because the study is open."""
+    unknown = sorted(set(values) - set(SETTINGS))
+    if unknown:
+        raise StudySettingsError(f"unknown settings {unknown}; the form's settings are {list(SETTINGS)}")
+    current = study_settings_of(study)
+    changes = {key: values[key] for key in SETTINGS if key in values and values[key] != current[key]}
+    if study.status != Study.Status.DRAFT:
+        for key in changes.keys() & LOCKED_ONCE_OPEN.keys():
+            raise StudySettingsError(f"{key} cannot change: the study is {study.status} and "
+                                     f"{LOCKED_ONCE_OPEN[key]}", field=key)
+    spec = {**study_spec_of(study), **{k: v for k, v in changes.items() if k in SETTINGS_SPEC_KEYS}}
+    if not study.is_pairwise:
+        spec.pop("pair_order", None)  # the spec refuses pair_order on other kinds; the model keeps a default
+    try:
+        study_spec_check(spec)
+        if "human_subset" in changes:
+            changes["human_subset"] = human_subset_changeable(study=study, setting=changes["human_subset"])
+    except StudySettingsError:
+        raise
+    except StudySpecError as exc:
+        raise StudySettingsError(str(exc), field=_field_of(str(exc))) from None
+    if "attention_positions" in changes:
+        _check_attention_positions(changes["attention_positions"])
+    _check_model_fields(study, changes)
+    return changes
+
+
+def _check_model_fields(study: Study, changes: dict[str, Any]) -> None:
+    """The model's own field rules (a URL, a positive number, a choice) on a copy: the study is not touched."""
+    copy = Study.objects.get(pk=study.pk)
+    for key, value in changes.items():
+        setattr(copy, "instruction" if key == "human_instruction" else key, value)
+    try:
+        copy.clean_fields(exclude=[f.name for f in Study._meta.fields if f.name not in SETTINGS_MODEL_FIELDS])
+    except ValidationError as exc:
+        field, errors = next(iter(exc.message_dict.items()))
+        raise StudySettingsError(f"{field}: {' '.join(errors)}", field=field) from None
+
+
+@transaction.atomic
+def study_settings_set(*, study: Study, values: dict[str, Any]) -> list[str]:
+    """Save the settings of ``values`` that changed (the human subset is saved and drawn by its own service,
+    evalhub's study_human_subset_set: pass it there). Returns the names changed; refuses as
+    study_settings_changes, writing nothing."""
+    locked = Study.objects.select_for_update().get(pk=study.pk)
+    changes = study_settings_changes(study=locked, values=values)
+    changes.pop("human_subset", None)
+    for key, value in changes.items():
+        setattr(study, "instruction" if key == "human_instruction" else key, value)
+    if changes:
+        study.save(update_fields=["instruction" if k == "human_instruction" else k for k in changes])
+    return sorted(changes)
