@@ -1,0 +1,162 @@
+"""The study page's settings form (issue 26, 1): every setting saved from a post, a refused one answered 400 with
+its field's error and nothing changed, the spec's own rules applied, an open study's locked settings refused even
+when the browser sends them, and only the owner may post (CSRF enforced)."""
+from __future__ import annotations
+
+import html
+
+import pytest
+from django.contrib.auth.models import Permission
+from django.test import Client
+from django.urls import reverse
+
+from annotations.models import HumanRating, Study
+from tests.support.raterkit import add_story_items, answer, open_study
+
+pytestmark = pytest.mark.django_db
+
+EVERY_SETTING = {
+    "title": "Short stories, rated",
+    "human_instruction": "Read the story, then answer each question.",
+    "consent_text": "I agree that my answers are used for research.",
+    "ask_demographics": "yes",
+    "raters_per_item": "4",
+    "items_per_rater": "3",
+    "ordering": "mixed",
+    "attention_positions": "2, 5",
+    "attention_rule": "end",
+    "groups": "alpha\nbeta, gamma",
+    "contrasts": "alpha vs beta\nalpha vs gamma",
+    "completion_redirect_url": "https://panel.example.org/done?cc={code}",
+    "human_subset": '{"count": 1, "seed": 7}',
+}
+
+
+@pytest.fixture
+def owner(client, researcher):
+    client.force_login(researcher)
+    return client
+
+
+def _post(client: Client, data: dict[str, str], slug: str = "story"):
+    return client.post(reverse("study_settings", args=[slug]), data)
+
+
+def _snapshot(study: Study) -> dict[str, object]:
+    study.refresh_from_db()
+    return {f.name: getattr(study, f.name) for f in Study._meta.fields}
+
+
+def test_every_setting_is_saved_from_one_post(owner, story_study):
+    add_story_items(story_study)
+    response = _post(owner, EVERY_SETTING)
+    assert response.status_code == 302 and response["Location"].endswith("/studies/story/home/#settings")
+    study = Study.objects.get(slug="story")
+    assert (study.title, study.instruction, study.consent_text) == (
+        "Short stories, rated", "Read the story, then answer each question.",
+        "I agree that my answers are used for research.")
+    assert (study.ask_demographics, study.raters_per_item, study.items_per_rater, study.ordering) == (
+        True, 4, 3, "mixed")
+    assert (study.attention_positions, study.attention_rule) == ([2, 5], "end")
+    assert study.groups == ["alpha", "beta", "gamma"]
+    assert study.contrasts == [["alpha", "beta"], ["alpha", "gamma"]]
+    assert study.completion_redirect_url == "https://panel.example.org/done?cc={code}"
+    assert study.human_subset == {"count": 1, "seed": 7}
+    assert study.items.filter(in_human_subset=True).count() == 2  # one per group the items name (human, gpt2)
+    page = html.unescape(owner.get(reverse("study_home", args=["story"])).content.decode())
+    assert "Settings saved (" in page and 'value="2, 5"' in page
+
+
+@pytest.mark.parametrize(("field", "value", "error"), [
+    ("title", "", "This field is required."),
+    ("raters_per_item", "0", "raters_per_item must be a whole number from 1 to 1000"),
+    ("groups", "human\nhuman", "groups lists a name twice"),
+    ("groups", "x" * 101, "groups must be a list of non-empty strings of at most 100 characters"),
+    ("human_instruction", "Rate the alpha story.\nThen answer.",
+     "the instruction's first line ('Rate the alpha story.') names 'alpha', a group or condition"),
+    ("human_subset", '{"share": 3}', "human_subset: share must be a number above 0 and at most 1"),
+    ("human_subset", "{oops", "not JSON"),
+    ("completion_redirect_url", "not a url", "Enter a valid URL."),
+    ("items_per_rater", "-2", "Ensure this value is greater than or equal to 0."),
+    ("attention_positions", "2, two", "whole numbers of rated items, separated by commas"),
+    ("attention_positions", "0", "attention checks: a list of different whole numbers of rated items, each at least 1"),
+    ("ordering", "shuffled", "Select a valid choice."),
+    ("contrasts", "alpha beta", "write a pair as “a vs b”"),
+])
+def test_a_refused_setting_answers_400_with_its_fields_error_and_changes_nothing(owner, story_study, field, value,
+                                                                                  error):
+    before = _snapshot(story_study)
+    response = _post(owner, {**EVERY_SETTING, field: value})
+    page = html.unescape(response.content.decode())
+    assert response.status_code == 400
+    start = page.index(f'id="field-{field}"')
+    assert error in page[start:page.index("</div>", start)]
+    assert _snapshot(story_study) == before
+
+
+def test_a_setting_left_out_of_the_post_keeps_its_value(owner, story_study):
+    story_study.consent_text = "Kept."
+    story_study.save()
+    assert _post(owner, {"raters_per_item": "5"}).status_code == 302
+    study = Study.objects.get(slug="story")
+    assert (study.raters_per_item, study.consent_text, study.groups) == (5, "Kept.", ["gpt2", "human"])
+
+
+def test_an_open_study_refuses_locked_settings_even_when_the_browser_sends_them(owner, story_study):
+    add_story_items(story_study)
+    open_study(story_study)
+    before = _snapshot(story_study)
+    for field, value in (("title", "New title"), ("consent_text", "Other terms."), ("ask_demographics", "yes"),
+                         ("ordering", "fixed"), ("groups", "a\nb\nc"), ("attention_positions", "3"),
+                         ("attention_rule", "end"), ("human_instruction", "Read carefully.")):
+        response = _post(owner, {field: value})
+        page = html.unescape(response.content.decode())
+        assert response.status_code == 400, field
+        assert f"{field} cannot change: the study is open and" in page, field
+        assert _snapshot(story_study) == before, field
+
+
+def test_an_open_study_still_changes_what_earlier_raters_did_not_see(owner, story_study):
+    add_story_items(story_study)
+    open_study(story_study)
+    page = html.unescape(owner.get(reverse("study_home", args=["story"])).content.decode())
+    assert "Fixed while the study is open: raters have agreed to the consent text as it stands." in page
+    assert "May still change: seats still to fill; ratings made stay." in page
+    response = _post(owner, {"raters_per_item": "5", "items_per_rater": "2",
+                             "completion_redirect_url": "https://panel.example.org/c/{code}", "contrasts": ""})
+    assert response.status_code == 302
+    study = Study.objects.get(slug="story")
+    assert (study.raters_per_item, study.items_per_rater, study.contrasts) == (5, 2, [])
+
+
+def test_the_human_subset_is_locked_once_people_have_rated(owner, story_study, rater):
+    add_story_items(story_study)
+    open_study(story_study)
+    answer(Client(), rater)
+    assert HumanRating.objects.filter(question__study=story_study).exists()
+    response = _post(owner, {"human_subset": '{"share": 0.5}'})
+    assert response.status_code == 400
+    assert "human_subset: people have already rated items of this study" in html.unescape(response.content.decode())
+    assert Study.objects.get(slug="story").human_subset == {}
+
+
+def test_only_the_owner_may_post_and_a_read_only_viewer_sees_no_form(client, other_researcher, story_study,
+                                                                     django_user_model):
+    client.force_login(other_researcher)
+    assert _post(client, {"title": "Mine now"}).status_code == 404
+    viewer = django_user_model.objects.create_user(username="viewer", password="pw-viewer-123", is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(codename="view_all_studies"))
+    client.force_login(viewer)
+    response = client.get(reverse("study_home", args=["story"]))
+    page = response.content.decode()
+    assert response.status_code == 200, page[-3000:]
+    assert 'id="settings-form"' not in page and "Read-only: settings are changed by the study's owner." in page
+    assert _post(client, {"title": "Mine now"}).status_code == 404
+    assert Study.objects.get(slug="story").title != "Mine now"
+
+
+def test_a_post_without_the_csrf_token_is_refused(researcher, story_study):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(researcher)
+    assert _post(client, {"title": "Forged"}).status_code == 403
+    assert Study.objects.get(slug="story").title != "Forged"
