@@ -52,13 +52,13 @@ def study_close(*, study: Study) -> Study:
 
 # --- the study's settings, changed on its page (issue 26, 1) -------------------------------------------------
 
-# The settings form's spec keys (checked by _validate, the spec's own check) and its model fields (not spec keys:
-# checked by the model's field rules, Study.full_clean).
+# The settings form's spec keys (checked by study_spec_check, the spec's own check), its model fields (not spec
+# keys: checked by the model's field rules, Study.clean_fields) and the gold items (Item.kind, Item.gold_answers).
 SETTINGS_SPEC_KEYS = ("title", "human_instruction", "raters_per_item", "ordering", "groups", "contrasts", "pair_order",
                       "human_subset")
 SETTINGS_MODEL_FIELDS = ("consent_text", "ask_demographics", "items_per_rater", "attention_positions",
                          "attention_rule", "completion_redirect_url")
-SETTINGS = SETTINGS_SPEC_KEYS + SETTINGS_MODEL_FIELDS
+SETTINGS = SETTINGS_SPEC_KEYS + SETTINGS_MODEL_FIELDS + ("gold_items",)
 # Once a study is no longer a draft, these would change what earlier raters saw or how their work was handed out:
 # a change would make two halves of one study. Why, in the words the form shows.
 LOCKED_ONCE_OPEN: dict[str, str] = {
@@ -71,6 +71,7 @@ LOCKED_ONCE_OPEN: dict[str, str] = {
     "pair_order": "earlier raters saw the two candidates in this order",
     "attention_positions": "earlier raters had their checks at these places",
     "attention_rule": "earlier raters were told what a failed check does",
+    "gold_items": "earlier raters rated (or did not rate) these items as gold",
 }
 # What may still change on an open study, and why that is safe.
 CHANGEABLE_ONCE_OPEN: dict[str, str] = {
@@ -114,6 +115,8 @@ def study_settings_of(study: Study) -> dict[str, Any]:
     values = {key: value for key, value in study_spec_of(study).items() if key in SETTINGS_SPEC_KEYS}
     values.setdefault("pair_order", study.pair_order)
     values.update({name: getattr(study, name) for name in SETTINGS_MODEL_FIELDS})
+    gold = Item.objects.filter(study=study, kind=Item.Kind.GOLD).order_by("position", "pk")
+    values["gold_items"] = {item.external_id: item.gold_answers for item in gold}
     return values
 
 
@@ -159,8 +162,40 @@ def study_settings_changes(*, study: Study, values: dict[str, Any]) -> dict[str,
         raise StudySettingsError(str(exc), field=_field_of(str(exc))) from None
     if "attention_positions" in changes:
         _check_attention_positions(changes["attention_positions"])
+    if "gold_items" in changes:
+        _check_gold_items(study, changes["gold_items"])
     _check_model_fields(study, changes)
     return changes
+
+
+def _check_gold_items(study: Study, value: object) -> None:
+    """Gold items: ``{item id: {question key: known answer}}``, each id an item of the study, each key one of its
+    questions, each answer a point of its scale (a categorical study's label number)."""
+    example = 'e.g. {"h1": {"grammaticality": 1}}'
+    if not isinstance(value, dict) or not all(isinstance(a, dict) and a for a in value.values()):
+        raise StudySettingsError(f"gold items: an object of item ids, each with its known answers, {example}",
+                                 field="gold_items")
+    missing = sorted(set(value) - set(Item.objects.filter(study=study).values_list("external_id", flat=True)))
+    if missing:
+        raise StudySettingsError(f"gold items: no item {missing[0]!r} in this study (upload the items first)",
+                                 field="gold_items")
+    keys = set(study.questions.values_list("key", flat=True))
+    for item_id, answers in value.items():
+        for key, answer in answers.items():
+            if key not in keys:
+                raise StudySettingsError(f"gold items: item {item_id!r}: no question {key!r} (the questions: "
+                                         f"{', '.join(sorted(keys))})", field="gold_items")
+            if type(answer) is not int or not study.scale_min <= answer <= study.scale_max:
+                raise StudySettingsError(f"gold items: item {item_id!r}, {key}: the answer must be a whole number "
+                                         f"from {study.scale_min} to {study.scale_max}, got {answer!r}",
+                                         field="gold_items")
+
+
+def _gold_items_save(study: Study, gold: dict[str, dict[str, int]]) -> None:
+    Item.objects.filter(study=study, kind=Item.Kind.GOLD).exclude(external_id__in=gold).update(
+        kind=Item.Kind.NORMAL, gold_answers={})
+    for item_id, answers in gold.items():
+        Item.objects.filter(study=study, external_id=item_id).update(kind=Item.Kind.GOLD, gold_answers=answers)
 
 
 def _check_model_fields(study: Study, changes: dict[str, Any]) -> None:
@@ -183,8 +218,11 @@ def study_settings_set(*, study: Study, values: dict[str, Any]) -> list[str]:
     locked = Study.objects.select_for_update().get(pk=study.pk)
     changes = study_settings_changes(study=locked, values=values)
     changes.pop("human_subset", None)
+    changed = sorted(changes)
+    if "gold_items" in changes:
+        _gold_items_save(study, changes.pop("gold_items"))
     for key, value in changes.items():
         setattr(study, "instruction" if key == "human_instruction" else key, value)
     if changes:
         study.save(update_fields=["instruction" if k == "human_instruction" else k for k in changes])
-    return sorted(changes)
+    return changed

@@ -88,6 +88,10 @@ class EpsilonForm(forms.Form):
 class HumanSubsetForm(forms.Form):
     """The study setting ``human_subset`` as JSON (docs/analysis.md, PPI); the service checks it again."""
 
+    gold_items = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}), label="Gold items",
+                                 help_text='Items with known answers, which every rater rates and the analysis leaves '
+                                           'out: {"item id": {"question key": answer}}, e.g. {"h1": {"grammaticality": '
+                                           '1}}. Empty: none.')
     human_subset = forms.CharField(
         required=False, max_length=200, label="People rate",
         help_text='{"share": 0.2} or {"count": 300} per group, optional "seed"; {"declared_random": true}; '
@@ -98,7 +102,7 @@ class HumanSubsetForm(forms.Form):
 
 
 def subset_from_text(text: str) -> object:
-    """The human_subset field's JSON (empty: every item); the service checks what it holds."""
+    """A JSON setting's text (human_subset, gold items; empty: {}); the service checks what it holds."""
     if not text.strip():
         return {}
     try:
@@ -160,6 +164,10 @@ class StudySettingsForm(forms.Form):
     completion_redirect_url = forms.CharField(required=False, max_length=500, label="Completion redirect",
                                               help_text="Finished raters are sent here; {code} is replaced by their "
                                                         "completion code (e.g. a panel's completion URL).")
+    gold_items = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}), label="Gold items",
+                                 help_text='Items with known answers, which every rater rates and the analysis leaves '
+                                           'out: {"item id": {"question key": answer}}, e.g. {"h1": {"grammaticality": '
+                                           '1}}. Empty: none.')
     human_subset = forms.CharField(required=False, max_length=200, label="People rate",
                                    help_text=HumanSubsetForm.base_fields["human_subset"].help_text)
 
@@ -201,6 +209,9 @@ class StudySettingsForm(forms.Form):
                 pairs.append(pair)
         return pairs
 
+    def clean_gold_items(self) -> object:
+        return subset_from_text(self.cleaned_data["gold_items"])
+
     def clean_human_subset(self) -> object:
         return subset_from_text(self.cleaned_data["human_subset"])
 
@@ -218,4 +229,5 @@ def settings_initial(study: Study) -> dict[str, str]:
         "groups": "\n".join(values["groups"]),
         "contrasts": "\n".join(" vs ".join(pair) for pair in values["contrasts"]),
         "human_subset": json.dumps(values["human_subset"]) if values["human_subset"] else "",
+        "gold_items": json.dumps(values["gold_items"]) if values["gold_items"] else "",
     }

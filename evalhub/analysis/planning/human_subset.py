@@ -216,4 +216,6 @@ def study_settings_save(*, study: Study, values: dict[str, Any]) -> list[str]:
         if "human_subset" in values and human_subset_checked(values["human_subset"]) != study.human_subset:
             study_human_subset_set(study=study, setting=values["human_subset"])
             changed.append("human_subset")
+        elif "gold_items" in changed and draws(study.human_subset):
+            study_human_subset_set(study=study, setting=study.human_subset)  # gold items are never drawn: redraw
     return sorted(changed)

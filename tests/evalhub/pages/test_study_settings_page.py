@@ -29,6 +29,7 @@ EVERY_SETTING = {
     "contrasts": "alpha vs beta\nalpha vs gamma",
     "completion_redirect_url": "https://panel.example.org/done?cc={code}",
     "human_subset": '{"count": 1, "seed": 7}',
+    "gold_items": '{"h1": {"grammaticality": 1, "relevance": 5}}',
 }
 
 
@@ -63,6 +64,10 @@ def test_every_setting_is_saved_from_one_post(owner, story_study):
     assert study.completion_redirect_url == "https://panel.example.org/done?cc={code}"
     assert study.human_subset == {"count": 1, "seed": 7}
     assert study.items.filter(in_human_subset=True).count() == 2  # one per group the items name (human, gpt2)
+    gold = study.items.get(external_id="h1")
+    assert (gold.kind, gold.gold_answers, gold.in_human_subset) == ("gold", {"grammaticality": 1, "relevance": 5},
+                                                                    False)
+    assert set(study.items.exclude(external_id="h1").values_list("kind", flat=True)) == {"normal"}
     page = html.unescape(owner.get(reverse("study_home", args=["story"])).content.decode())
     assert "Settings saved (" in page and 'value="2, 5"' in page
 
@@ -82,16 +87,31 @@ def test_every_setting_is_saved_from_one_post(owner, story_study):
     ("attention_positions", "0", "attention checks: a list of different whole numbers of rated items, each at least 1"),
     ("ordering", "shuffled", "Select a valid choice."),
     ("contrasts", "alpha beta", "write a pair as “a vs b”"),
+    ("gold_items", '{"zz": {"grammaticality": 1}}', "gold items: no item 'zz' in this study"),
+    ("gold_items", '{"h1": {"grammar": 1}}', "gold items: item 'h1': no question 'grammar'"),
+    ("gold_items", '{"h1": {"grammaticality": 6}}', "the answer must be a whole number from 1 to 5, got 6"),
+    ("gold_items", '["h1"]', "gold items: an object of item ids, each with its known answers"),
 ])
 def test_a_refused_setting_answers_400_with_its_fields_error_and_changes_nothing(owner, story_study, field, value,
                                                                                   error):
+    add_story_items(story_study)
     before = _snapshot(story_study)
+    kinds = list(story_study.items.values_list("kind", "gold_answers"))
     response = _post(owner, {**EVERY_SETTING, field: value})
     page = html.unescape(response.content.decode())
     assert response.status_code == 400
     start = page.index(f'id="field-{field}"')
     assert error in page[start:page.index("</div>", start)]
     assert _snapshot(story_study) == before
+    assert list(story_study.items.values_list("kind", "gold_answers")) == kinds
+
+
+def test_gold_items_set_back_to_none_become_normal_items(owner, story_study):
+    add_story_items(story_study)
+    assert _post(owner, {"gold_items": '{"g1": {"likability": 2}}'}).status_code == 302
+    assert list(story_study.items.filter(kind="gold").values_list("external_id", flat=True)) == ["g1"]
+    assert _post(owner, {"gold_items": ""}).status_code == 302
+    assert [(item.kind, item.gold_answers) for item in story_study.items.all()] == [("normal", {})] * 4
 
 
 def test_a_setting_left_out_of_the_post_keeps_its_value(owner, story_study):
@@ -108,12 +128,14 @@ def test_an_open_study_refuses_locked_settings_even_when_the_browser_sends_them(
     before = _snapshot(story_study)
     for field, value in (("title", "New title"), ("consent_text", "Other terms."), ("ask_demographics", "yes"),
                          ("ordering", "fixed"), ("groups", "a\nb\nc"), ("attention_positions", "3"),
-                         ("attention_rule", "end"), ("human_instruction", "Read carefully.")):
+                         ("attention_rule", "end"), ("human_instruction", "Read carefully."),
+                         ("gold_items", '{"h2": {"relevance": 4}}')):
         response = _post(owner, {field: value})
         page = html.unescape(response.content.decode())
         assert response.status_code == 400, field
         assert f"{field} cannot change: the study is open and" in page, field
         assert _snapshot(story_study) == before, field
+    assert not story_study.items.filter(kind="gold").exists()
 
 
 def test_an_open_study_still_changes_what_earlier_raters_did_not_see(owner, story_study):
