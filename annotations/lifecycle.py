@@ -83,6 +83,10 @@ CHANGEABLE_ONCE_OPEN: dict[str, str] = {
 }
 
 
+META_STUDY_REASON = ("a meta-evaluation study is made from a judge run (create_meta_study), not from a study "
+                     "specification, so its specification settings stay as made")
+
+
 class StudySettingsError(StudySpecError):
     """A setting refused; ``field`` names the form field it belongs to ("" for the form as a whole)."""
 
@@ -149,6 +153,11 @@ def study_settings_changes(*, study: Study, values: dict[str, Any]) -> dict[str,
         for key in changes.keys() & LOCKED_ONCE_OPEN.keys():
             raise StudySettingsError(f"{key} cannot change: the study is {study.status} and "
                                      f"{LOCKED_ONCE_OPEN[key]}", field=key)
+    if study.kind == Study.Kind.META:  # not made from a spec: the spec's check cannot judge it
+        for key in changes.keys() & set(SETTINGS_SPEC_KEYS):
+            raise StudySettingsError(f"{key} cannot change here: {META_STUDY_REASON}", field=key)
+        _check_model_fields(study, changes)
+        return changes
     spec = {**study_spec_of(study), **{k: v for k, v in changes.items() if k in SETTINGS_SPEC_KEYS}}
     if not study.is_pairwise:
         spec.pop("pair_order", None)  # the spec refuses pair_order on other kinds; the model keeps a default

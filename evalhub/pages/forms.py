@@ -11,7 +11,13 @@ from typing import Any
 from django import forms
 
 from annotations.forms import form_field
-from annotations.lifecycle import CHANGEABLE_ONCE_OPEN, LOCKED_ONCE_OPEN, study_settings_of
+from annotations.lifecycle import (
+    CHANGEABLE_ONCE_OPEN,
+    LOCKED_ONCE_OPEN,
+    META_STUDY_REASON,
+    SETTINGS_SPEC_KEYS,
+    study_settings_of,
+)
 from annotations.models import Study
 from annotations.studies import protocol_templates
 
@@ -178,9 +184,15 @@ class StudySettingsForm(forms.Form):
         super().__init__(data, initial=initial, auto_id="settings_%s")  # ids apart from the subset panel's
         if not study.is_pairwise:
             del self.fields["pair_order"]
+        if study.kind == Study.Kind.META:
+            for name in set(SETTINGS_SPEC_KEYS) & set(self.fields):
+                self.fields[name].widget.attrs["disabled"] = True
+                self.fields[name].help_text = f"Fixed: {META_STUDY_REASON}."
         self.locked = study.status != Study.Status.DRAFT
         if self.locked:  # the form says what may still change, and why; the service refuses the rest
             for name, field in self.fields.items():
+                if study.kind == Study.Kind.META and name in SETTINGS_SPEC_KEYS:
+                    continue
                 if name in LOCKED_ONCE_OPEN:
                     field.widget.attrs["disabled"] = True
                     field.help_text = f"Fixed while the study is {study.status}: {LOCKED_ONCE_OPEN[name]}."

@@ -182,3 +182,25 @@ def test_a_post_without_the_csrf_token_is_refused(researcher, story_study):
     client.force_login(researcher)
     assert _post(client, {"title": "Forged"}).status_code == 403
     assert Study.objects.get(slug="story").title != "Forged"
+
+
+def test_a_meta_evaluation_study_takes_its_rater_settings_and_keeps_its_spec_ones(owner, story_study, researcher):
+    from evalhub.imports.meta_study import meta_study_create
+    from llmjudge.models import Judge, JudgeRun, LLMRating
+
+    items = add_story_items(story_study)
+    run = JudgeRun.objects.create(study=story_study, judge=Judge.objects.create(
+        name="j", backend=Judge.Backend.FAKE, model="m"))
+    LLMRating.objects.create(run=run, item=items[0], question=story_study.questions.get(key="likability"), sample=0,
+                             status=LLMRating.Status.OK, score=4, raw="4. Fine.", rationale="Fine.")
+    meta = meta_study_create(slug="meta", run_id=run.pk, question_key="likability", owner=researcher)
+    response = _post(owner, {"consent_text": "I agree.", "items_per_rater": "2"}, slug=meta.slug)
+    page = html.unescape(response.content.decode())
+    assert response.status_code == 302, page[page.index("id=\"settings\""):][:3000]
+    meta.refresh_from_db()
+    assert (meta.consent_text, meta.items_per_rater) == ("I agree.", 2)
+    refused = _post(owner, {"raters_per_item": "5"}, slug=meta.slug)
+    assert refused.status_code == 400
+    assert "raters_per_item cannot change here: a meta-evaluation study is made from a judge run" in html.unescape(
+        refused.content.decode())
+    assert Study.objects.get(slug="meta").raters_per_item == meta.raters_per_item
