@@ -11,6 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotations.models import HumanRating, Study
+from annotations.studies import protocol_templates, study_create_from_template
 from tests.support.raterkit import add_story_items, answer, open_study
 
 pytestmark = pytest.mark.django_db
@@ -204,3 +205,27 @@ def test_a_meta_evaluation_study_takes_its_rater_settings_and_keeps_its_spec_one
     assert "raters_per_item cannot change here: a meta-evaluation study is made from a judge run" in html.unescape(
         refused.content.decode())
     assert Study.objects.get(slug="meta").raters_per_item == meta.raters_per_item
+
+
+@pytest.mark.parametrize("template", sorted(protocol_templates()))
+def test_every_templates_study_passes_its_own_check_when_saved_unchanged(owner, researcher, template):
+    study = study_create_from_template(slug="t", template=template, owner=researcher)
+    response = owner.post(reverse("study_settings", args=["t"]), {})
+    assert response.status_code == 302, html.unescape(response.content.decode())
+    assert _snapshot(study)["title"] == protocol_templates()[template]["title"]
+
+
+def test_a_pairwise_studys_pair_order_is_on_the_form_and_checked_by_the_spec(owner, researcher):
+    pairwise = next(slug for slug, entry in protocol_templates().items() if entry.get("kind") == "pairwise")
+    study_create_from_template(slug="p", template=pairwise, owner=researcher)
+    assert 'id="settings_pair_order"' in owner.get(reverse("study_home", args=["p"])).content.decode()
+    # The template's instruction tells raters "The order of A and B is random": fixed is refused until it does not.
+    refused = owner.post(reverse("study_settings", args=["p"]), {"pair_order": "fixed"})
+    assert refused.status_code == 400
+    assert "pair_order 'fixed' shows every rater the file's A first, but human_instruction says something is random" \
+        in html.unescape(refused.content.decode())
+    assert Study.objects.get(slug="p").pair_order == "counterbalanced"
+    saved = owner.post(reverse("study_settings", args=["p"]),
+                       {"pair_order": "fixed", "human_instruction": "Choose the better story\nJudge the texts only."})
+    assert saved.status_code == 302
+    assert Study.objects.get(slug="p").pair_order == "fixed"
