@@ -4,6 +4,7 @@ when the browser sends them, and only the owner may post (CSRF enforced)."""
 from __future__ import annotations
 
 import html
+import re
 
 import pytest
 from django.contrib.auth.models import Permission
@@ -225,7 +226,10 @@ def test_a_pairwise_studys_pair_order_is_on_the_form_and_checked_by_the_spec(own
     assert "pair_order 'fixed' shows every rater the file's A first, but human_instruction says something is random" \
         in html.unescape(refused.content.decode())
     assert Study.objects.get(slug="p").pair_order == "counterbalanced"
-    saved = owner.post(reverse("study_settings", args=["p"]),
+    # The judge's prompt (not a setting of this form) makes the same promise: still refused, by the same rule.
+    still = owner.post(reverse("study_settings", args=["p"]),
                        {"pair_order": "fixed", "human_instruction": "Choose the better story\nJudge the texts only."})
-    assert saved.status_code == 302
-    assert Study.objects.get(slug="p").pair_order == "fixed"
+    assert re.findall(r"errorlist[^>]*><li>([^<]*)", html.unescape(still.content.decode())) == [
+        "pair_order 'fixed' shows every rater the file's A first, but llm_template says something is random: remove "
+        "that promise, or counterbalance the order"]
+    assert Study.objects.get(slug="p").pair_order == "counterbalanced"
