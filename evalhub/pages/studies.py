@@ -23,6 +23,7 @@ from annotations.guards.signed_in import signed_in_user
 from annotations.importing.services import ImportFileError
 from annotations.lifecycle import LifecycleError, StudySettingsError, study_close, study_open
 from annotations.models import ImportJob, Study
+from annotations.prolific.selectors import submission_counts
 from annotations.selectors import study_changeable, study_for_researcher, study_overview
 from annotations.studies import StudySpecError, study_create, study_create_from_template
 from evalhub.analysis import pool_names
@@ -95,6 +96,7 @@ def _home(request: HttpRequest, study: Study, forms: dict[str, UploadForm] | Non
         "import_threshold": settings.IMPORT_TASK_THRESHOLD_BYTES,
         # Human beside judge cost per rating, once the study is on Prolific (None otherwise).
         "cost": cost_summary(study=study, runs=pool_names(study)),
+        "prolific_submissions": submission_counts(study=study),
     }
     return render(request, "evalhub/study_home.html", context, status=status)
 

@@ -100,4 +100,7 @@ def test_a_study_set_up_on_its_settings_form_is_published_and_followed(page, pro
     page.goto(f"/studies/{story_study.slug}/home/")
     assert page.locator("#prolific-page").inner_text() == "On Prolific: active"
     assert page.locator("#n-raters").inner_text() == "2 / 2"
+    summary = page.locator("#prolific-submissions-summary")
+    assert summary.locator("[data-status=APPROVED]").inner_text() == "approved 1"
+    assert summary.locator("[data-status='AWAITING REVIEW']").inner_text() == "awaiting review 1"
     shoot(page, "study-settings-open")
