@@ -150,14 +150,27 @@ def study_settings_changes(*, study: Study, values: dict[str, Any]) -> dict[str,
     current = study_settings_of(study)
     changes = {key: values[key] for key in SETTINGS if key in values and values[key] != current[key]}
     if study.status != Study.Status.DRAFT:
-        for key in changes.keys() & LOCKED_ONCE_OPEN.keys():
+        for key in sorted(changes.keys() & LOCKED_ONCE_OPEN.keys()):
             raise StudySettingsError(f"{key} cannot change: the study is {study.status} and "
                                      f"{LOCKED_ONCE_OPEN[key]}", field=key)
+    _check_spec_settings(study, changes)
+    if "attention_positions" in changes:
+        _check_attention_positions(changes["attention_positions"])
+    if "gold_items" in changes:
+        _check_gold_items(study, changes["gold_items"])
+    _check_model_fields(study, changes)
+    return changes
+
+
+def _check_spec_settings(study: Study, changes: dict[str, Any]) -> None:
+    """The spec keys changed, by the spec's own check of the study rewritten as a spec; the human subset as well
+    through human_subset_changeable (``changes`` gets its checked form)."""
     if study.kind == Study.Kind.META:  # not made from a spec: the spec's check cannot judge it
-        for key in changes.keys() & set(SETTINGS_SPEC_KEYS):
+        for key in sorted(changes.keys() & set(SETTINGS_SPEC_KEYS)):
             raise StudySettingsError(f"{key} cannot change here: {META_STUDY_REASON}", field=key)
-        _check_model_fields(study, changes)
-        return changes
+        return
+    if "pair_order" in changes and not study.is_pairwise:
+        raise StudySettingsError("pair_order is only for kind 'pairwise'", field="pair_order")
     spec = {**study_spec_of(study), **{k: v for k, v in changes.items() if k in SETTINGS_SPEC_KEYS}}
     if not study.is_pairwise:
         spec.pop("pair_order", None)  # the spec refuses pair_order on other kinds; the model keeps a default
@@ -165,16 +178,8 @@ def study_settings_changes(*, study: Study, values: dict[str, Any]) -> dict[str,
         study_spec_check(spec)
         if "human_subset" in changes:
             changes["human_subset"] = human_subset_changeable(study=study, setting=changes["human_subset"])
-    except StudySettingsError:
-        raise
     except StudySpecError as exc:
         raise StudySettingsError(str(exc), field=_field_of(str(exc))) from None
-    if "attention_positions" in changes:
-        _check_attention_positions(changes["attention_positions"])
-    if "gold_items" in changes:
-        _check_gold_items(study, changes["gold_items"])
-    _check_model_fields(study, changes)
-    return changes
 
 
 def _check_gold_items(study: Study, value: object) -> None:

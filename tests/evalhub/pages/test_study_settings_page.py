@@ -206,6 +206,8 @@ def test_a_meta_evaluation_study_takes_its_rater_settings_and_keeps_its_spec_one
     assert "raters_per_item cannot change here: a meta-evaluation study is made from a judge run" in html.unescape(
         refused.content.decode())
     assert Study.objects.get(slug="meta").raters_per_item == meta.raters_per_item
+    bad = _post(owner, {"attention_positions": "0"}, slug=meta.slug)  # its other settings keep their rules
+    assert bad.status_code == 400 and Study.objects.get(slug="meta").attention_positions == []
 
 
 @pytest.mark.parametrize("template", sorted(protocol_templates()))
