@@ -7,6 +7,7 @@ import re
 import pytest
 from django.core.management import CommandError, call_command
 
+from annotations.lifecycle import StudySettingsError, study_settings_set
 from annotations.models import Assignment, HumanRating, Rater, Study
 from tests.support.raterkit import add_story_items, answer, url_of
 
@@ -110,8 +111,6 @@ def test_a_rater_at_a_closed_study_sees_a_polite_page_and_a_finished_rater_keeps
 
 
 def test_the_settings_service_refuses_unknown_settings_and_pair_order_outside_pairwise(story_study):
-    from annotations.lifecycle import StudySettingsError, study_settings_set
-
     with pytest.raises(StudySettingsError, match=r"unknown settings \['raters_per_itme'\]"):
         study_settings_set(study=story_study, values={"raters_per_itme": 4})
     with pytest.raises(StudySettingsError, match="pair_order is only for kind 'pairwise'") as refused:

@@ -13,6 +13,8 @@ from django.urls import reverse
 
 from annotations.models import HumanRating, Study
 from annotations.studies import protocol_templates, study_create_from_template
+from evalhub.imports.meta_study import meta_study_create
+from llmjudge.models import Judge, JudgeRun, LLMRating
 from tests.support.raterkit import add_story_items, answer, open_study
 
 pytestmark = pytest.mark.django_db
@@ -187,9 +189,6 @@ def test_a_post_without_the_csrf_token_is_refused(researcher, story_study):
 
 
 def test_a_meta_evaluation_study_takes_its_rater_settings_and_keeps_its_spec_ones(owner, story_study, researcher):
-    from evalhub.imports.meta_study import meta_study_create
-    from llmjudge.models import Judge, JudgeRun, LLMRating
-
     items = add_story_items(story_study)
     run = JudgeRun.objects.create(study=story_study, judge=Judge.objects.create(
         name="j", backend=Judge.Backend.FAKE, model="m"))
