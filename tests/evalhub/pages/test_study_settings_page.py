@@ -234,3 +234,13 @@ def test_a_pairwise_studys_pair_order_is_on_the_form_and_checked_by_the_spec(own
         "pair_order 'fixed' shows every rater the file's A first, but llm_template says something is random: remove "
         "that promise, or counterbalance the order"]
     assert Study.objects.get(slug="p").pair_order == "counterbalanced"
+
+
+def test_every_demo_study_passes_its_own_check_when_saved_unchanged(owner, researcher):
+    from evalhub.demo.loader import demo_load
+
+    for study in demo_load():
+        Study.objects.filter(pk=study.pk).update(owner=researcher)
+        response = _post(owner, {}, slug=study.slug)
+        assert response.status_code == 302, (study.slug, re.findall(r"errorlist[^>]*><li>([^<]*)",
+                                                                    html.unescape(response.content.decode())))
