@@ -515,3 +515,4 @@ def study_alt_epsilon_set(*, study: Study, epsilon: float) -> Study:
     study.alt_epsilon = epsilon
     study.save(update_fields=["alt_epsilon"])
     return study
+

@@ -1,11 +1,13 @@
 """What the Prolific page and the study's cost line read: the published study, its submissions with the rule's
-verdict, the transitions, the bonuses, and what the human side costs per rating."""
+verdict, the transitions, the bonuses, and what the human side costs per rating; the study page's count of
+submissions by status."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
 
 from django.conf import settings
+from django.db.models import Count
 
 from annotations.models import HumanRating, ProlificBonus, ProlificStudy, ProlificSubmission, ProlificTransition, Study
 from annotations.prolific.following import passes_rule
@@ -84,3 +86,11 @@ def prolific_panel(*, study: Study) -> ProlificPanel:
         can_pause=published and link.status == STUDY_ACTIVE,
         can_resume=published and link.status == STUDY_PAUSED,
     )
+
+
+def submission_counts(*, study: Study) -> list[tuple[str, int]]:
+    """The study's Prolific submissions by status as last followed, e.g. [("APPROVED", 3), ("AWAITING REVIEW", 1)]:
+    the study page's line (the Prolific page lists them one by one). [] when none."""
+    rows = (ProlificSubmission.objects.filter(link__study=study).values("status").annotate(n=Count("id"))
+            .order_by("status"))
+    return [(row["status"], row["n"]) for row in rows]

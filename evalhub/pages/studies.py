@@ -21,8 +21,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotations.forms import UPLOAD_FORMS, InviteForm, UploadForm, import_summary
 from annotations.guards.signed_in import signed_in_user
 from annotations.importing.services import ImportFileError
-from annotations.lifecycle import LifecycleError, study_close, study_open
+from annotations.lifecycle import LifecycleError, StudySettingsError, study_close, study_open
 from annotations.models import ImportJob, Study
+from annotations.prolific.selectors import submission_counts
 from annotations.selectors import study_changeable, study_for_researcher, study_overview
 from annotations.studies import StudySpecError, study_create, study_create_from_template
 from evalhub.analysis import pool_names
@@ -38,10 +39,11 @@ from evalhub.analysis.planning.human_subset import (
     human_budget_plan,
     human_subset_drawn,
     study_human_subset_set,
+    study_settings_save,
 )
 from evalhub.imports.jobs import import_job_progress
 from evalhub.imports.uploads import upload_import
-from evalhub.pages.forms import BudgetForm, HumanSubsetForm, StudyNewForm
+from evalhub.pages.forms import BudgetForm, HumanSubsetForm, StudyNewForm, StudySettingsForm
 from llmjudge.selectors import run_progress, runs_for_study
 
 LIFECYCLE: dict[str, Callable[..., Study]] = {"open": study_open, "close": study_close}
@@ -67,7 +69,7 @@ def _subset_panel(study: Study, form: HumanSubsetForm | None = None, budget_form
 
 def _home(request: HttpRequest, study: Study, forms: dict[str, UploadForm] | None = None,
           status: int = 200, plan: StudyPlan | None = None, plan_note: str = "",
-          subset: HumanSubsetPanel | None = None) -> HttpResponse:
+          subset: HumanSubsetPanel | None = None, settings_form: StudySettingsForm | None = None) -> HttpResponse:
     can_change = study_changeable(user=request.user, study=study)
     # The open link writes (whoever holds it becomes a rater): only for those who may change the study,
     # never for a read-only viewer (issue 23, finding 1).
@@ -89,10 +91,12 @@ def _home(request: HttpRequest, study: Study, forms: dict[str, UploadForm] | Non
         "can_change": can_change,
         "plan_note": plan_note,
         "subset": subset or _subset_panel(study),
+        "settings_form": settings_form or StudySettingsForm(study=study),
         "import_jobs": [import_job_progress(job=job) for job in study.import_jobs.all()[:5]],
         "import_threshold": settings.IMPORT_TASK_THRESHOLD_BYTES,
         # Human beside judge cost per rating, once the study is on Prolific (None otherwise).
         "cost": cost_summary(study=study, runs=pool_names(study)),
+        "prolific_submissions": submission_counts(study=study),
     }
     return render(request, "evalhub/study_home.html", context, status=status)
 
@@ -185,6 +189,25 @@ def study_human_subset(request: HttpRequest, slug: str) -> HttpResponse:
         return _home(request, study, status=400, subset=_subset_panel(study, form=form))
     messages.success(request, f"People rate: {json.dumps(study.human_subset) if study.human_subset else 'every item'}.")
     return redirect(reverse("study_home", args=[study.slug]) + "#human-subset")
+
+
+@login_required
+@require_POST
+def study_settings(request: HttpRequest, slug: str) -> HttpResponse:
+    """Save the study's settings form (issue 26, 1). Owner only: for_change. A refused setting answers 400 with
+    the field's error and changes nothing (an open study's locked settings included, whatever the browser sent)."""
+    study = study_for_researcher(user=request.user, slug=slug, for_change=True)
+    form = StudySettingsForm(request.POST, study=study)
+    if form.is_valid():
+        try:
+            changed = study_settings_save(study=study, values=form.cleaned_data)
+        except StudySettingsError as exc:
+            form.add_error(exc.field if exc.field in form.fields else None, str(exc))
+    if not form.is_valid():
+        study.refresh_from_db()
+        return _home(request, study, status=400, settings_form=form)
+    messages.success(request, f"Settings saved ({', '.join(changed)})." if changed else "Nothing changed.")
+    return redirect(reverse("study_home", args=[study.slug]) + "#settings")
 
 
 @login_required

@@ -18,6 +18,7 @@ urlpatterns = [
     path("<slug:slug>/close/", study_pages.study_lifecycle, {"action": "close"}, name="study_close"),
     path("<slug:slug>/upload/<str:what>/", study_pages.study_upload, name="study_upload"),
     path("<slug:slug>/imports/<int:job_id>/progress.json", study_pages.import_progress, name="import_progress"),
+    path("<slug:slug>/settings/", study_pages.study_settings, name="study_settings"),  # issue 26, 1
     path("<slug:slug>/plan/", study_pages.study_plan, name="study_plan"),  # the alt-test plan (issue 19, 5)
     # Which items people rate and how many (issue 27)
     path("<slug:slug>/human-subset/", study_pages.study_human_subset, name="study_human_subset"),

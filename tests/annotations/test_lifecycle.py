@@ -7,6 +7,7 @@ import re
 import pytest
 from django.core.management import CommandError, call_command
 
+from annotations.lifecycle import StudySettingsError, study_settings_set
 from annotations.models import Assignment, HumanRating, Rater, Study
 from tests.support.raterkit import add_story_items, answer, url_of
 
@@ -107,3 +108,15 @@ def test_a_rater_at_a_closed_study_sees_a_polite_page_and_a_finished_rater_keeps
     assert "This study has closed and takes no more ratings. Thank you for your interest." in late.content.decode()
     again = client.get(url_of(finished))
     assert again.status_code == 200 and code in again.content.decode()
+
+
+def test_the_settings_service_refuses_unknown_settings_and_pair_order_outside_pairwise(story_study):
+    with pytest.raises(StudySettingsError, match=r"unknown settings \['raters_per_itme'\]"):
+        study_settings_set(study=story_study, values={"raters_per_itme": 4})
+    with pytest.raises(StudySettingsError, match="pair_order is only for kind 'pairwise'") as refused:
+        study_settings_set(study=story_study, values={"pair_order": "fixed", "raters_per_item": 4})
+    assert refused.value.field == "pair_order"
+    story_study.refresh_from_db()
+    assert (story_study.pair_order, story_study.raters_per_item) == ("counterbalanced", 3)
+    assert study_settings_set(study=story_study, values={"raters_per_item": 4, "title": story_study.title}) == [
+        "raters_per_item"]

@@ -144,6 +144,9 @@ MATRIX: dict[str, Row] = {
     "studies/<slug:slug>/human-subset/": Row(
         "POST", lambda w: f"/studies/{_study(w)}/human-subset/", (LOGIN, LOGIN, LOGIN, 400, 404, 400),
         data=lambda w: {"human_subset": "not json"}, note="a bad setting: the page again with the error (issue 27)"),
+    "studies/<slug:slug>/settings/": Row(
+        "POST", lambda w: f"/studies/{_study(w)}/settings/", (LOGIN, LOGIN, LOGIN, 400, 404, 400),
+        data=lambda w: {"raters_per_item": "many"}, note="a bad setting: the page again with the error (issue 26, 1)"),
     "studies/<slug:slug>/plan-human-budget/": Row(
         "POST", lambda w: f"/studies/{_study(w)}/plan-human-budget/", (LOGIN, LOGIN, LOGIN, 200, 404, 200),
         data=lambda w: {"width": "0.5"}, note="the human budget plan: the page again with it (nothing written)"),

@@ -17,6 +17,10 @@ TOKEN_ENV = "EVALHUB_TEST_PROLIFIC_TOKEN"
 REJECTION = ("You answered the attention check on the first page differently from what it asked for, so we "
              "cannot use these answers. Thank you for your time.")
 
+# What a participant answers on a study's demographics page (annotations.forms.DemographicsForm).
+DEMOGRAPHICS = {"age_band": "25-34", "gender": "prefer-not", "region": "europe", "education": "master",
+                "native_language": "Dutch"}
+
 
 @dataclass
 class Arrival:
@@ -41,7 +45,8 @@ def arrive(server: ProlificServer, prolific_id: str, pid: str) -> Arrival:
 
 def answer_pages(arrival: Arrival, *, items: int | None = None, check_answer: int | None = None) -> str:
     """Answer pages (3 on every item question) until done, or until ``items`` item pages were answered.
-    A check is answered as asked, or with ``check_answer`` (a wrong one). Returns the last page's HTML."""
+    Consent is given, demographics answered (DEMOGRAPHICS); a check is answered as asked, or with ``check_answer``
+    (a wrong one). Returns the last page's HTML."""
     answered = 0
     for _ in range(100):
         html = arrival.client.get(arrival.rater_url).content.decode()
@@ -50,7 +55,11 @@ def answer_pages(arrival: Arrival, *, items: int | None = None, check_answer: in
         if items is not None and answered >= items and "please select" not in html:
             return html
         data = {"page": page_key(html)}
-        if "please select" in html:
+        if 'name="agree"' in html:  # the study's consent page
+            data["agree"] = "on"
+        elif 'name="age_band"' in html:  # its demographics page
+            data.update(DEMOGRAPHICS)
+        elif "please select" in html:
             expected = re.search(r"please select ([^.<]+)\.", html)
             assert expected is not None
             value = check_answer if check_answer is not None else int(expected.group(1).split()[0])

@@ -20,9 +20,10 @@ from django.db import transaction
 from django.db.models import Count, Q
 
 from annotations.importing.services import ImportProgress, ImportResult, items_import
+from annotations.lifecycle import study_settings_set
 from annotations.models import HumanRating, Item, Study
 from annotations.selectors import counted_items
-from annotations.studies import StudySpecError, human_subset_changeable
+from annotations.studies import StudySpecError, human_subset_changeable, human_subset_checked
 from evalhub.analysis.cells import Cell, study_cells
 from evalhub.analysis.reading import HUMAN, AnalysisOptions, study_data
 from evalhub.analysis.tables import contrasts
@@ -204,3 +205,17 @@ def budget_lines(budget: StudyBudget) -> list[str]:
             lines.append(f"  the judge saves {line.plan.items_saved} human-rated items")
         lines += [f"  note: {note}" for note in line.plan.notes]
     return lines
+
+
+def study_settings_save(*, study: Study, values: dict[str, Any]) -> list[str]:
+    """The study page's settings form (issue 26, 1): every setting checked before anything is written
+    (annotations.studies.study_settings_set: the spec's check, the model's field rules, what an open study keeps),
+    then saved; the human subset through study_human_subset_set, which draws it. Returns the names changed."""
+    with transaction.atomic():
+        changed = study_settings_set(study=study, values=values)
+        if "human_subset" in values and human_subset_checked(values["human_subset"]) != study.human_subset:
+            study_human_subset_set(study=study, setting=values["human_subset"])
+            changed.append("human_subset")
+        elif "gold_items" in changed and draws(study.human_subset):
+            study_human_subset_set(study=study, setting=study.human_subset)  # gold items are never drawn: redraw
+    return sorted(changed)
