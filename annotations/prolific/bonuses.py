@@ -56,24 +56,39 @@ def _recorded(
 ) -> ProlificBonus:
     existing = ProlificBonus.objects.filter(key=key).first()
     if existing is None:
-        row = ProlificSubmission.objects.filter(link=link, submission_id=submission_id).first()
-        if row is None:
-            raise BonusError(f"submission {submission_id} is not one of this study's")
-        BonusLine(row.participant_id, amount_cents)  # refuses a bad amount before anything is written
-        before = list(client.bonus_payments(submission_id))
-        try:
-            with transaction.atomic():
-                return ProlificBonus.objects.create(
-                    link=link, key=key, submission_id=submission_id, participant_id=row.participant_id,
-                    amount_cents=amount_cents, payments_before=before,
-                    created_by=user.get_username() if user else "evalhub",
-                )
-        except IntegrityError:  # the same key recorded by a concurrent attempt
-            existing = ProlificBonus.objects.get(key=key)
+        # The submission's row locked while its payments are read and the bonus recorded: two bonuses of one
+        # submission never share a "payments before", and one is recorded only once the earlier ones are settled,
+        # so what Prolific shows as paid is always matched to the one bonus it can belong to.
+        with transaction.atomic():
+            row = ProlificSubmission.objects.select_for_update().filter(link=link, submission_id=submission_id).first()
+            if row is None:
+                raise BonusError(f"submission {submission_id} is not one of this study's")
+            BonusLine(row.participant_id, amount_cents)  # refuses a bad amount before anything is written
+            _refuse_unsettled(link, submission_id)
+            before = list(client.bonus_payments(submission_id))
+            try:
+                with transaction.atomic():
+                    return ProlificBonus.objects.create(
+                        link=link, key=key, submission_id=submission_id, participant_id=row.participant_id,
+                        amount_cents=amount_cents, payments_before=before,
+                        created_by=user.get_username() if user else "evalhub",
+                    )
+            except IntegrityError:  # the same key recorded by a concurrent attempt
+                pass
+        existing = ProlificBonus.objects.get(key=key)
     if existing.link_id != link.pk or existing.submission_id != submission_id or existing.amount_cents != amount_cents:
         raise BonusError(f"bonus key {key!r} already names another bonus ({existing.amount_cents} cents to "
                          f"{existing.submission_id})")
     return existing
+
+
+def _refuse_unsettled(link: ProlificStudy, submission_id: str) -> None:
+    """A second bonus to a submission waits for the first to be paid: matched by amount on read-back, two unsettled
+    bonuses of the same amount could not be told apart (one could be marked paid with the other's payment)."""
+    earlier = ProlificBonus.objects.filter(link=link, submission_id=submission_id).exclude(state=State.PAID).first()
+    if earlier is not None:
+        raise BonusError(f"an earlier bonus to submission {submission_id} ({earlier.key!r}, {earlier.state}) is not "
+                         "settled: resume it with its key first")
 
 
 def _pay_once(client: ProlificClient, bonus: ProlificBonus) -> None:

@@ -111,3 +111,21 @@ def test_a_key_names_one_bonus_and_a_bad_one_writes_nothing(prolific, study, res
     with pytest.raises(ValueError):
         prolific_bonus_pay(link=link, submission_id=submission, amount_cents=0, key="zero", user=researcher)
     assert list(ProlificBonus.objects.values_list("key", flat=True)) == ["once"] and len(prolific.payments) == 1
+
+
+@pytest.mark.django_db
+def test_a_second_bonus_to_a_submission_waits_until_the_first_is_paid(prolific, study, researcher):
+    # Issue 26 review: read-back matches a payment by amount; two unsettled bonuses of one submission could not be
+    # told apart, and one could be marked paid with the other's payment.
+    link, submission = _approved(prolific, study, researcher)
+    prolific.fail_next("bonuses.pay", Fault.RATE_LIMIT)
+    with pytest.raises(ProlificError):
+        prolific_bonus_pay(link=link, submission_id=submission, amount_cents=30, key="first", user=researcher)
+    reads = prolific.request_count("bonuses.create")
+    with pytest.raises(BonusError, match="an earlier bonus to submission .* is not settled"):
+        prolific_bonus_pay(link=link, submission_id=submission, amount_cents=30, key="second", user=researcher)
+    assert list(ProlificBonus.objects.values_list("key", flat=True)) == ["first"]
+    assert prolific.request_count("bonuses.create") == reads and prolific.payments == []
+    prolific_bonus_pay(link=link, submission_id=submission, amount_cents=30, key="first", user=researcher)
+    second = prolific_bonus_pay(link=link, submission_id=submission, amount_cents=30, key="second", user=researcher)
+    assert second.state == "paid" and len(prolific.payments) == 2
