@@ -4,17 +4,17 @@ The rule is the judge keys' (llmjudge/backends/endpoint_rules.py, docs/judges.md
 ``PROLIFIC_TOKEN_VARIABLES`` the environment variables a researcher may name (``NAME`` or ``PREFIX_*``,
 optionally ``=superusers|user:NAME|group:NAME``); the database stores only the variable's name; the token
 itself is read from the environment (or ``NAME_FILE``) at call time, inside the client, and never written to
-a page, a log line, an export or an API answer. The deployment's own secrets can never be named. (The same
-reading as the judges' grants, written here because annotations may not import llmjudge.)
+a page, a log line, an export or an API answer. The deployment's own secrets can never be named.
+The grants are read as the judges' are, by annotations/guards/variable_grants.py.
 """
 from __future__ import annotations
 
-import fnmatch
 from typing import Any
 
 from django.conf import settings
 
 from annotations.guards.env_secrets import SecretFileError, env_or_file
+from annotations.guards.variable_grants import Grant, KeyHolder, matching_scopes, variable_grants
 from annotations.prolific.client import ProlificClient
 
 # The deployment's secrets: never a Prolific token, even if an operator's pattern matches them.
@@ -30,23 +30,8 @@ class TokenRefused(ValueError):
     """The variable is not one this researcher may name, or it holds no token; the message never holds a value."""
 
 
-def _grants() -> list[tuple[str, frozenset[str] | None]]:
-    grants = []
-    for entry in settings.PROLIFIC_TOKEN_VARIABLES:
-        pattern, sep, scopes = entry.strip().partition("=")
-        grants.append((pattern.strip(), frozenset(s.strip() for s in scopes.split("|") if s.strip()) if sep else None))
-    return grants
-
-
-def _holds(user: Any, scopes: frozenset[str] | None) -> bool:
-    if scopes is None:
-        return True
-    groups = set(user.groups.values_list("name", flat=True))
-    return bool(
-        (user.is_superuser and "superusers" in scopes)
-        or f"user:{user.get_username()}" in scopes
-        or any(f"group:{group}" in scopes for group in groups)
-    )
+def _grants() -> list[Grant]:
+    return variable_grants(settings.PROLIFIC_TOKEN_VARIABLES)
 
 
 def token_variable_check(*, name: str, user: Any) -> None:
@@ -55,11 +40,12 @@ def token_variable_check(*, name: str, user: Any) -> None:
     forbidden = upper in FORBIDDEN_NAMES or upper.startswith(FORBIDDEN_PREFIXES) or upper.endswith(FORBIDDEN_SUFFIXES)
     if not name or forbidden:
         raise TokenRefused(f"{name!r} cannot hold a Prolific token: the deployment's secrets are never sent anywhere")
-    matching = [scopes for pattern, scopes in _grants() if fnmatch.fnmatchcase(name, pattern)]
+    matching = matching_scopes(name, _grants())
     if not matching:
         raise TokenRefused(f"{name!r} is not allowed: PROLIFIC_TOKEN_VARIABLES lists "
                            f"{', '.join(p for p, _ in _grants()) or 'nothing'}")
-    if user is None or not any(_holds(user, scopes) for scopes in matching):
+    holder = KeyHolder.of(user)
+    if user is None or not any(holder.granted(scopes) for scopes in matching):
         raise TokenRefused(f"{name!r} is not granted to {getattr(user, 'username', 'nobody')}: the operator grants "
                            "Prolific tokens per user or group in PROLIFIC_TOKEN_VARIABLES (docs/raters.md)")
 

@@ -28,11 +28,11 @@ import ipaddress
 import re
 import socket
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
+
+from annotations.guards.variable_grants import KeyHolder, matching_scopes, variable_grants
 
 # The deployment's own secrets (evalhub/settings.py, docker-compose.yml) and every name shaped like a
 # credential of something other than an LLM provider. Checked after the allow-list, so an operator who
@@ -68,39 +68,9 @@ def _forbidden_key(name: str) -> bool:
     )
 
 
-@dataclass(frozen=True)
-class KeyHolder:
-    """The owner of a judge, as the key grants read it: plain values, so the backend needs no ORM."""
-
-    username: str
-    groups: frozenset[str] = frozenset()
-    superuser: bool = False
-
-    @classmethod
-    def of(cls, user: Any) -> KeyHolder:
-        """A user's grants; a judge without an owner (a deleted user's) holds only the unscoped entries."""
-        if user is None:
-            return cls(username="")
-        return cls(username=user.get_username(), groups=frozenset(user.groups.values_list("name", flat=True)),
-                   superuser=bool(user.is_superuser))
-
-    def granted(self, scopes: frozenset[str] | None) -> bool:
-        if scopes is None:
-            return True
-        return bool(
-            (self.superuser and "superusers" in scopes)
-            or (self.username and f"user:{self.username}" in scopes)
-            or any(f"group:{group}" in scopes for group in self.groups)
-        )
-
-
 def key_grants() -> list[tuple[str, frozenset[str] | None]]:
     """``JUDGE_KEY_VARIABLES`` as (pattern, scopes): None for an entry without ``=`` (every owner)."""
-    grants = []
-    for entry in settings.JUDGE_KEY_VARIABLES:
-        pattern, sep, scopes = entry.strip().partition("=")
-        grants.append((pattern.strip(), frozenset(s.strip() for s in scopes.split("|") if s.strip()) if sep else None))
-    return grants
+    return variable_grants(settings.JUDGE_KEY_VARIABLES)
 
 
 def check_key_variable(name: str, holder: KeyHolder | None = None) -> None:
@@ -114,7 +84,7 @@ def check_key_variable(name: str, holder: KeyHolder | None = None) -> None:
             "*_TOKEN, *_URL ...) can never be sent to a judge"
         )
     grants = key_grants()
-    matching = [scopes for pattern, scopes in grants if fnmatch.fnmatchcase(name, pattern)]
+    matching = matching_scopes(name, grants)
     if not matching:
         listed = ", ".join(pattern for pattern, _ in grants) or "nothing"
         raise EndpointRefused(f"key variable {name!r} is not allowed: JUDGE_KEY_VARIABLES lists {listed}")
