@@ -192,20 +192,14 @@ def test_the_per_study_rater_cap_holds_for_the_page_the_admin_and_the_command(cl
     ("PID=gen-3", "gen-3"),  # any other panel
     ("PROLIFIC_PID=pp-9&id=other", "pp-9"),  # Prolific's name first
 ])
-def test_other_panels_enter_through_the_open_link_with_their_own_id_parameter(client, study, query, expected,
-                                                                            settings):
-    # Under REDIS_URL the per-address count of new open-link raters outlives a test (it is not the test database):
-    # this test is about the id parameter, not the limit (tested on its own).
-    settings.OPEN_LINK_RATERS_PER_ADDRESS = 1_000_000
+def test_other_panels_enter_through_the_open_link_with_their_own_id_parameter(client, study, query, expected):
     study.open_link_enabled = True
     study.save()
     assert client.get(f"/s/{study.open_token}/?{query}").status_code == 302
     assert list(Rater.objects.values_list("external_id", flat=True)) == [expected]
 
 
-def test_the_completion_redirect_can_name_the_participant_for_a_panel_that_wants_its_id_back(client, study,
-                                                                                            settings):
-    settings.OPEN_LINK_RATERS_PER_ADDRESS = 1_000_000  # the id round trip, not the limit (see above)
+def test_the_completion_redirect_can_name_the_participant_for_a_panel_that_wants_its_id_back(client, study):
     from tests.support.raterkit import answer
 
     study.open_link_enabled = True
