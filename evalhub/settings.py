@@ -168,6 +168,8 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     # Separate request and response components, so read-only fields are not offered as inputs.
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
+                             "evalhub.api.plumbing.document_body_limit"],
 }
 
 # LLM judges (llmjudge/, docs/judges.md).
