@@ -6,6 +6,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 
 from annotations.admin_access import StudyScopedAdmin
@@ -134,7 +135,7 @@ class RaterAdmin(StudyScopedAdmin):
     def revoke_links(self, request: HttpRequest, queryset: QuerySet[Rater]) -> None:
         for rater in queryset:
             rater_revoke(rater=rater)
-        messages.success(request, f"Revoked {queryset.count()} link(s).")
+        messages.success(request, f"Revoked {(n := queryset.count())} link{pluralize(n)}.")
 
 
 @admin.register(Assignment)

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from django import forms
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
+from django.template.defaultfilters import pluralize
 
 from annotations.importing.services import ImportResult
 from annotations.models import MetaAnswer, Question, Study
@@ -201,6 +202,7 @@ UPLOAD_FORMS: dict[str, type[UploadForm]] = {"items": UploadForm, "ratings": Upl
 def import_summary(what: str, result: ImportResult) -> str:
     """What an import did, in one line for the page that started it."""
     if what == "demographics":
-        return (f"Set the demographics of {result.updated_raters} rater(s) "
+        return (f"Set the demographics of {result.updated_raters} rater{pluralize(result.updated_raters)} "
                 f"({result.unchanged_raters} already had exactly these).")
-    return f"Imported {result.created_items} item(s) and {result.created_ratings} rating(s)."
+    items, ratings = result.created_items, result.created_ratings
+    return f"Imported {items} item{pluralize(items)} and {ratings} rating{pluralize(ratings)}."

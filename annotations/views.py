@@ -14,6 +14,7 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Prefetch, prefetch_related_objects
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
@@ -306,7 +307,8 @@ def study_invite(request: HttpRequest, slug: str) -> HttpResponse:
         except services.InvitationLimitError as exc:
             messages.error(request, f"{exc}. No links were created.")
         else:
-            messages.success(request, f"Created {len(raters)} invitation link(s); they are listed below.")
+            n = len(raters)
+            messages.success(request, f"Created {n} invitation link{pluralize(n)}; they are listed below.")
     else:
         messages.error(request, "Choose between 1 and 1000 links.")
     return redirect("annotations:study_raters", slug=study.slug)

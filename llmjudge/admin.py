@@ -9,6 +9,7 @@ from django.db.models import ForeignKey, Model, Q, QuerySet
 from django.forms import ModelChoiceField
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.defaultfilters import pluralize
 
 from annotations.admin_access import FK_STUDY_PATHS, StudyScopedAdmin
 from annotations.forms import form_field
@@ -166,7 +167,7 @@ class JudgeRunAdmin(_ReaderAware):
         from llmjudge.runs import lifecycle as judging
 
         done = sum(judging.judge_run_pause(run=run) for run in queryset)
-        self.message_user(request, f"Paused {done} run(s).")
+        self.message_user(request, f"Paused {done} run{pluralize(done)}.")
 
     @admin.action(description="Resume the selected runs (only what is missing)")
     def resume_runs(self, request: HttpRequest, queryset: QuerySet[JudgeRun]) -> None:
@@ -183,7 +184,7 @@ class JudgeRunAdmin(_ReaderAware):
         from llmjudge.runs import lifecycle as judging
 
         done = sum(judging.judge_run_cancel(run=run) for run in queryset)
-        self.message_user(request, f"Cancelled {done} run(s).")
+        self.message_user(request, f"Cancelled {done} run{pluralize(done)}.")
 
 
 @admin.register(Experiment)

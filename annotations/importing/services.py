@@ -25,6 +25,7 @@ from typing import TypeVar
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
+from django.template.defaultfilters import pluralize
 
 from annotations.importing.duplicates import KeyLog, KeySink
 from annotations.importing.file_rows import ImportFileError, Progress, read_rows, shown
@@ -55,6 +56,12 @@ class ImportResult:
     pools: tuple[str, ...] = ()
     updated_raters: int = 0  # demographics: raters whose demographics were set or replaced
     unchanged_raters: int = 0  # demographics: raters whose file row equals what they already have
+
+    def ratings_summary(self, slug: str) -> str:
+        """What a ratings import reports: "imported 2 ratings in pool human (1 new item) into stories"."""
+        ratings, items, pools = self.created_ratings, self.created_items, self.pools
+        return (f"imported {ratings} rating{pluralize(ratings)} in pool{pluralize(len(pools))} {', '.join(pools)} "
+                f"({items} new item{pluralize(items)}) into {slug}")
 
 
 @contextmanager

@@ -24,6 +24,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from annotations.models import (
@@ -70,7 +71,8 @@ class SyncReport:
     paused_full: bool = False
 
     def summary(self) -> str:
-        return (f"{self.submissions} submission(s); approved {len(self.approved)}; to review {len(self.to_review)}; "
+        return (f"{self.submissions} submission{pluralize(self.submissions)}; approved {len(self.approved)}; "
+                f"to review {len(self.to_review)}; "
                 f"seats freed {len(self.seats_freed)}{'; paused: the study is full' if self.paused_full else ''}")
 
 

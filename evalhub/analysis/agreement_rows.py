@@ -29,7 +29,7 @@ from evalhub import stats
 from evalhub.analysis.cells import Cell
 from evalhub.analysis.reading import HUMAN, AnalysisOptions, StudyData
 from evalhub.analysis.result import CeilingRater, CeilingRow, CellRow, ConfusionRow, Interval, KappaRow, Notes, WelchRow
-from evalhub.analysis.trust_notes import degenerate_interval, too_few_items
+from evalhub.analysis.trust_notes import cut_interval, degenerate_interval, too_few_items
 from evalhub.stats.alt_test import Scoring
 
 Against = Literal["majority", "rater", "raters"]
@@ -136,13 +136,14 @@ def _confusion_row(where: _Where, data: StudyData, confusion: stats.Confusion) -
 def _ceiling_notes(side: _HumanSide, ceiling: stats.HumanCeiling, n_items: int) -> tuple[str, ...]:
     """The ceiling's trust notes (trust_notes: too few items, or each zero-width rater interval), then its own."""
     notes: list[str] = []
+    bounds = stats.score_range(ceiling.scoring)
     if ceiling.raters and (few := too_few_items(n_items)):
         notes.append(few)  # the values stay; pages show the note and withhold the intervals
     else:
         for r in ceiling.raters:
             for who, ci in (("rater", r.human_ci), ("judge", r.judge_ci)):
-                if no_variation := degenerate_interval(_ci(ci), "t"):
-                    notes.append(f"{side.rater_names[r.rater]}, {who}'s score: {no_variation}")
+                if note := degenerate_interval(_ci(ci), "t") or cut_interval(_ci(ci), bounds):
+                    notes.append(f"{side.rater_names[r.rater]}, {who}'s score: {note}")
     if side.alpha_withheld:
         notes.append(f"the raters' alpha is withheld ({side.alpha_withheld}): comparisons with them mean little")
     return (*notes, *ceiling.notes)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from django.template.defaultfilters import pluralize
 
 from annotations.selectors import counted_items
 from evalhub.analysis.cells import Cell
@@ -94,12 +95,15 @@ def ppi_not_applicable(data: StudyData, cells: Cells) -> str | None:
         if subset_ids.size == 0:
             return NOT_DRAWN
         if (late := items.filter(inclusion_probability__isnull=True).count()):
-            return (f"{late} item(s) were added after the human subset was drawn and could not be drawn: save the "
-                    "study's human_subset again to redraw it (possible while nobody has rated)")
+            return (f"{late} item{pluralize(late)} {pluralize(late, 'was,were')} added after the human subset was "
+                    "drawn and could not be drawn: save the study's human_subset again to redraw it (possible while "
+                    "nobody has rated)")
         outside = np.setdiff1d(data.item_ids[rated], subset_ids, assume_unique=True)
         if outside.size:
-            return (f"{outside.size} human-rated item(s) lie outside the drawn random subset: the items people rated "
-                    "were not all drawn at random, so PPI's guarantee does not hold and no PPI figure is given")
+            n = outside.size
+            return (f"{n} human-rated item{pluralize(n)} {pluralize(n, 'lies,lie')} outside the drawn random subset: "
+                    "the items people rated were not all drawn at random, so PPI's guarantee does not hold "
+                    "and no PPI figure is given")
     if rated.size == data.item_ids.size:
         return EVERY_ITEM
     return None

@@ -55,7 +55,16 @@ from evalhub.stats.alt_test import (
     alt_test,
     alt_test_long,
 )
-from evalhub.stats.ceiling import LOW_HUMAN_ALPHA, SCORINGS, HumanCeiling, MeanCI, RaterCeiling, human_ceiling, mean_ci
+from evalhub.stats.ceiling import (
+    LOW_HUMAN_ALPHA,
+    SCORINGS,
+    HumanCeiling,
+    MeanCI,
+    RaterCeiling,
+    human_ceiling,
+    mean_ci,
+    score_range,
+)
 from evalhub.stats.comparison import bh_adjust, welch
 from evalhub.stats.confusion import Confusion, confusion_matrix, confusion_vs_majority
 from evalhub.stats.correlation import kendall_tau, mean_pairwise_kendall, pearson, spearman, tau_band
@@ -150,6 +159,7 @@ __all__ = [
     "HumanCeiling",
     "RaterCeiling",
     "human_ceiling",
+    "score_range",
     "MeanCI",
     "mean_ci",
     "bh_adjust",

@@ -117,7 +117,7 @@ def _anova_of_complete(complete: np.ndarray) -> tuple[float, float, int] | str:
     """``_one_way_anova`` of the complete items (``_complete_items``)."""
     n, k = complete.shape
     if n < 2:
-        return f"fewer than 2 complete items ({n} item(s) rated by all {k} raters)"
+        return f"fewer than 2 complete items ({n} item{'' if n == 1 else 's'} rated by all {k} raters)"
     if k < 2:
         return "fewer than 2 raters"
     if np.ptp(complete) == 0:

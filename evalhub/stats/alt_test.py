@@ -266,7 +266,7 @@ def alt_test_verdict(scores: AltTestScores, *, epsilon: float = DEFAULT_EPSILON,
         notes.append(f"{_instances(scores.n_no_llm)} left out: no LLM label")
     if scores.n_instances == 0:
         notes.append(
-            f"the test cannot run: no item x question has at least {MIN_HUMANS_PER_INSTANCE} human ratings "
+            f"the test cannot run: no item has, on one question, at least {MIN_HUMANS_PER_INSTANCE} human ratings "
             "and an LLM label"
         )
         return _undefined(scores.scoring, epsilon, q_fdr, 0, (), notes)

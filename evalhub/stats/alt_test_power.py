@@ -108,7 +108,7 @@ def no_verdict_note(design: Design) -> str | None:
     """The note for a design the test cannot judge (too few raters or ratings each), or None."""
     if design.raters < MIN_HUMANS or design.items_per_rater < MIN_INSTANCES_PER_HUMAN:
         return (f"the test needs at least {MIN_HUMANS} raters with {MIN_INSTANCES_PER_HUMAN} ratings "
-                "(item x question) each: this design gives no verdict")
+                "(one item on one question) each: this design gives no verdict")
     return None
 
 

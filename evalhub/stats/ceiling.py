@@ -108,6 +108,11 @@ def _item_scores(m: np.ndarray, judge: np.ndarray, scoring: str) -> tuple[np.nda
     return human, judged, usable
 
 
+def score_range(scoring: str) -> tuple[float, float]:
+    """What a mean score can be, where ``mean_ci`` cuts the intervals: [0, 1] for accuracy, at most 0 for RMSE."""
+    return (0.0, 1.0) if scoring == "accuracy" else (-np.inf, 0.0)
+
+
 def mean_ci(scores: np.ndarray, confidence: float, bounds: tuple[float, float] = (-np.inf, np.inf)) -> MeanCI:
     """The t interval of the mean of ``scores``: mean -/+ t_{(1+c)/2, n-1} * sd / sqrt(n), sd with ddof 1,
     as ``scipy.stats.ttest_1samp(scores, 0).confidence_interval(confidence)`` gives it (checked in the tests),
@@ -172,8 +177,7 @@ def human_ceiling(
     if y.shape[0] != m.shape[0]:
         raise ValueError(f"judge has {y.shape[0]} labels for {m.shape[0]} items")
     human_s, judge_s, usable = _item_scores(m, y, scoring)
-    score_range = (0.0, 1.0) if scoring == "accuracy" else (-np.inf, 0.0)  # what a mean score can be
-    raters = _rater_ceilings(human_s, judge_s, usable, confidence, score_range)
+    raters = _rater_ceilings(human_s, judge_s, usable, confidence, score_range(scoring))
     scores = [(r.human, r.judge) for r in raters if r.human is not None and r.judge is not None]
     better = sum(1 for human, judged in scores if judged > human)
     notes: list[str] = []

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from django.template.defaultfilters import pluralize
+
 from llmjudge.backends.protocol import TOKENS_MAX, Backend, BackendAnswer, BackendError, BackendRequest, token_count
 from llmjudge.engine.conversation import Conversation, Turn
 from llmjudge.engine.limits import Limiter
@@ -135,7 +137,7 @@ def storable(text: str) -> tuple[str, str]:
     text = text.replace("\x00", "")
     surrogates = len(_SURROGATE.findall(text))
     done = ([f"removed {nul} NUL character(s)"] if nul else []) + (
-        [f"replaced {surrogates} lone surrogate(s) with U+FFFD"] if surrogates else [])
+        [f"replaced {surrogates} lone surrogate{pluralize(surrogates)} with U+FFFD"] if surrogates else [])
     return _SURROGATE.sub("\ufffd", text), "; ".join(done)
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from django.db import connection
+from django.template.defaultfilters import pluralize
 
 from annotations.models import Item, Study
 from llmjudge.models import Judge, JudgeRun, LLMRating
@@ -120,7 +121,7 @@ def test_a_run_survives_redis_being_killed_and_restarted_mid_run(transactional_d
                 # rest pending (never half-written), and a resume asks exactly what is missing.
                 assert _status(run) == JudgeRun.Status.RUNNING
                 out = judge_run_command(str(run.pk), "resume", redis_url=redis_server.url)
-                assert f"{to_ask} rating(s) to ask" in out
+                assert f"{to_ask} rating{pluralize(to_ask)} to ask" in out
                 wait_for(lambda: _status(run) == JudgeRun.Status.DONE, 30, "the resumed run to finish")
         finally:
             stop_worker(worker)
@@ -202,7 +203,7 @@ def test_a_run_on_a_worker_survives_429_500_garbage_and_timeouts_at_configurable
                 # again (the server has recovered) and keeps their history.
                 server.behaviour = Behaviour(latency=0.02)
                 out = judge_run_command(str(run.pk), "resume", "--retry-errors", redis_url=redis_server.url)
-                assert f"{first['error']} rating(s) to ask" in out
+                assert f"{first['error']} rating{pluralize(first['error'])} to ask" in out
                 wait_for(lambda: _status(run) == JudgeRun.Status.DONE, 30, "the resumed run to finish")
         finally:
             stop_worker(worker)

@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.template.defaultfilters import pluralize
 
 from annotations.management.lookups import owner_or_error
 from annotations.studies import StudySpecError, protocol_templates, study_create, study_create_from_template
@@ -34,4 +35,5 @@ class Command(BaseCommand):
                 study = study_create(slug=options["slug"], spec=spec, owner=owner)
         except StudySpecError as exc:
             raise CommandError(str(exc)) from None
-        self.stdout.write(f"created study {study.slug} with {study.questions.count()} question(s)")
+        n = study.questions.count()
+        self.stdout.write(f"created study {study.slug} with {n} question{pluralize(n)}")

@@ -4,6 +4,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.template.defaultfilters import pluralize
 
 from annotations.importing.services import ImportFileError, demographics_import
 from annotations.management.lookups import study_or_error
@@ -25,5 +26,6 @@ class Command(BaseCommand):
             result = demographics_import(study=study, path=options["file"], replace=options["replace"])
         except ImportFileError as exc:
             raise CommandError(f"{options['file']}: {exc}; nothing was imported") from None
-        self.stdout.write(f"set the demographics of {result.updated_raters} rater(s) in {study.slug} "
+        self.stdout.write(f"set the demographics of {result.updated_raters} rater{pluralize(result.updated_raters)} "
+                          f"in {study.slug} "
                           f"({result.unchanged_raters} already had exactly these)")

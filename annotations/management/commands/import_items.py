@@ -4,6 +4,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.template.defaultfilters import pluralize
 
 from annotations.importing.services import ImportFileError, items_import
 from annotations.management.lookups import study_or_error
@@ -22,4 +23,4 @@ class Command(BaseCommand):
             result = items_import(study=study, path=options["file"])
         except ImportFileError as exc:
             raise CommandError(f"{options['file']}: {exc}; nothing was imported") from None
-        self.stdout.write(f"imported {result.created_items} item(s) into {study.slug}")
+        self.stdout.write(f"imported {result.created_items} item{pluralize(result.created_items)} into {study.slug}")

@@ -31,7 +31,7 @@ class Command(BaseCommand):
             # "not open" until the study opens.
             self.stderr.write(
                 f"warning: study {study.slug} is {study.status}: these links will not work until you run "
-                f"`python manage.py open_study {study.slug}`"
+                f"`.venv/bin/python manage.py open_study {study.slug}` or open it on the study's page"
             )
         try:
             raters = invitations_create(study=study, count=options["count"])

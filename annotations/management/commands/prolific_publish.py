@@ -4,6 +4,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.template.defaultfilters import pluralize
 
 from annotations.management.lookups import owner_or_error, study_or_error
 from annotations.prolific.publishing import PublishError, prolific_publish, publish_terms
@@ -34,7 +35,8 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         except ProlificError as exc:
             raise CommandError(f"Prolific: {exc.message}") from None
-        source = f"the pilot's median ({terms.pilot_raters} rater(s))" if terms.from_pilot else "your numbers"
+        n = terms.pilot_raters
+        source = f"the pilot's median ({n} rater{pluralize(n)})" if terms.from_pilot else "your numbers"
         self.stdout.write(f"published {study.slug} on Prolific as {link.prolific_id} ({link.status}): "
                           f"{link.places} places, {link.minutes} min, {link.reward_cents} cents from {source}; "
                           f"completion code {link.completion_code}")

@@ -86,8 +86,9 @@ def alt_test_plan_for_study(
     sources: list[str] = []
     pilot = study_pilot(study=study, scoring=chosen, levels=levels, pool=pool) if from_pilot else None
     if pilot is not None:
-        sources.append(f"pilot: {pilot.raters} raters, a median {pilot.items_per_rater} ratings (item x question) "
-                       f"per rater and {pilot.raters_per_item} raters per item; human quality {pilot.human:.3g}"
+        sources.append(f"pilot: {pilot.raters} raters, a median {pilot.items_per_rater} ratings "
+                       f"(one item on one question) per rater and {pilot.raters_per_item} raters per item; "
+                       f"human quality {pilot.human:.3g}"
                        + (f", judge {pilot.pool!r} {pilot.judge:.3g}" if pilot.judge is not None else ", no judge"))
     def stated(value: int | None, from_pilot: int | None, default: int) -> int:
         return value if value is not None else (from_pilot if from_pilot is not None else default)

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.template.defaultfilters import pluralize
 
 from annotations.models import Study
 from evalhub.imports.meta_study import meta_study_create
@@ -28,4 +29,5 @@ class Command(BaseCommand):
                                       limit=options["limit"])
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        self.stdout.write(f"created meta-evaluation study {study.slug} with {study.items.count()} item(s) (draft)")
+        n = study.items.count()
+        self.stdout.write(f"created meta-evaluation study {study.slug} with {n} item{pluralize(n)} (draft)")

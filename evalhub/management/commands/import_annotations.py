@@ -4,6 +4,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.template.defaultfilters import pluralize
 
 from annotations.importing.services import ImportFileError
 from annotations.management.lookups import owner_or_error
@@ -39,9 +40,6 @@ class Command(BaseCommand):
             message = str(exc)
             raise CommandError(message if "nothing was imported" in message else f"{message}; nothing was imported"
                                ) from None
-        made = f"created study {study.slug} ({study.kind}, {study.questions.count()} question(s)); " \
-            if options["create"] else ""
-        self.stdout.write(
-            f"{made}imported {result.created_ratings} rating(s) in pool(s) {', '.join(result.pools)} "
-            f"({result.created_items} new item(s)) into {study.slug}"
-        )
+        n = study.questions.count()
+        made = f"created study {study.slug} ({study.kind}, {n} question{pluralize(n)}); " if options["create"] else ""
+        self.stdout.write(f"{made}{result.ratings_summary(study.slug)}")

@@ -4,6 +4,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.template.defaultfilters import pluralize
 
 from evalhub.imports.datasets import DatasetError, hanna_import
 
@@ -29,4 +30,4 @@ class Command(BaseCommand):
         except DatasetError as exc:
             raise CommandError(f"{options['path']}: {exc}; nothing was imported") from None
         self.stdout.write(f"created study {study.slug}: {study.items.count()} items, "
-                          f"{study.judge_runs.count()} LLM pool(s)")
+                          f"{study.judge_runs.count()} LLM pool{pluralize(study.judge_runs.count())}")

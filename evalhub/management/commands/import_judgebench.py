@@ -4,6 +4,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.template.defaultfilters import pluralize
 
 from evalhub.imports.datasets import DatasetError, judgebench_import
 
@@ -21,4 +22,4 @@ class Command(BaseCommand):
         except DatasetError as exc:
             raise CommandError(f"{options['path']}: {exc}; nothing was imported") from None
         self.stdout.write(f"created study {study.slug}: {study.items.count()} items, "
-                          f"{study.questions.count()} question(s)")
+                          f"{study.questions.count()} question{pluralize(study.questions.count())}")

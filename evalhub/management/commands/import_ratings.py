@@ -23,7 +23,4 @@ class Command(BaseCommand):
             result = ratings_import(study=study, path=options["file"])
         except ImportFileError as exc:
             raise CommandError(f"{options['file']}: {exc}; nothing was imported") from None
-        self.stdout.write(
-            f"imported {result.created_ratings} rating(s) in pool(s) {', '.join(result.pools)} "
-            f"({result.created_items} new item(s)) into {study.slug}"
-        )
+        self.stdout.write(result.ratings_summary(study.slug))

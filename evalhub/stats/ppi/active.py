@@ -172,7 +172,8 @@ def active_ppi_mean(
         return ActivePPIMean(NAN, NAN, NAN, NAN, lam_value, big_n, n_labelled, float(pi.sum()), NAN, alpha, reason)
 
     if n_labelled < 2:
-        return undefined(f"{n_labelled} human-rated item(s): the estimate needs at least 2")
+        plural = "" if n_labelled == 1 else "s"
+        return undefined(f"{n_labelled} human-rated item{plural}: the estimate needs at least 2")
     if np.isnan(fv).any():
         fv = np.where(np.isnan(fv), float(np.nanmean(fv)) if (~np.isnan(fv)).any() else 0.0, fv)
     w = np.where(xi, 1.0 / pi, 0.0)

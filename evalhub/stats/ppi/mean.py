@@ -174,7 +174,7 @@ def ppi_mean(
     y, f, fu = _clean_group(y_labelled, f_labelled, f_unlabelled)
     n, big_n = int(y.size), int(fu.size)
     if n < 2:
-        reason = f"{n} labelled item(s) with both a human and a judge score: PPI needs at least 2"
+        reason = f"{n} labelled item{'' if n == 1 else 's'} with both a human and a judge score: PPI needs at least 2"
         return _undefined_mean(reason, (NAN, NAN, NAN, NAN), n, big_n, alpha)
     classical = _classical(y, z)
     if big_n == 0:

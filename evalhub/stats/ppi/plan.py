@@ -94,7 +94,8 @@ def pilot_moments(*, y: npt.ArrayLike, f: npt.ArrayLike, n_unlabelled: int) -> G
     yv, fv = complete_pairs(y, f)
     n_items = int(yv.size) + n_unlabelled
     if yv.size < 3:
-        return GroupMoments(NAN, NAN, NAN, n_items, f"{yv.size} pilot pair(s): the moments need at least 3")
+        plural = "" if yv.size == 1 else "s"
+        return GroupMoments(NAN, NAN, NAN, n_items, f"{yv.size} pilot pair{plural}: the moments need at least 3")
     sd_y, sd_f = float(np.std(yv, ddof=1)), float(np.std(fv, ddof=1))
     if sd_y == 0:
         return GroupMoments(NAN, NAN, NAN, n_items, "the pilot's human scores do not vary")

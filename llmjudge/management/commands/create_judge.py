@@ -6,6 +6,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.template.defaultfilters import pluralize
 
 from llmjudge.models import Judge
 from llmjudge.services import JudgeSpecError, judge_create
@@ -75,7 +76,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         self.stdout.write(
             f"created judge {judge.name!r} owned by {owner.get_username()}{' (shared)' if judge.shared else ''}"
-            f" ({judge.kind}, {judge.backend}, {judge.model}, {judge.samples} sample(s))"
+            f" ({judge.kind}, {judge.backend}, {judge.model}, {judge.samples} sample{pluralize(judge.samples)})"
         )
 
     @staticmethod

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.template.defaultfilters import pluralize
 
 from llmjudge.management.commands.run_judge import summary_lines
 from llmjudge.models import JudgeRun
@@ -30,7 +31,7 @@ class Command(BaseCommand):
                 raise CommandError(f"run {run.pk} is {run.status}: it has already ended")
             if action == "resume":
                 todo = judging.judge_run_resume(run=run, retry_errors=o["retry_errors"])
-                self.stdout.write(f"resumed run {run.pk}: {todo} rating(s) to ask")
+                self.stdout.write(f"resumed run {run.pk}: {todo} rating{pluralize(todo)} to ask")
         except judging.RunError as exc:
             raise CommandError(str(exc)) from None
         run.refresh_from_db()

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.template.defaultfilters import pluralize
 
 from annotations.models import Study
 from llmjudge.models import JudgeRun
@@ -31,7 +32,7 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         would = "would change" if report.dry_run else "changed"
-        self.stdout.write(f"re-read {report.n_read} answer(s); {would} {report.n_changed}"
+        self.stdout.write(f"re-read {report.n_read} answer{pluralize(report.n_read)}; {would} {report.n_changed}"
                           + (" (dry run: nothing written)" if report.dry_run else ""))
         for transition, n in sorted(report.transitions.items()):
             self.stdout.write(f"  {transition}: {n}")

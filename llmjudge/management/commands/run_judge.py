@@ -5,6 +5,7 @@ import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.template.defaultfilters import pluralize
 
 from annotations.management.lookups import owner_or_error
 from annotations.models import Study
@@ -94,7 +95,7 @@ class Command(BaseCommand):
                 if run is None:
                     raise CommandError(f"no run {o['resume']} of judge {judge.name!r} on {study.slug!r}")
                 todo = judging.judge_run_resume(run=run, retry_errors=o["retry_errors"], enqueue=not inline)
-                self.stdout.write(f"resumed run {run.pk}: {todo} rating(s) to ask")
+                self.stdout.write(f"resumed run {run.pk}: {todo} rating{pluralize(todo)} to ask")
                 runs = [run]
             elif o["ablation"]:
                 experiment = judging.persona_ablation_launch(study=study, judge=judge, enqueue=not inline)
@@ -103,7 +104,7 @@ class Command(BaseCommand):
                     f"run {r.pk} ({r.params['kind_options']['method']})" for r in runs))
             else:
                 run = judging.judge_run_start(study=study, judge=judge, overrides=overrides, enqueue=not inline)
-                self.stdout.write(f"started run {run.pk}: {run.calls_total} rating(s) to ask")
+                self.stdout.write(f"started run {run.pk}: {run.calls_total} rating{pluralize(run.calls_total)} to ask")
                 runs = [run]
         except judging.RunError as exc:
             raise CommandError(str(exc)) from None

@@ -120,7 +120,7 @@ def test_demographics_import_sets_each_raters_fields_and_leaves_out_empty_values
     assert demographics("t1") == {"age_band": "35-44", "education": "master"}
     assert demographics("t2") == {"age_band": "18-24", "region": "europe"}
     assert demographics("t3") == {"age_band": "25-34", "gender": "woman"}  # not in the file: untouched
-    assert "set the demographics of 2 rater(s) in story (0 already had exactly these)" in capsys.readouterr().out
+    assert "set the demographics of 2 raters in story (0 already had exactly these)" in capsys.readouterr().out
 
 
 def test_importing_the_same_demographics_file_twice_changes_nothing_the_second_time(imported_raters, tmp_path, capsys):
@@ -158,7 +158,7 @@ def test_demographics_upload_in_the_admin_with_and_without_replace(imported_rate
     refused = client.post(url, {"file": SimpleUploadedFile("d.csv", data)})
     assert b"already has demographics" in refused.content and demographics("t2") == {}
     done = client.post(url, {"file": SimpleUploadedFile("d.csv", data), "replace": "on"}, follow=True)
-    assert b"Set the demographics of 2 rater(s)" in done.content
+    assert b"Set the demographics of 2 raters" in done.content
     assert (demographics("t2"), demographics("t3")) == ({"gender": "man"}, {"gender": "non-binary"})
     change = client.get(reverse("admin:annotations_study_change", args=[imported_raters.pk]))
     assert url.encode() in change.content

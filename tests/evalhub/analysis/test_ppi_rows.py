@@ -125,13 +125,13 @@ def test_a_drawn_subset_is_stratified_seeded_recorded_and_then_fixed(story_study
     study_human_subset_set(study=story_study, setting={"share": 0.2, "seed": 7})  # saved again: no redraw
     assert sorted(items.filter(in_human_subset=True).values_list("external_id", flat=True)) == first
     late = study_analysis(study=story_study, options=OPTIONS).ppi_note
-    assert late is not None and late.startswith("1 item(s) were added after the human subset was drawn")
+    assert late is not None and late.startswith("1 item was added after the human subset was drawn")
     story_study.items.filter(external_id="late").delete()
     outside = items.filter(in_human_subset=False).values_list("external_id", "group").first()
     import_long(story_study, [(*outside, "grammaticality", "human", "r1", 3)], tmp_path, name="hand.csv")
     result = study_analysis(study=story_study, options=OPTIONS)
     assert result.ppi is None and result.ppi_note is not None
-    assert result.ppi_note.startswith("1 human-rated item(s) lie outside the drawn random subset")
+    assert result.ppi_note.startswith("1 human-rated item lies outside the drawn random subset")
 
 
 @pytest.mark.parametrize("setting, message", [

@@ -16,7 +16,7 @@ import pytest
 from annotations.studies import study_create
 from evalhub import stats
 from evalhub.analysis import AnalysisOptions, study_analysis
-from evalhub.analysis.trust_notes import MIN_ITEMS
+from evalhub.analysis.trust_notes import MIN_ITEMS, cut_interval
 from tests.evalhub.factories import import_long
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
@@ -175,3 +175,33 @@ def test_the_analysis_reports_ratio_alpha_on_a_scale_from_zero(researcher, tmp_p
     (cell,) = result.cells
     assert cell.alpha["ratio"] == pytest.approx(krippendorff.alpha(data.T, level_of_measurement="ratio"), abs=1e-12)
     assert "alpha.ratio" not in cell.notes and "alpha" not in cell.notes
+
+
+# ---------------------------------------------------------------------------
+# The ceiling's t interval cut at the score's limit
+
+
+def test_cut_interval_names_the_side_cut_and_nothing_else():
+    assert stats.score_range("accuracy") == (0.0, 1.0)
+    assert cut_interval((0.8, 1.0), (0.0, 1.0)).startswith("the t interval is cut above at 1.000")
+    assert cut_interval((0.0, 0.3), (0.0, 1.0)).startswith("the t interval is cut below at 0.000")
+    assert cut_interval((0.2, 0.9), (0.0, 1.0)) is None  # inside the range
+    assert cut_interval((1.0, 1.0), (0.0, 1.0)) is None  # width 0: the "no variation" note's case
+    assert cut_interval(None, (0.0, 1.0)) is None
+
+
+@pytest.mark.django_db
+def test_a_ceiling_interval_cut_at_zero_says_so_on_ten_items(researcher, tmp_path):
+    """Three raters agree on 9 of 10 items; r0 gives 4 where the others give 3. Each rater's negative RMSE is 0
+    on 9 items and below 0 on one, so its mean is just under 0, the limit, and its t interval (t_{0.975, 9} = 2.26
+    standard errors) passes 0: it is cut there, and the note says so (10 items: no "too few items" note)."""
+    study = _study(researcher, "ceiling-cut")
+    humans = {f"i{k}": [4 if k == 0 else 3, 3, 3] for k in range(10)}
+    judge = {f"i{k}": [3] for k in range(10)}
+    result = _analyse(study, _rows("human", humans) + _rows("judge", judge), tmp_path)
+    ceiling = next(c for c in result.ceiling if c.pool == "judge")
+    assert ceiling.scoring == "neg_rmse" and len(ceiling.raters) == 3
+    cut = [n for n in ceiling.notes if "rater's score: the t interval is cut above at 0.000" in n]
+    assert len(cut) == 3, ceiling.notes
+    assert all(r.human_ci95 is not None and r.human_ci95[1] == 0.0 for r in ceiling.raters)
+    assert not any(n.startswith("too few items") for n in ceiling.notes)

@@ -56,12 +56,12 @@ def test_an_upload_above_the_threshold_is_imported_by_the_task_and_the_page_show
     assert response.status_code == 302
     job = ImportJob.objects.get()
     assert (job.status, job.kind, job.file_name, job.percent) == ("done", "items", "big.csv", 100)
-    assert job.summary == "big.csv: Imported 60 item(s) and 0 rating(s)."
+    assert job.summary == "big.csv: Imported 60 items and 0 ratings."
     assert Item.objects.filter(study=story_study).count() == 60
     assert list(big_uploads.iterdir()) == []  # the file is removed when the job ends
     page = client.get(reverse("study_home", args=["story"]))
     html = page.content.decode()
-    assert f'id="import-{job.pk}"' in html and "Imported 60 item(s)" in html
+    assert f'id="import-{job.pk}"' in html and "Imported 60 items" in html
     nonce = page.wsgi_request.csp_nonce
     assert f'<script nonce="{nonce}">' in html and "Reconnecting" in html
     progress = client.get(reverse("import_progress", args=["story", job.pk])).json()

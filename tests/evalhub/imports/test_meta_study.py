@@ -65,7 +65,7 @@ def test_create_meta_study_command_wraps_the_service(run):
     out = io.StringIO()
     call_command("create_meta_study", "meta", "--run", str(run.pk), "--question", "likability", "--limit", "1",
                  stdout=out)
-    assert "with 1 item(s)" in out.getvalue()
+    assert "with 1 item " in out.getvalue()
     assert Study.objects.get(slug="meta").items.count() == 1
     with pytest.raises(CommandError):
         call_command("create_meta_study", "meta", "--run", str(run.pk), "--question", "likability")

@@ -146,7 +146,7 @@ def test_the_plan_page_counts_ratings_per_rater_as_items_times_questions(small_s
     client.force_login(researcher)
     page = client.post(f"/studies/{small_study.slug}/plan/").content.decode()
     # Each rater saw 6 items x 4 questions: 24 ratings, never "24 items per rater".
-    assert "pilot: 3 raters, a median 24 ratings (item x question) per rater" in page
+    assert "pilot: 3 raters, a median 24 ratings (one item on one question) per rater" in page
     # The plan's panel, not the page: the settings form above it has an "Items per rater" field of its own.
     plan = page[page.index('id="alt-test-plan"'):page.index('id="human-subset"')]
     assert "items per rater" not in plan.lower()

@@ -94,7 +94,7 @@ def test_items_upload_imports_the_file(owner, story_study):
     assert response.status_code == 302
     assert sorted(story_study.items.values_list("external_id", flat=True)) == ["n1", "n2"]
     html = owner.get(response["Location"]).content.decode()
-    assert "items.csv: Imported 2 item(s) and 0 rating(s)." in html
+    assert "items.csv: Imported 2 items and 0 ratings." in html
 
 
 def test_a_bad_items_file_imports_nothing_and_the_error_is_under_its_field(owner, story_study):

@@ -27,10 +27,10 @@ def test_the_plan_button_shows_the_plan_from_the_pilot(owner, pilot_study):  # n
     assert response.status_code == 200
     page = response.content.decode()
     assert 'id="plan-result"' in page
-    assert "pilot: 4 raters, a median 12 ratings (item x question) per rater and 4 raters per item" in page
+    assert "pilot: 4 raters, a median 12 ratings (one item on one question) per rater and 4 raters per item" in page
     # 12 ratings per rater give no verdict: the note stands in place of a power of "0 %".
     assert ("Chance to pass with 4 raters × 12 ratings each (4 per item): the test needs at least 3 raters with 30 "
-            "ratings (item x question) each: this design gives no verdict.</li>") in page
+            "ratings (one item on one question) each: this design gives no verdict.</li>") in page
     assert "100 replicates at this design, seed 0" in page
 
 

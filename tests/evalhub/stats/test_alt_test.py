@@ -276,7 +276,7 @@ def test_no_instance_with_two_humans_and_an_llm_label_is_undefined_with_a_note()
     assert result.notes == (
         "40 judge ratings left out: fewer than 2 human ratings",
         "40 judge ratings left out: no LLM label",
-        "the test cannot run: no item x question has at least 2 human ratings and an LLM label",
+        "the test cannot run: no item has, on one question, at least 2 human ratings and an LLM label",
     )
 
 
@@ -286,7 +286,7 @@ def test_humans_without_llm_labels_give_no_instance_and_a_note() -> None:
     assert result.winning_rate is None and result.passed is None
     assert result.notes == (
         "40 judge ratings left out: no LLM label",
-        "the test cannot run: no item x question has at least 2 human ratings and an LLM label",
+        "the test cannot run: no item has, on one question, at least 2 human ratings and an LLM label",
     )
 
 

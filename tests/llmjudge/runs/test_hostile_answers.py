@@ -51,7 +51,7 @@ def test_one_bad_answer_in_six_loses_nothing_and_a_resume_asks_nothing_again(sto
         assert rating.score == expected_score(rating.prompt)
         note = rating.history[-1]["note"]
         assert note == ("removed 1 NUL character(s)" if kind == "nul" else
-                        "replaced 1 lone surrogate(s) with U+FFFD")
+                        "replaced 1 lone surrogate with U+FFFD")
         assert ("\ufffd" in rating.raw) == (kind == "surrogate")
     assert openai_server.stats.requests == 36 and openai_server.asked_twice() == []
     assert judging.judge_run_resume(run=run, enqueue=False) == 0
@@ -139,7 +139,7 @@ def test_an_unexpected_error_in_a_chunk_fails_the_run_visibly(story_with_items, 
 def test_storable_text_is_what_postgresql_takes_and_says_what_changed():
     assert storable("plain") == ("plain", "")
     assert storable("a\x00b\x00") == ("ab", "removed 2 NUL character(s)")
-    assert storable("x\ud800y\udfff") == ("x\ufffdy\ufffd", "replaced 2 lone surrogate(s) with U+FFFD")
+    assert storable("x\ud800y\udfff") == ("x\ufffdy\ufffd", "replaced 2 lone surrogates with U+FFFD")
     assert storable("\U0001f600") == ("\U0001f600", "")  # a real astral character is no surrogate pair in a str
 
 

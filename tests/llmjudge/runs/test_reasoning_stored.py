@@ -89,7 +89,7 @@ def test_max_tokens_spent_in_the_trace_is_cut_off_while_reasoning_and_the_run_pa
         assert rating.reasoning and default_reasoning(rating.prompt, {}).startswith(rating.reasoning)
     page = owner_client.get(reverse("llmjudge:run_detail", args=[run.pk])).content.decode()
     assert 'id="cut-off-reasoning"' in page
-    assert "12 answer(s) (100.0 % of 12) were\n  cut off while reasoning" in page
+    assert "12 answers (100.0 % of 12) were\n  cut off while reasoning" in page
     assert "max_tokens (10)" in page and "e.g. 40" in page
     assert "cut off while reasoning: <b>12</b>" in page
     # Every unparseable answer is listed with its trace folded.

@@ -119,7 +119,7 @@ def test_the_command_reports_counts_and_examples(stale_run, openai_server):
     out = StringIO()
     call_command("reparse", run.study.slug, "--run", str(run.pk), "--dry-run", stdout=out)
     text = out.getvalue()
-    assert "re-read 36 answer(s); would change 2 (dry run: nothing written)" in text
+    assert "re-read 36 answers; would change 2 (dry run: nothing written)" in text
     assert "unparseable -> ok: 1" in text and "ok -> ok: 1" in text
     assert f"item {wrong_score.item.external_id} / {wrong_score.question.key}" in text
     assert LLMRating.objects.get(pk=wrong_score.pk).score != wrong_score.score  # still stale

@@ -96,11 +96,11 @@ def test_the_command_agrees_with_the_service(pilot_study):
 
 def test_from_pilot_takes_the_design_and_qualities_of_the_ratings(pilot_study):
     text = run("story", "--from-pilot", "--replicates", "20")
-    assert "pilot: 4 raters, a median 12 ratings (item x question) per rater and 4 raters per item" in text
+    assert "pilot: 4 raters, a median 12 ratings (one item on one question) per rater and 4 raters per item" in text
     assert "judge 'gpt'" in text
     # 12 items per rater is under the test's 30: the stated design gives no verdict, which is said.
     assert "power: 0% ± 0.0% with 4 raters x 12 ratings per rater" in text
-    assert "note: the test needs at least 3 raters with 30 ratings (item x question) each" in text
+    assert "note: the test needs at least 3 raters with 30 ratings (one item on one question) each" in text
 
 
 def test_without_a_pilot_the_defaults_are_used_and_said(story_study):
