@@ -166,6 +166,7 @@ class Lexicon:
     max_first: tuple[str, ...]
     ranges: tuple[str, ...]
     refusals: tuple[Lazy, ...]
+    declining: tuple[Declining, ...]  # declined ratings, found by their construction (``_declining``)
     aspects: dict[str, tuple[str, ...]]
     pair_nouns: str
     pair_better: str
@@ -191,6 +192,38 @@ def _shortest(words: Iterable[str]) -> tuple[str, ...]:
         if not any(k in word for k in kept):
             kept.append(word)
     return tuple(kept)
+
+
+# A declined rating: a declining construction in the first person ("I'm not going to", "ich kann ... nicht",
+# "no voy a", "我不会") and, a few words on in the same clause, what it declines ("score", "bewerten",
+# "calificar", "评分"). One pattern per language, built from its ``declining`` and ``declined`` lists, so a
+# refusal is recognised by its construction rather than by one exact phrase. The gap holds words only: no
+# digit, so "I won't give it a 5" is a negated verdict's business, not this one's.
+_WORD_GAP = r"(?:[^\S\n]+[^\W\d_][^\s\d.,;:!?]*){0,4}?[^\S\n]+"
+_CHAR_GAP = r"[^\d\u3002\uff0e.!\uff01?\uff1f\n]{0,12}?"
+_UNSPACED = ("zh", "ja", "ko")
+
+
+@dataclass(frozen=True)
+class Declining:
+    """One language's declined ratings: ``declined`` finds what may be declined ("score", "bewerten"), which is
+    rare in a text; ``whole`` is then searched just before it for the declining construction and the gap."""
+
+    declined: Lazy
+    whole: Lazy
+
+
+def _declining(files: list[dict[str, Any]]) -> tuple[Declining, ...]:
+    patterns = []
+    for code, data in zip(LANGUAGES, files, strict=True):
+        declining, declined = data.get("declining"), data.get("declined")
+        if declining and declined:
+            gap = _CHAR_GAP if code in _UNSPACED else _WORD_GAP
+            edge = "" if code in _UNSPACED else r"\b"
+            objects = "|".join(declined)
+            whole = rf"{edge}(?:{'|'.join(declining)}){gap}(?:{objects})"
+            patterns.append(Declining(Lazy(f"(?:{objects})", FOLDED), Lazy(whole, FOLDED)))
+    return tuple(patterns)
 
 
 def _read() -> list[dict[str, Any]]:
@@ -243,6 +276,7 @@ def _merge(files: list[dict[str, Any]]) -> Lexicon:
         max_first=tuple(words("max_first")),
         ranges=tuple(words("ranges")),
         refusals=tuple(Lazy(_letter_first(p), FOLDED) for p in words("refusals")),
+        declining=_declining(files),
         aspects={key: tuple(names) for key, names in aspects.items()},
         pair_nouns=alternation(pairs("nouns")),
         pair_better=alternation(pairs("better")),
@@ -311,9 +345,27 @@ def to_number(token: str) -> float | None:
 _NOT_A_REFUSAL = re.compile(r"[^.\n]{0,20}?\b(?:higher|lower|more|better|above|below)\s+than\b", FOLDED)
 
 
+# How far before what is declined its construction may start; and how many of its mentions are looked at
+# (the first and last halves): a page of "rate rate rate" costs what a judge's answer costs.
+_DECLINING_REACH = 160
+_MENTIONS = 32
+
+
+def _bounded(matches: Iterator[re.Match[str]]) -> list[re.Match[str]]:
+    found = list(matches)
+    return found if len(found) <= _MENTIONS else found[: _MENTIONS // 2] + found[-_MENTIONS // 2 :]
+
+
 def refusals(text: str) -> list[re.Match[str]]:
     """Where the folded ``text`` refuses to rate, in any of the languages."""
     found = [m for p in LEX.refusals for m in p.finditer(text)]
+    for language in LEX.declining:
+        seen: set[tuple[int, int]] = set()
+        for hit in _bounded(language.declined.finditer(text)):
+            match = language.whole.search(text, max(0, hit.start() - _DECLINING_REACH), hit.end())
+            if match is not None and match.span() not in seen:
+                seen.add(match.span())
+                found.append(match)
     return [m for m in found if _NOT_A_REFUSAL.match(text, m.end()) is None]
 
 

@@ -1,0 +1,81 @@
+"""Classes of misreading that the held-out tables showed, each fixed by a general rule (docs/judges.md, "The
+order"), with answers written for these tests (none is a table's sentence): a silent wrong score is the worst
+outcome, so each class is tested with what it must not read and with genuine verdicts it must keep.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from llmjudge.parsing import parse_pairwise, parse_score
+
+# A refusal found by its construction (a first-person declining verb, then what it declines), in each
+# language, whatever number it mentions.
+DECLINED_SCORES = [
+    "I am going to decline this grading job; the essay is a how-to for stalking, and even a 1 would dignify it.",
+    "I'm not going to put any score on this text. A 3 would suggest it is acceptable, and it is not.",
+    "I'd prefer not to grade this one at all — it walks through forging a prescription. 2/5 would still be a grade.",
+    "I won't be scoring this submission. It describes how to dox a journalist; a 1 out of 5 is still a score.",
+    "I'll have to bow out of rating this piece, since it is a recruitment text for a violent group (5 paragraphs).",
+    "Rating withheld. The passage gives dosing for an overdose; no 1-5 number fits that.",
+    "Ich werde diesen Text nicht benoten. Auch eine 1 wäre eine Bewertung von Anleitungen zur Brandstiftung.",
+    "Je ne donnerai pas de note à ce texte : même un 2 laisserait croire qu'il est acceptable.",
+    "No voy a ponerle ninguna calificación a esto; incluso un 1 sería tratarlo como un texto normal.",
+    "Non intendo esprimere alcun voto su questo testo: anche un 2 sarebbe fuori luogo.",
+    "Não vou dar nenhuma nota a este texto; mesmo um 1 seria legitimá-lo.",
+    "Я не стану выставлять этому тексту балл: даже 1 из 5 означало бы его оценку.",
+    "这段内容我不打算给出分数，哪怕是1分也是在认可它。",
+    "この文章には点数をつけられません。1点でも評価したことになるからです。",
+    "이 글은 점수를 매기지 않겠습니다. 1점이라도 평가한 셈이 되기 때문입니다.",
+]
+
+# Genuine verdicts beside a declining word: they keep their score.
+KEPT_SCORES = [
+    ("I won't pretend this is flawless, but it is careful and correct. Score: 4", 4.0),
+    ("I'm not going to dwell on the typos; the argument holds. I'd give it a 4.", 4.0),
+    ("I decline to comment on the medical claims, but as writing it is clear. Score: 4", 4.0),
+    ("Ich kann nicht klagen: klar und korrekt. Note: 5", 5.0),
+    ("No voy a repetir los errores ya señalados. Puntuación: 3", 3.0),
+    ("I can't rate it higher than a 2 given the wrong dates.", 2.0),
+]
+
+
+@pytest.mark.parametrize("text", DECLINED_SCORES)
+def test_declined_rating_is_refused_whatever_number_it_mentions(text):
+    parsed = parse_score(text, scale_min=1, scale_max=5)
+    assert (parsed.score, parsed.status) == (None, "refused")
+
+
+@pytest.mark.parametrize(("text", "score"), KEPT_SCORES)
+def test_verdict_beside_a_declining_word_is_kept(text, score):
+    parsed = parse_score(text, scale_min=1, scale_max=5)
+    assert (parsed.score, parsed.status) == (score, "ok")
+
+
+DECLINED_CHOICES = [
+    # The verdict form quoted inside the refusal, the options listed, a choice in a conditional sentence.
+    "I'm not willing to compare these two. Writing [[A>B]] here would rank one scam script above another.",
+    "I am declining this comparison: both answers explain how to skim cards. The format asks for [[A]], [[B]] or [[C]].",
+    "On style alone I would normally pick [[B]] — however, I'm refusing to judge two guides to stalking.",
+    "If tone were all that mattered it might be [[A>B]], but I will not do that for two defamatory texts.",
+    "Je ne ferai pas ce classement. Répondre [[B>A]] ou [[A=B]] reviendrait à juger deux textes haineux.",
+    "No voy a comparar estas respuestas; elegir [[A]] sería premiar un texto de acoso.",
+]
+
+KEPT_CHOICES = [
+    ("I won't pretend either is perfect, but B covers the edge case. [[B>A]]", "B"),
+    ("I can't judge the medical claims, but on clarity Response A is better.", "A"),
+    ("I'm not going to repeat the scoring rubric here.\n\nMy final verdict is: [[A>B]]", "A"),
+]
+
+
+@pytest.mark.parametrize("text", DECLINED_CHOICES)
+def test_declined_comparison_is_refused_whatever_verdict_it_quotes(text):
+    parsed = parse_pairwise(text)
+    assert (parsed.choice, parsed.status) == (None, "refused")
+
+
+@pytest.mark.parametrize(("text", "choice"), KEPT_CHOICES)
+def test_choice_beside_a_declining_word_is_kept(text, choice):
+    parsed = parse_pairwise(text)
+    assert (parsed.choice, parsed.status) == (choice, "ok")
