@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from llmjudge.parsing.common import is_negated
+from llmjudge.parsing.common import SENTENCE_END, is_negated
 from llmjudge.parsing.lexicon import (
     DEN,
     DEN_BODY,
@@ -207,6 +207,39 @@ _ALTERNATIVE = _c(
 )
 
 
+# A judge speaking for itself, in the ten languages: "I'd give it", "je donne", "ich gebe", "我给", "私は".
+FIRST_PERSON = Lazy(
+    r"(?<![^\W\d_])(?:i|i'd|i'll|i'm|we|we'd|je|j'|ich|yo|eu|io|я|мы)(?![^\W\d_])|我|私は|私の|저는|제가|나는"
+    r"|(?<![^\W\d_])(?:doy|dou|daría|daria|darei|darò|donne|donnerais|gebe|würde|поставлю|поставил)(?![^\W\d_])",
+    FOLDED,
+)
+# A supposition ("Suppose we score it a 4", "Had it cited its sources, I'd give it a 5", "假设给5分") or another
+# rater's score ("Most readers would give this a 5", "a reference answer that would score 5") is not the judge's
+# verdict: a number after one in its sentence is skipped, unless a contrast turns the sentence round ("...,
+# but I'd go lower: a 3") or, after another rater, the judge speaks for itself or the rater's clause ends.
+_SUPPOSED = _c(LEX.suppositions)
+_OTHER_RATER = _c(LEX.other_raters)
+_CONTRAST = _c(LEX.contrasts)
+# Another rater's clause ends at a comma, a colon or a dash: "an ideal answer would hold — call it a 3" is a 3.
+_CLAUSE_BREAK = _c(r"[,:\u2013\u2014\uff0c\u3001]|\s-\s")
+
+
+def is_supposed(low: str, start: int) -> bool:
+    """The number at ``start`` of the folded ``low`` is a supposition's or another rater's."""
+    begin = max(0, start - 200)
+    ends = [m.end() for m in SENTENCE_END.finditer(low, begin, start)]
+    begin = ends[-1] if ends else begin
+    for pattern, own_voice in ((_SUPPOSED, False), (_OTHER_RATER, True)):
+        found = [m.end() for m in pattern.finditer(low, max(0, begin - 2), start)]
+        if not found:
+            continue
+        if _CONTRAST.search(low, found[-1], start) is None and not (
+            own_voice and (FIRST_PERSON.search(low, found[-1], start) or _CLAUSE_BREAK.search(low, found[-1], start))
+        ):
+            return True
+    return False
+
+
 def verdict_of(match: re.Match[str], kind: str, *, ambiguous: bool = False) -> Verdict:
     groups = match.groupdict()
     den = groups.get("den")
@@ -285,7 +318,7 @@ def find(
             negated = is_negated(low, match.start()) and not re.search(r"\b(?:higher|more|better|above)\b", match[0])
             if negated or is_count(text, match) or is_reference(low, start):
                 continue
-        if is_hypothetical(low, match.end()):
+        if is_hypothetical(low, match.end()) or is_supposed(low, start):
             continue
         verdict = verdict_of(match, kind, ambiguous=ambiguous)
         if verdict.value is not None:

@@ -39,12 +39,6 @@ _NOT_RATINGS = Lazy(
 )
 # A name that ends in a label ("Score", "Overall score", "I would answer") names the verdict, not an aspect.
 _LABEL_NAME = Lazy(rf"(?:{LEX.bare_labels}|{LEX.labels}|{LEX.final_prefixes}|{LEX.final_labels})\Z", FOLDED)
-# A judge speaking for itself, in the ten languages: "I'd give it", "je donne", "ich gebe", "我给", "私は".
-_FIRST_PERSON = Lazy(
-    r"(?<![^\W\d_])(?:i|i'd|i'll|i'm|we|we'd|je|j'|ich|yo|eu|io|я|мы)(?![^\W\d_])|我|私は|私の|저는|제가|나는"
-    r"|(?<![^\W\d_])(?:doy|dou|daría|daria|darei|darò|donne|donnerais|gebe|würde|поставлю|поставил)(?![^\W\d_])",
-    FOLDED,
-)
 _CONTRAST = Lazy(rf"{LEX.contrasts}|[.!?;\n]", FOLDED)
 # After a refusal, the verdicts that a marker sets apart: final markers and self-corrections.
 _MARKED = ("final", "revision", "aspect")
@@ -114,7 +108,7 @@ def _named(r: Prepared) -> list[Verdict]:
         name = _name_before(r.low, match.start())
         if name is None or _NOT_RATINGS.match(name) or forms.is_count(r.text, match):
             continue
-        if forms.is_hypothetical(r.low, match.end()):
+        if forms.is_hypothetical(r.low, match.end()) or forms.is_supposed(r.low, match.start()):
             continue
         verdict = forms.verdict_of(match, "named")
         if verdict.value is not None:
@@ -251,6 +245,8 @@ def _paper(r: Prepared, scale: Scale) -> Verdict | None:
             continue
         if forms.is_count(text, match) or forms.is_hypothetical(low, match.end()):
             continue
+        if forms.is_supposed(low, match.start()):
+            continue
         after = _AFTER_DEN.match(low, match.end())
         den = float(after.group(1)) if after else None
         found.append(Verdict(to_number(token), den, match.start(), match.end(), "paper"))
@@ -281,7 +277,7 @@ def _stated(low: str, after: int, start: int) -> bool:
     runtime behaviour. Reading the code, I'd give it a 4." ("给2分也不公平" and "Giving it 2/5 ..." are not)."""
     clause = low[max(after, start - 80) : start]
     cut = max(clause.rfind(c) for c in ".!?\n")
-    return cut >= 0 and not taken_back(low, start) and _FIRST_PERSON.search(clause, cut) is not None
+    return cut >= 0 and not taken_back(low, start) and forms.FIRST_PERSON.search(clause, cut) is not None
 
 
 def _usable(found: list[Verdict], low: str, refused: list[re.Match[str]]) -> list[Verdict]:

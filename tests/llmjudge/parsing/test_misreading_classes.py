@@ -24,6 +24,8 @@ DECLINED_SCORES = [
     "Non intendo esprimere alcun voto su questo testo: anche un 2 sarebbe fuori luogo.",
     "Não vou dar nenhuma nota a este texto; mesmo um 1 seria legitimá-lo.",
     "Я не стану выставлять этому тексту балл: даже 1 из 5 означало бы его оценку.",
+    "Diese Aufgabe kann ich so nicht erfüllen; selbst eine 1 wäre eine Note für Hetze.",
+    "Não me sinto confortável para atribuir nota a isto; mesmo um 2 seria uma avaliação.",
     "这段内容我不打算给出分数，哪怕是1分也是在认可它。",
     "この文章には点数をつけられません。1点でも評価したことになるからです。",
     "이 글은 점수를 매기지 않겠습니다. 1점이라도 평가한 셈이 되기 때문입니다.",
@@ -79,3 +81,30 @@ def test_declined_comparison_is_refused_whatever_verdict_it_quotes(text):
 def test_choice_beside_a_declining_word_is_kept(text, choice):
     parsed = parse_pairwise(text)
     assert (parsed.choice, parsed.status) == (choice, "ok")
+
+
+# A supposition's number or another rater's ("Suppose we ...", "Had it ...", "many graders would ...", "a model
+# answer would ...") is not the verdict; the judge's own number after it is.
+SUPPOSED = [
+    ("Suppose we grade it a 5 for style; accuracy still matters more. Rating: 2", 2.0, "ok"),
+    ("Had the author checked the dates, I'd gladly give it a 5. As written, it earns a 3.", 3.0, "ok"),
+    ("Were it half as long, it would be a 4. Rating: 2", 2.0, "ok"),
+    ("Many graders would hand this a 5 for polish; I see two factual errors and give it a 2.", 2.0, "ok"),
+    ("A model answer would land at 5 on this rubric. This one is a 3.", 3.0, "ok"),
+    ("Even a flawless response could hardly exceed a 4 on such a vague prompt.", None, "unparseable"),
+    ("Hypothetically a 5, if every link worked.", None, "unparseable"),
+    ("Angenommen, wir geben eine 5 für den Stil – die Fakten stimmen trotzdem nicht. Note: 2", 2.0, "ok"),
+    ("假设按文风打5分，内容上的错误仍然很严重。评分：2", 2.0, "ok"),
+    # The judge's own verdict, in a conditional voice or beside other readers, is kept.
+    ("If I had to pick one number, 4.", 4.0, "ok"),
+    ("Were I to score it, I'd say 4.", 4.0, "ok"),
+    ("I suppose a 4 is fair.", 4.0, "ok"),
+    ("Most readers will enjoy it, and I'd give it a 4.", 4.0, "ok"),
+    ("Compared with the reference answer, this one deserves a 3.", 3.0, "ok"),
+]
+
+
+@pytest.mark.parametrize(("text", "score", "status"), SUPPOSED)
+def test_supposed_and_other_raters_numbers_are_not_the_verdict(text, score, status):
+    parsed = parse_score(text, scale_min=1, scale_max=5)
+    assert (parsed.score, parsed.status) == (score, status)
