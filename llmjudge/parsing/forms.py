@@ -340,6 +340,8 @@ def aspect_patterns(key: str) -> tuple[Lazy, ...]:
             rf"{name}[^\S\n]*+(?:\((?:\d+\s*[-\u2013]\s*\d+)\)[^\S\n]*+)?(?:{_ANY_LABEL}[^\S\n]*+)?\]?"
             rf"[^\S\n]*+(?:[:=|]|-(?!\d)|[\u2013\u2014])\s*+{_OPEN}{NUM}{DEN}"
         ),
+        # "<fluency>4</fluency>" in a "<scores>" block.
+        _c(rf"<{name}[^<>\n]{{0,20}}>\s*+{NUM}{DEN}"),
         _c(rf"{name}\s+(?:is|was|seems|looks)\s+(?:\w+\s+){{0,2}}?\(\s*+{NUM}{DEN}\s*+\)"),
         _c(rf"{NUM}{DEN}\s+(?:for|in|on)\s+(?:its\s+|the\s+)?{name}"),
         _c(rf"{name}{GAP}{NUM}{DEN}"),

@@ -108,3 +108,20 @@ SUPPOSED = [
 def test_supposed_and_other_raters_numbers_are_not_the_verdict(text, score, status):
     parsed = parse_score(text, scale_min=1, scale_max=5)
     assert (parsed.score, parsed.status) == (score, status)
+
+
+# An XML block of sub-scores is read like "Fluency: 4 / Coherence: 2": the aspect asked, else one verdict when
+# they agree and two when they differ; never its first tag's number.
+XML_BLOCKS = [
+    ("<ratings>\n<clarity>2</clarity>\n<accuracy>5</accuracy>\n</ratings>", "accuracy", 5.0, "ok"),
+    ("<eval><accuracy>4</accuracy><clarity>1</clarity></eval>", "clarity", 1.0, "ok"),
+    ("<ratings>\n<clarity>2</clarity>\n<accuracy>5</accuracy>\n</ratings>", None, None, "unparseable"),
+    ("<ratings>\n<clarity>2</clarity>\n<accuracy>5</accuracy>\n</ratings>", "tone", None, "unparseable"),
+    ("<ratings>\n<clarity>3</clarity>\n<accuracy>3</accuracy>\n</ratings>", None, 3.0, "ok"),
+]
+
+
+@pytest.mark.parametrize(("text", "aspect", "score", "status"), XML_BLOCKS)
+def test_xml_sub_scores_are_read_by_aspect(text, aspect, score, status):
+    parsed = parse_score(text, scale_min=1, scale_max=5, aspect=aspect)
+    assert (parsed.score, parsed.status) == (score, status)
