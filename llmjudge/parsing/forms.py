@@ -159,7 +159,7 @@ _COUNT = Lazy(
     r"would|will|should|seems?|feels?|here|there|at|with|without|from|by|after|before|this|it|considering|too|"
     r"though|while|then|now|also|based|which|so|if|even|despite|being|i|tops|max|instead|rather|myself|"
     r"leaning|from|après|porque|pois|parce|weil|perché|потому|так|но|aber|mais|pero|ma|mas|\w+ly)\b)"
-    rf"(?!{LEX.units}|{LEX.of}\s*+\d)(?-i:[a-zà-ÿа-яё])",
+    rf"(?!{LEX.units}|{LEX.of}\s*+\d|{LEX.alternatives}\s*+\d)(?-i:[a-zà-ÿа-яё])",
     FLAGS,
 )
 # "3 of the 4 key points", "2 de los 3", "2 dei 5 punti", "5 reasons, 2 of which": a part of a count.
@@ -201,9 +201,15 @@ _HYPOTHETICAL = _c(
 _WOULD_CHOICE = _c(r"[^\S\n]*+(?:" + _WOULD + ")")
 _REFERENCE = _c(rf"(?:{LEX.references})\s*#?\s*\Z|第\s*\Z")
 _EXAMPLE = _c(r"(?:e\.\s*g\.|for example|for instance|such as|like)\s*,?\s*\(?\Z")
+# "3 or 4", "3分或4分", "3점 또는 4점", "3 ou 4": two verdicts. The unit may stand after each number.
+_ALT_UNIT = rf"(?:[^\S\n]*+(?:分|点|점|{LEX.units}))?"
 _ALTERNATIVE = _c(
-    r"[^\S\n]*+(?:or|o|ou|oder|или|或|か|-|\u2013|to|/|\u301c|\uff5e|到)[^\S\n]*+(?:a\s+|an\s+)?"
+    rf"{_ALT_UNIT}[^\S\n]*+(?:{LEX.alternatives}|-|\u2013|to|/|\u301c|\uff5e|到)[^\S\n]*+(?:a\s+|an\s+)?"
     rf"(?<![{LETTER}.])\d+(?:\.\d+)?(?![{LETTER}])"
+)
+# "around a 7 or 8 out of 10": the other number before the verdict.
+_ALTERNATIVE_BEFORE = _c(
+    rf"(?<![{LETTER}.])\d+(?:\.\d+)?{_ALT_UNIT}[^\S\n]*+(?:{LEX.alternatives})[^\S\n]*+(?:a\s+|an\s+)?\Z"
 )
 
 
@@ -248,8 +254,14 @@ def verdict_of(match: re.Match[str], kind: str, *, ambiguous: bool = False) -> V
     if groups.get("pct"):
         den_value = 100.0
     tail = match.string[match.end() : match.end() + 40]
-    ambiguous = ambiguous or bool(groups.get("b")) or _ALTERNATIVE.match(tail) is not None
     start = match.start("ord") if groups.get("ord") else match.start("num")
+    before = match.string[max(0, start - 24) : start]
+    ambiguous = (
+        ambiguous
+        or bool(groups.get("b"))
+        or _ALTERNATIVE.match(tail) is not None
+        or _ALTERNATIVE_BEFORE.search(before) is not None
+    )
     return Verdict(value, den_value, start, match.end(), kind, ambiguous)
 
 

@@ -166,6 +166,7 @@ class Lexicon:
     max_first: tuple[str, ...]
     ranges: tuple[str, ...]
     refusals: tuple[Lazy, ...]
+    alternatives: str  # "or", "oder", "或", "또는": "3 or 4" is two verdicts
     suppositions: str  # "Suppose we ...", "Had it cited ...", "假设": what follows is not the verdict
     other_raters: str  # "most readers", "a reference answer": a rating of theirs is not the judge's
     declining: tuple[Declining, ...]  # declined ratings, found by their construction (``_declining``)
@@ -278,6 +279,7 @@ def _merge(files: list[dict[str, Any]]) -> Lexicon:
         max_first=tuple(words("max_first")),
         ranges=tuple(words("ranges")),
         refusals=tuple(Lazy(_letter_first(p), FOLDED) for p in words("refusals")),
+        alternatives=alternation(words("alternatives")),
         suppositions="|".join(words("suppositions")) or "(?!)",
         other_raters="|".join(words("other_raters")) or "(?!)",
         declining=_declining(files),

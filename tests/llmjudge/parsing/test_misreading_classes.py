@@ -125,3 +125,37 @@ XML_BLOCKS = [
 def test_xml_sub_scores_are_read_by_aspect(text, aspect, score, status):
     parsed = parse_score(text, scale_min=1, scale_max=5, aspect=aspect)
     assert (parsed.score, parsed.status) == (score, status)
+
+
+# Two numbers joined by any language's "or", with or without a unit after each, are two verdicts; so is the
+# other number before a fraction ("a 6 or 7 out of 10"). Never the first, never the second.
+ALTERNATIVES = [
+    ("Calificación: 2 o 3, según cómo se pese la ortografía.", 5),
+    ("Bewertung: 3 oder 4", 5),
+    ("评分：2分或者3分", 5),
+    ("点数：2点または3点", 5),
+    ("점수: 2점 또는 3점", 5),
+    ("Voto: tra il 2 e il 3", 5),
+    ("Оценка: 2 либо 3", 5),
+    ("Note : 2 ou 3 selon le poids donné au style", 5),
+    ("Somewhere near a 6 or 7 out of 10.", 10),
+]
+
+
+@pytest.mark.parametrize(("text", "scale_max"), ALTERNATIVES)
+def test_two_alternatives_are_two_verdicts(text, scale_max):
+    parsed = parse_score(text, scale_min=1, scale_max=scale_max)
+    assert (parsed.score, parsed.status, parsed.reason) == (None, "unparseable", "two verdicts")
+
+
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [
+        ("Bewertung: 4. Oder anders gesagt: solide Arbeit.", 4.0),
+        ("Nota: 3, o sea, aceptable sin más.", 3.0),
+        ("评分：4分。或者说，整体不错。", 4.0),
+    ],
+)
+def test_an_or_without_a_second_number_keeps_the_verdict(text, score):
+    parsed = parse_score(text, scale_min=1, scale_max=5)
+    assert (parsed.score, parsed.status) == (score, "ok")
