@@ -151,6 +151,8 @@ LEADING = _c(rf"\A[\s#>]*{NUM}{DEN}[^\S\n]*+(?:{LEX.units})?[^\S\n]*+(?:[.:;,!)\
 TRAILING = _c(rf"(?:\A|[.!?:]\s|\n)\s*+{NUM}{DEN}[^\S\n]*+[.!]?\s*\Z")
 TAIL = 120
 
+# The words that join a range's or an alternative's two numbers, in the ten languages.
+JOINS = rf"{LEX.alternatives}|to|and|y|e|et|und|bis|и|до|a|à|al|até|ao"
 # After a rating come "stars", "out of", "because", "overall", an adverb...; any other lower-case word
 # makes the number a count ("2 twists and 1 major flaw", "3 sentences", "2 ошибки"). A capital starts a
 # new sentence ("5 Great story!").
@@ -159,7 +161,9 @@ _COUNT = Lazy(
     r"would|will|should|seems?|feels?|here|there|at|with|without|from|by|after|before|this|it|considering|too|"
     r"though|while|then|now|also|based|which|so|if|even|despite|being|i|tops|max|instead|rather|myself|"
     r"leaning|from|après|porque|pois|parce|weil|perché|потому|так|но|aber|mais|pero|ma|mas|\w+ly)\b)"
-    rf"(?!{LEX.units}|{LEX.of}\s*+\d|{LEX.alternatives}\s*+\d)(?-i:[a-zà-ÿа-яё])",
+    # "4 z 5", "7 av 10": a short word and a number make "of" in a language without a word list.
+    rf"(?!{LEX.units}|{LEX.of}\s*+\d|{LEX.alternatives}\s*+\d|(?!(?:{JOINS})[^\S\n])[^\W\d_]{{1,3}}[^\S\n]+\d)"
+    r"(?-i:[a-zà-ÿа-яё])",
     FLAGS,
 )
 # "3 of the 4 key points", "2 de los 3", "2 dei 5 punti", "5 reasons, 2 of which": a part of a count.

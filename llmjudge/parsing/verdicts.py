@@ -236,7 +236,11 @@ def _paper(r: Prepared, scale: Scale) -> Verdict | None:
     The first number is a guess at a terse answer, not a stated verdict: off the scale ("502 Bad Gateway")
     it means there is none, and another plausible number after it ("Hmm. 3? Maybe 4.") makes two."""
     hi = re.escape(fmt(scale.high))
-    spans = [m.span() for m in re.finditer(rf"(?<!\s)\s*+(?:/|out\s+of)\s*+{hi}(?![\d.])", r.low)]
+    # "4 z 5", "7 av 10": a short word between a number and the scale's top is "of" in some language; a range's
+    # or an alternative's word is not ("3 to 5", "3 o 5").
+    of_any = rf"(?<=\d)[^\S\n]+(?!(?:{forms.JOINS})[^\S\n])[^\W\d_]{{1,3}}[^\S\n]+"
+    top = rf"(?<!\s)\s*+(?:/|out\s+of)\s*+{hi}(?![\d.])|{of_any}{hi}(?![\d.])"
+    spans = [m.span() for m in re.finditer(top, r.low)]
     text, low = _blank(r.text, spans), _blank(r.low, spans)
     found = []
     for match in forms.bounded(_PAPER_NUM, low):

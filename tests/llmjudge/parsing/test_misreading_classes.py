@@ -159,3 +159,19 @@ def test_two_alternatives_are_two_verdicts(text, scale_max):
 def test_an_or_without_a_second_number_keeps_the_verdict(text, score):
     parsed = parse_score(text, scale_min=1, scale_max=5)
     assert (parsed.score, parsed.status) == (score, "ok")
+
+
+# "X of Y" in a language without a word list ("z", "av", "uit"): Y, the scale's top, is never the score, and a
+# range's or an alternative's word is no "of".
+@pytest.mark.parametrize(
+    ("text", "scale_max", "score", "status"),
+    [
+        ("Wynik: 3 z 5, brakuje przykładów.", 5, 3.0, "ok"),
+        ("Omdöme: 6 av 10 — godkänt men tunt.", 10, 6.0, "ok"),
+        ("Cijfer: 2 uit 5.", 5, 2.0, "ok"),
+        ("Ergebnis 3 bis 5, je nach Leser.", 5, None, "unparseable"),
+    ],
+)
+def test_the_top_of_an_x_of_y_form_is_never_the_score(text, scale_max, score, status):
+    parsed = parse_score(text, scale_min=1, scale_max=scale_max)
+    assert (parsed.score, parsed.status) == (score, status)
