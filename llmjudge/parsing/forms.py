@@ -9,6 +9,7 @@ the word after a number lower-case?) reads the original text at the same positio
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -228,26 +229,44 @@ FIRST_PERSON = Lazy(
 # verdict: a number after one in its sentence is skipped, unless a contrast turns the sentence round ("...,
 # but I'd go lower: a 3") or, after another rater, the judge speaks for itself or the rater's clause ends.
 _SUPPOSED = _c(LEX.suppositions)
+# Opening the sentence, after markup: "Suppose we ...", "Had the author ...". Followed by "to", either is the
+# judge's own hedge: "Were I to rate it, 4", "If I had to pick, 4".
+_OPENING = _c(rf"[\s*_#>\-]*+(?:{LEX.suppositions_opening})")
+_OPENING_WORD = _c(LEX.suppositions_opening)
+_TO = _c(r"\s+to\b")
 _OTHER_RATER = _c(LEX.other_raters)
 _CONTRAST = _c(LEX.contrasts)
 # Another rater's clause ends at a comma, a colon or a dash: "an ideal answer would hold — call it a 3" is a 3.
 _CLAUSE_BREAK = _c(r"[,:\u2013\u2014\uff0c\u3001]|\s-\s")
 
 
+@lru_cache(maxsize=8)
+def _cues(low: str) -> tuple[tuple[int, ...], ...]:
+    """Where the suppositions, the sentence-opening ones and the other raters of ``low`` start (the text is
+    searched once, not once per number)."""
+    return tuple(tuple(m.start() for m in p.finditer(low)) for p in (_SUPPOSED, _OPENING_WORD, _OTHER_RATER))
+
+
 def is_supposed(low: str, start: int) -> bool:
     """The number at ``start`` of the folded ``low`` is a supposition's or another rater's."""
     begin = max(0, start - 200)
+    cues = _cues(low)
+    if not any(bisect_left(c, start) > bisect_left(c, begin) for c in cues):
+        return False
     ends = [m.end() for m in SENTENCE_END.finditer(low, begin, start)]
     begin = ends[-1] if ends else begin
-    for pattern, own_voice in ((_SUPPOSED, False), (_OTHER_RATER, True)):
-        found = [m.end() for m in pattern.finditer(low, max(0, begin - 2), start)]
-        if not found:
-            continue
-        if _CONTRAST.search(low, found[-1], start) is None and not (
-            own_voice and (FIRST_PERSON.search(low, found[-1], start) or _CLAUSE_BREAK.search(low, found[-1], start))
-        ):
-            return True
-    return False
+    opening = _OPENING.match(low, begin)
+    supposed = [m.end() for m in _SUPPOSED.finditer(low, begin, start) if not _TO.match(low, m.end())]
+    if opening is not None and opening.end() <= start and not _TO.match(low, opening.end()):
+        supposed.insert(0, opening.end())
+    if supposed and _CONTRAST.search(low, supposed[-1], start) is None:
+        return True
+    other = [m.end() for m in _OTHER_RATER.finditer(low, begin, start)]
+    return bool(other) and not (
+        _CONTRAST.search(low, other[-1], start)
+        or FIRST_PERSON.search(low, other[-1], start)
+        or _CLAUSE_BREAK.search(low, other[-1], start)
+    )
 
 
 def verdict_of(match: re.Match[str], kind: str, *, ambiguous: bool = False) -> Verdict:

@@ -167,7 +167,8 @@ class Lexicon:
     ranges: tuple[str, ...]
     refusals: tuple[Lazy, ...]
     alternatives: str  # "or", "oder", "或", "또는": "3 or 4" is two verdicts
-    suppositions: str  # "Suppose we ...", "Had it cited ...", "假设": what follows is not the verdict
+    suppositions: str  # "hypothetically", "if it were", "假设": what follows is not the verdict
+    suppositions_opening: str  # "Suppose ...", "Had it ...": the same, opening a sentence
     other_raters: str  # "most readers", "a reference answer": a rating of theirs is not the judge's
     declining: tuple[Declining, ...]  # declined ratings, found by their construction (``_declining``)
     aspects: dict[str, tuple[str, ...]]
@@ -280,8 +281,9 @@ def _merge(files: list[dict[str, Any]]) -> Lexicon:
         ranges=tuple(words("ranges")),
         refusals=tuple(Lazy(_letter_first(p), FOLDED) for p in words("refusals")),
         alternatives=alternation(words("alternatives")),
-        suppositions="|".join(words("suppositions")) or "(?!)",
-        other_raters="|".join(words("other_raters")) or "(?!)",
+        suppositions=alternation(words("suppositions")),
+        suppositions_opening=alternation(words("suppositions_opening")),
+        other_raters=alternation(words("other_raters")),
         declining=_declining(files),
         aspects={key: tuple(names) for key, names in aspects.items()},
         pair_nouns=alternation(pairs("nouns")),
