@@ -93,7 +93,7 @@ DECIDED = _c(rf"{LEX.decisions}[^\S\n]*+(?:(?:to|at|on|with|a|an|towards?)\s+){{
 # "I'd say 3... actually, no — 4", "Eu daria um 3... não, um 4", "Поставлю 3... нет, всё-таки 4".
 CORRECTED = _c(
     rf"{LEX.corrections}[\s,.:;!\u2013\u2014\-]*+(?:(?:let's\s+say|i'd\s+say|make\s+it|it's|it\s+is|um|uma|un|una|une"
-    rf"|a|an|to|eher|plutôt)\s+)?{NUM}{DEN}"
+    rf"|a|an|to|rather|eher|plutôt|скорее|piuttosto|más\s+bien|mais\s+para)\s+)?{NUM}{DEN}"
 )
 # The templates of the word lists, each with the words it needs (see ``present``).
 NEEDS: dict[Lazy, tuple[str, ...]] = {}

@@ -175,3 +175,21 @@ def test_an_or_without_a_second_number_keeps_the_verdict(text, score):
 def test_the_top_of_an_x_of_y_form_is_never_the_score(text, scale_max, score, status):
     parsed = parse_score(text, scale_min=1, scale_max=scale_max)
     assert (parsed.score, parsed.status) == (score, status)
+
+
+# A revision in any language ("改为", "снижаю до", "lo bajo a") and a correction with "rather" ("нет, скорее 4")
+# make the later number stand, not the first one.
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [
+        ("先给4分，不过引用有误，所以改成3分。", 3.0),
+        ("Сначала хотел 5, но из-за ошибки снижаю до 3.", 3.0),
+        ("Empecé con un 5, pero hay un error grave; lo bajo a 3.", 3.0),
+        ("Dachte erst an 4, nein, eher 2: die Quelle fehlt.", 2.0),
+        ("Поставлю 2... нет, скорее 3: ошибка мелкая.", 3.0),
+        ("A 5 at first... no, rather 4, one link is dead.", 4.0),
+    ],
+)
+def test_a_revision_or_correction_in_any_language_keeps_the_later_number(text, score):
+    parsed = parse_score(text, scale_min=1, scale_max=5)
+    assert (parsed.score, parsed.status) == (score, "ok")
