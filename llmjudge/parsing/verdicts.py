@@ -280,7 +280,7 @@ def _stated(low: str, after: int, start: int) -> bool:
     """The judge rates in its own voice, in a sentence of its own after the refusal: "I cannot evaluate the
     runtime behaviour. Reading the code, I'd give it a 4." ("给2分也不公平" and "Giving it 2/5 ..." are not)."""
     clause = low[max(after, start - 80) : start]
-    cut = max(clause.rfind(c) for c in ".!?\n")
+    cut = max(clause.rfind(c) for c in ".!?;\n")
     return cut >= 0 and not taken_back(low, start) and forms.FIRST_PERSON.search(clause, cut) is not None
 
 

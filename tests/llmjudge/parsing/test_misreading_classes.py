@@ -39,6 +39,8 @@ KEPT_SCORES = [
     ("Ich kann nicht klagen: klar und korrekt. Note: 5", 5.0),
     ("No voy a repetir los errores ya señalados. Puntuación: 3", 3.0),
     ("I can't rate it higher than a 2 given the wrong dates.", 2.0),
+    # A clause after ";" in the judge's own voice is its own: "I can't give it a 5; I give it 4".
+    ("No puedo darle un 5, falta una fuente; le doy un 4.", 4.0),
 ]
 
 
