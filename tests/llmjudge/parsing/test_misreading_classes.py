@@ -195,3 +195,19 @@ def test_the_top_of_an_x_of_y_form_is_never_the_score(text, scale_max, score, st
 def test_a_revision_or_correction_in_any_language_keeps_the_later_number(text, score):
     parsed = parse_score(text, scale_min=1, scale_max=5)
     assert (parsed.score, parsed.status) == (score, "ok")
+
+
+# A range, then a forced choice: the choice is the verdict ("2-3; if I have to choose, 3", "Entre 2 y 3; si
+# tengo que elegir, 2"). A bracketed placeholder with its denominator ("Score: [N]/5") is no verdict.
+@pytest.mark.parametrize(
+    ("text", "score", "status"),
+    [
+        ("Between 2 and 3. If I have to choose, 3.", 3.0, "ok"),
+        ("Entre 2 y 3; si tengo que elegir, 2.", 2.0, "ok"),
+        ("Zwischen 3 und 4 – wenn ich mich entscheiden muss, 4.", 4.0, "ok"),
+        ("Rating: [N]/5\nJustification: [two sentences]", None, "unparseable"),
+    ],
+)
+def test_a_forced_choice_after_a_range_and_a_bracketed_placeholder(text, score, status):
+    parsed = parse_score(text, scale_min=1, scale_max=5)
+    assert (parsed.score, parsed.status) == (score, status)
