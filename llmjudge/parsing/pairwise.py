@@ -104,7 +104,8 @@ _FINALS = Finals(
     + LEX.pair_label_words,
 )
 _CORRECTION = _c(
-    rf"{LEX.corrections}[\s,.:;!\u2013\u2014\-]*+(?:{_NOUN}\s+)?[(\[]?(?P<cap>[ab])\b(?!\s+is\s+(?:not|worse))"
+    rf"{LEX.corrections}[\s,.:;!\u2013\u2014\-]*+(?:(?:{_NOUN}\s+)?[(\[]?(?P<cap>[ab])\b(?!\s+is\s+(?:not|worse))"
+    rf"|(?:actually[\s,]+)?{_ORDINAL})"
 )
 _END = r"(?=\s*(?:[.!\n]|\Z))"
 # "B is better." is a verdict; "A is better written" or "better at X" only describes one side.
@@ -328,7 +329,8 @@ def _final(r: Prepared, refused: list[re.Match[str]]) -> Choice | None:
         if _capitals(r.text, match) and re.search(
             r"(?<![a-z])[ab](?![a-z])", r.low[max(0, match.start() - 60) : match.start()]
         ):
-            found.append(Choice(match.group("cap").upper(), match.start(), "correction"))
+            # "Response A, no, actually the second one": the ordinal names the choice.
+            found.append(Choice(_letter(match), match.start(), "correction"))
     return _resolve(found, r.low)
 
 

@@ -66,6 +66,18 @@ DECLINED_CHOICES = [
     "No voy a comparar estas respuestas; elegir [[A]] sería premiar un texto de acoso.",
 ]
 
+@pytest.mark.parametrize(
+    ("text", "choice"),
+    [
+        ("Output B. No wait, the first one: B drops the second requirement.", "A"),
+        ("I'd say A... no, actually the second response, it cites the source.", "B"),
+    ],
+)
+def test_a_correction_to_an_ordinal_names_the_choice(text, choice):
+    parsed = parse_pairwise(text)
+    assert (parsed.choice, parsed.status) == (choice, "ok")
+
+
 KEPT_CHOICES = [
     ("I won't pretend either is perfect, but B covers the edge case. [[B>A]]", "B"),
     ("I can't judge the medical claims, but on clarity Response A is better.", "A"),
