@@ -210,8 +210,8 @@ _UNSPACED = ("zh", "ja", "ko")
 
 @dataclass(frozen=True)
 class Declining:
-    """One language's declined ratings: ``declined`` finds what may be declined ("score", "bewerten"), which is
-    rare in a text; ``whole`` is then searched just before it for the declining construction and the gap."""
+    """One language's declined ratings: ``declined`` is what may be declined ("score", "bewerten"), rare in a
+    text; where any language's is found, ``whole`` is searched just before it: the construction and the gap."""
 
     declined: Lazy
     whole: Lazy
@@ -356,6 +356,8 @@ _NOT_A_REFUSAL = re.compile(r"[^.\n]{0,20}?\b(?:higher|lower|more|better|above|b
 # How far before what is declined its construction may start; and how many of its mentions are looked at
 # (the first and last halves): a page of "rate rate rate" costs what a judge's answer costs.
 _DECLINING_REACH = 160
+# What any language declines, searched once: a hit is then checked against each language's construction.
+_DECLINED = Lazy("|".join(d.declined.pattern for d in LEX.declining) or "(?!)", FOLDED)
 _MENTIONS = 32
 
 
@@ -367,9 +369,9 @@ def _bounded(matches: Iterator[re.Match[str]]) -> list[re.Match[str]]:
 def refusals(text: str) -> list[re.Match[str]]:
     """Where the folded ``text`` refuses to rate, in any of the languages."""
     found = [m for p in LEX.refusals for m in p.finditer(text)]
-    for language in LEX.declining:
-        seen: set[tuple[int, int]] = set()
-        for hit in _bounded(language.declined.finditer(text)):
+    seen: set[tuple[int, int]] = set()
+    for hit in _bounded(_DECLINED.finditer(text)):
+        for language in LEX.declining:
             match = language.whole.search(text, max(0, hit.start() - _DECLINING_REACH), hit.end())
             if match is not None and match.span() not in seen:
                 seen.add(match.span())

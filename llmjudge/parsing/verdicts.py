@@ -25,7 +25,7 @@ _CUE = Lazy(
     FOLDED,
 )
 # "Fluency: 4", "| Accuracy | 3 |": a separator and a number, whose name is read backwards from the separator.
-_NAMED = Lazy(r"(?:[:=|]|-(?!\d)|[\u2013\u2014]|(?<=[^\W\d_])>)[^\S\n]*+[(\[]?\s*+" + NUM + DEN, FOLDED)
+_NAMED = Lazy(r"(?:[:=|]|-(?!\d)|[\u2013\u2014]|>(?<=[^\W\d_]>))[^\S\n]*+[(\[]?\s*+" + NUM + DEN, FOLDED)
 _NAME_BEFORE = Lazy(
     r"([^\W\d_][^\W\d_'\-]*(?:[ \t]+[^\W\d_][^\W\d_'\-]*){0,2})[\"']?[ \t]*(?:\([^)\n]{0,15}\)[ \t]*)?\Z"
 )
