@@ -210,10 +210,10 @@ _UNSPACED = ("zh", "ja", "ko")
 
 @dataclass(frozen=True)
 class Declining:
-    """One language's declined ratings: ``declined`` is what may be declined ("score", "bewerten"), rare in a
+    """One language's declined ratings: ``stems`` is what may be declined ("score", "bewerten"), rare in a
     text; where any language's is found, ``whole`` is searched just before it: the construction and the gap."""
 
-    declined: Lazy
+    stems: str
     whole: Lazy
 
 
@@ -226,7 +226,7 @@ def _declining(files: list[dict[str, Any]]) -> tuple[Declining, ...]:
             edge = "" if code in _UNSPACED else r"\b"
             objects = "|".join(declined)
             whole = rf"{edge}(?:{'|'.join(declining)}){gap}(?:{objects})"
-            patterns.append(Declining(Lazy(f"(?:{objects})", FOLDED), Lazy(whole, FOLDED)))
+            patterns.append(Declining(objects, Lazy(whole, FOLDED)))
     return tuple(patterns)
 
 
@@ -357,7 +357,9 @@ _NOT_A_REFUSAL = re.compile(r"[^.\n]{0,20}?\b(?:higher|lower|more|better|above|b
 # (the first and last halves): a page of "rate rate rate" costs what a judge's answer costs.
 _DECLINING_REACH = 160
 # What any language declines, searched once: a hit is then checked against each language's construction.
-_DECLINED = Lazy("|".join(d.declined.pattern for d in LEX.declining) or "(?!)", FOLDED)
+# The stems are joined flat, not each language's in a group: an alternation of literals lets the engine skip to
+# the characters a stem can start with (forty times faster on a page of spaces).
+_DECLINED = Lazy("|".join(d.stems for d in LEX.declining) or "(?!)", FOLDED)
 _MENTIONS = 32
 
 
