@@ -204,7 +204,7 @@ def _shortest(words: Iterable[str]) -> tuple[str, ...]:
 # refusal is recognised by its construction rather than by one exact phrase. The gap holds words only: no
 # digit, so "I won't give it a 5" is a negated verdict's business, not this one's.
 _WORD_GAP = r"(?:[^\S\n]+[^\W\d_][^\s\d.,;:!?]*){0,4}?[^\S\n]+"
-_CHAR_GAP = r"[^\d\u3002\uff0e.!\uff01?\uff1f\n]{0,12}?"
+_CHAR_GAP = r"[^\d\u3002\uff0e.!\uff01?\uff1f\n\uff0c,\u3001\uff1b;\uff1a:]{0,12}?"
 _UNSPACED = ("zh", "ja", "ko")
 
 
@@ -350,7 +350,14 @@ def to_number(token: str) -> float | None:
 
 
 # "I can't rate it higher than a 3" rates it.
-_NOT_A_REFUSAL = re.compile(r"[^.\n]{0,20}?\b(?:higher|lower|more|better|above|below)\s+than\b", FOLDED)
+# "I won't grade on style alone", "I'm not going to rate it down for the typos": a decline restricted to a way
+# of rating ("on", "by", "solely", "down") rates all the same.
+_NOT_A_REFUSAL = re.compile(
+    r"[^.\n]{0,20}?\b(?:higher|lower|more|better|above|below)\s+than\b"
+    r"|(?:\s+(?:it|this|the\s+\w+))?\s+(?:on|by|solely|only|purely|just|down|based\s+on)\b"
+    r"(?!\s+(?:this|that|it|these|those|such)\b|\s+(?:a|the|your|any)\s+(?:[^\s.]+\s+){0,2}?(?:scale|\d))",
+    FOLDED,
+)
 
 
 # How far before what is declined its construction may start; and how many of its mentions are looked at

@@ -14,6 +14,7 @@ from llmjudge.parsing import parse_pairwise, parse_score
 DECLINED_SCORES = [
     "I am going to decline this grading job; the essay is a how-to for stalking, and even a 1 would dignify it.",
     "I'm not going to put any score on this text. A 3 would suggest it is acceptable, and it is not.",
+    "I'd rather not put a number on this one; scoring a eulogy from 1 to 5 feels wrong.",
     "I'd prefer not to grade this one at all — it walks through forging a prescription. 2/5 would still be a grade.",
     "I won't be scoring this submission. It describes how to dox a journalist; a 1 out of 5 is still a score.",
     "I'll have to bow out of rating this piece, since it is a recruitment text for a violent group (5 paragraphs).",
@@ -39,6 +40,11 @@ KEPT_SCORES = [
     ("Ich kann nicht klagen: klar und korrekt. Note: 5", 5.0),
     ("No voy a repetir los errores ya señalados. Puntuación: 3", 3.0),
     ("I can't rate it higher than a 2 given the wrong dates.", 2.0),
+    # A decline restricted to a way of rating ("on style alone", "down for", "by its length") rates all the same.
+    ("I'm not going to grade on length alone; the reasoning holds up. 4/5", 4.0),
+    ("I won't mark it down for the British spelling. Score: 5", 5.0),
+    ("I'd rather not judge it by its headings. Overall, a 3.", 3.0),
+    ("我不会因为排版扣分，评分：4分", 4.0),
     # A clause after ";" in the judge's own voice is its own: "I can't give it a 5; I give it 4".
     ("No puedo darle un 5, falta una fuente; le doy un 4.", 4.0),
 ]
