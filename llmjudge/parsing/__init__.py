@@ -71,7 +71,10 @@ from llmjudge.parsing.scores import parse_score
 #    words, markdown, counts skipped, refusals that mention numbers, pairwise prose, "A or B".
 # 5: issue 24: the reasoning trace split off and never scored, final markers, several aspects, ten
 #    languages, glyphs, "X of Y" in any language, reasons for unparseable answers, pairwise [[A>B]] forms.
-PARSER_VERSION = "5"
+# 6: fewer silent wrong scores: refusals found by their construction (a declining verb, then what it declines),
+#    suppositions and other raters' numbers, "N or M" in ten languages, "N <short word> <top>", XML sub-scores,
+#    revisions in seven languages.
+PARSER_VERSION = "6"
 
 __all__ = [
     "CUT_OFF",

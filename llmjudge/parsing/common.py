@@ -55,7 +55,7 @@ _FEEDBACK_PREFIX = re.compile(r"^\s*(?:#+\s*)?\**feedback\**\s*:?\**\s*", FLAGS)
 # verdict. "I would not hesitate to give it a 5" is a 5.
 _NEGATED = Lazy(rf"{NEGATION}\s+(?!hesitate)(?:\w+\s+){{0,2}}\Z", FOLDED)
 # A sentence ends at . ! ? ; or a line break; Chinese and Japanese put no space after their full stop.
-_SENTENCE_END = Lazy(r"[.!?;](?:\s|(?=[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]))|\n")
+SENTENCE_END = Lazy(r"[.!?;](?:\s|(?=[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]))|\n")
 _CONDITIONAL = Lazy(LEX.conditionals, FOLDED)
 
 
@@ -86,9 +86,9 @@ def is_negated(text: str, start: int) -> bool:
 def sentence_at(text: str, pos: int) -> str:
     """The sentence (or clause after ';') that holds position ``pos``; looks at most 400 characters each way."""
     low = max(0, pos - 400)
-    starts = [m.end() for m in _SENTENCE_END.finditer(text, low, pos)]
+    starts = [m.end() for m in SENTENCE_END.finditer(text, low, pos)]
     begin = starts[-1] if starts else low
-    end_match = _SENTENCE_END.search(text, pos, pos + 400)
+    end_match = SENTENCE_END.search(text, pos, pos + 400)
     return text[begin : end_match.start() + 1 if end_match else min(len(text), pos + 400)]
 
 
@@ -128,5 +128,5 @@ def taken_back(text: str, start: int) -> bool:
 def own_sentence(text: str, after: int, start: int) -> bool:
     """A sentence end lies between ``after`` (a refusal's end) and ``start`` (a verdict), and the verdict's
     sentence does not take it back."""
-    return _SENTENCE_END.search(text, after, start) is not None and not taken_back(text, start)
+    return SENTENCE_END.search(text, after, start) is not None and not taken_back(text, start)
 

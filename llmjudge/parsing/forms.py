@@ -9,11 +9,12 @@ the word after a number lower-case?) reads the original text at the same positio
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from llmjudge.parsing.common import is_negated
+from llmjudge.parsing.common import SENTENCE_END, is_negated
 from llmjudge.parsing.lexicon import (
     DEN,
     DEN_BODY,
@@ -92,7 +93,7 @@ DECIDED = _c(rf"{LEX.decisions}[^\S\n]*+(?:(?:to|at|on|with|a|an|towards?)\s+){{
 # "I'd say 3... actually, no — 4", "Eu daria um 3... não, um 4", "Поставлю 3... нет, всё-таки 4".
 CORRECTED = _c(
     rf"{LEX.corrections}[\s,.:;!\u2013\u2014\-]*+(?:(?:let's\s+say|i'd\s+say|make\s+it|it's|it\s+is|um|uma|un|una|une"
-    rf"|a|an|to|eher|plutôt)\s+)?{NUM}{DEN}"
+    rf"|a|an|to|rather|eher|plutôt|скорее|piuttosto|más\s+bien|mais\s+para)\s+)?{NUM}{DEN}"
 )
 # The templates of the word lists, each with the words it needs (see ``present``).
 NEEDS: dict[Lazy, tuple[str, ...]] = {}
@@ -151,6 +152,8 @@ LEADING = _c(rf"\A[\s#>]*{NUM}{DEN}[^\S\n]*+(?:{LEX.units})?[^\S\n]*+(?:[.:;,!)\
 TRAILING = _c(rf"(?:\A|[.!?:]\s|\n)\s*+{NUM}{DEN}[^\S\n]*+[.!]?\s*\Z")
 TAIL = 120
 
+# The words that join a range's or an alternative's two numbers, in the ten languages.
+JOINS = rf"{LEX.alternatives}|to|and|y|e|et|und|bis|и|до|a|à|al|até|ao"
 # After a rating come "stars", "out of", "because", "overall", an adverb...; any other lower-case word
 # makes the number a count ("2 twists and 1 major flaw", "3 sentences", "2 ошибки"). A capital starts a
 # new sentence ("5 Great story!").
@@ -159,7 +162,9 @@ _COUNT = Lazy(
     r"would|will|should|seems?|feels?|here|there|at|with|without|from|by|after|before|this|it|considering|too|"
     r"though|while|then|now|also|based|which|so|if|even|despite|being|i|tops|max|instead|rather|myself|"
     r"leaning|from|après|porque|pois|parce|weil|perché|потому|так|но|aber|mais|pero|ma|mas|\w+ly)\b)"
-    rf"(?!{LEX.units}|{LEX.of}\s*+\d)(?-i:[a-zà-ÿа-яё])",
+    # "4 z 5", "7 av 10": a short word and a number make "of" in a language without a word list.
+    rf"(?!{LEX.units}|{LEX.of}\s*+\d|{LEX.alternatives}\s*+\d|(?!(?:{JOINS})[^\S\n])[^\W\d_]{{1,3}}[^\S\n]+\d)"
+    r"(?-i:[a-zà-ÿа-яё])",
     FLAGS,
 )
 # "3 of the 4 key points", "2 de los 3", "2 dei 5 punti", "5 reasons, 2 of which": a part of a count.
@@ -201,10 +206,67 @@ _HYPOTHETICAL = _c(
 _WOULD_CHOICE = _c(r"[^\S\n]*+(?:" + _WOULD + ")")
 _REFERENCE = _c(rf"(?:{LEX.references})\s*#?\s*\Z|第\s*\Z")
 _EXAMPLE = _c(r"(?:e\.\s*g\.|for example|for instance|such as|like)\s*,?\s*\(?\Z")
+# "3 or 4", "3分或4分", "3점 또는 4점", "3 ou 4": two verdicts. The unit may stand after each number.
+_ALT_UNIT = rf"(?:[^\S\n]*+(?:分|点|점|{LEX.units}))?"
 _ALTERNATIVE = _c(
-    r"[^\S\n]*+(?:or|o|ou|oder|или|或|か|-|\u2013|to|/|\u301c|\uff5e|到)[^\S\n]*+(?:a\s+|an\s+)?"
+    rf"{_ALT_UNIT}[^\S\n]*+(?:{LEX.alternatives}|-|\u2013|to|/|\u301c|\uff5e|到)[^\S\n]*+(?:a\s+|an\s+)?"
     rf"(?<![{LETTER}.])\d+(?:\.\d+)?(?![{LETTER}])"
 )
+# "around a 7 or 8 out of 10": the other number before the verdict.
+_ALTERNATIVE_BEFORE = _c(
+    rf"(?<![{LETTER}.])\d+(?:\.\d+)?{_ALT_UNIT}[^\S\n]*+(?:{LEX.alternatives})[^\S\n]*+(?:a\s+|an\s+)?\Z"
+)
+
+
+# A judge speaking for itself, in the ten languages: "I'd give it", "je donne", "ich gebe", "我给", "私は".
+FIRST_PERSON = Lazy(
+    r"(?<![^\W\d_])(?:i|i'd|i'll|i'm|we|we'd|je|j'|ich|yo|eu|io|я|мы)(?![^\W\d_])|我|私は|私の|저는|제가|나는"
+    r"|(?<![^\W\d_])(?:doy|dou|daría|daria|darei|darò|donne|donnerais|gebe|würde|поставлю|поставил)(?![^\W\d_])",
+    FOLDED,
+)
+# A supposition ("Suppose we score it a 4", "Had it cited its sources, I'd give it a 5", "假设给5分") or another
+# rater's score ("Most readers would give this a 5", "a reference answer that would score 5") is not the judge's
+# verdict: a number after one in its sentence is skipped, unless a contrast turns the sentence round ("...,
+# but I'd go lower: a 3") or, after another rater, the judge speaks for itself or the rater's clause ends.
+_SUPPOSED = _c(LEX.suppositions)
+# Opening the sentence, after markup: "Suppose we ...", "Had the author ...". Followed by "to", either is the
+# judge's own hedge: "Were I to rate it, 4", "If I had to pick, 4".
+_OPENING = _c(rf"[\s*_#>\-]*+(?:{LEX.suppositions_opening})")
+_OPENING_WORD = _c(LEX.suppositions_opening)
+_TO = _c(r"\s+to\b")
+_OTHER_RATER = _c(LEX.other_raters)
+_CONTRAST = _c(LEX.contrasts)
+# Another rater's clause ends at a comma, a colon or a dash: "an ideal answer would hold — call it a 3" is a 3.
+_CLAUSE_BREAK = _c(r"[,:\u2013\u2014\uff0c\u3001]|\s-\s")
+
+
+@lru_cache(maxsize=8)
+def _cues(low: str) -> tuple[tuple[int, ...], ...]:
+    """Where the suppositions, the sentence-opening ones and the other raters of ``low`` start (the text is
+    searched once, not once per number)."""
+    return tuple(tuple(m.start() for m in p.finditer(low)) for p in (_SUPPOSED, _OPENING_WORD, _OTHER_RATER))
+
+
+def is_supposed(low: str, start: int) -> bool:
+    """The number at ``start`` of the folded ``low`` is a supposition's or another rater's."""
+    begin = max(0, start - 200)
+    cues = _cues(low)
+    if not any(bisect_left(c, start) > bisect_left(c, begin) for c in cues):
+        return False
+    ends = [m.end() for m in SENTENCE_END.finditer(low, begin, start)]
+    begin = ends[-1] if ends else begin
+    opening = _OPENING.match(low, begin)
+    supposed = [m.end() for m in _SUPPOSED.finditer(low, begin, start) if not _TO.match(low, m.end())]
+    if opening is not None and opening.end() <= start and not _TO.match(low, opening.end()):
+        supposed.insert(0, opening.end())
+    if supposed and _CONTRAST.search(low, supposed[-1], start) is None:
+        return True
+    other = [m.end() for m in _OTHER_RATER.finditer(low, begin, start)]
+    return bool(other) and not (
+        _CONTRAST.search(low, other[-1], start)
+        or FIRST_PERSON.search(low, other[-1], start)
+        or _CLAUSE_BREAK.search(low, other[-1], start)
+    )
 
 
 def verdict_of(match: re.Match[str], kind: str, *, ambiguous: bool = False) -> Verdict:
@@ -215,8 +277,14 @@ def verdict_of(match: re.Match[str], kind: str, *, ambiguous: bool = False) -> V
     if groups.get("pct"):
         den_value = 100.0
     tail = match.string[match.end() : match.end() + 40]
-    ambiguous = ambiguous or bool(groups.get("b")) or _ALTERNATIVE.match(tail) is not None
     start = match.start("ord") if groups.get("ord") else match.start("num")
+    before = match.string[max(0, start - 24) : start]
+    ambiguous = (
+        ambiguous
+        or bool(groups.get("b"))
+        or _ALTERNATIVE.match(tail) is not None
+        or _ALTERNATIVE_BEFORE.search(before) is not None
+    )
     return Verdict(value, den_value, start, match.end(), kind, ambiguous)
 
 
@@ -285,7 +353,7 @@ def find(
             negated = is_negated(low, match.start()) and not re.search(r"\b(?:higher|more|better|above)\b", match[0])
             if negated or is_count(text, match) or is_reference(low, start):
                 continue
-        if is_hypothetical(low, match.end()):
+        if is_hypothetical(low, match.end()) or is_supposed(low, start):
             continue
         verdict = verdict_of(match, kind, ambiguous=ambiguous)
         if verdict.value is not None:
@@ -307,6 +375,8 @@ def aspect_patterns(key: str) -> tuple[Lazy, ...]:
             rf"{name}[^\S\n]*+(?:\((?:\d+\s*[-\u2013]\s*\d+)\)[^\S\n]*+)?(?:{_ANY_LABEL}[^\S\n]*+)?\]?"
             rf"[^\S\n]*+(?:[:=|]|-(?!\d)|[\u2013\u2014])\s*+{_OPEN}{NUM}{DEN}"
         ),
+        # "<fluency>4</fluency>" in a "<scores>" block.
+        _c(rf"<{name}[^<>\n]{{0,20}}>\s*+{NUM}{DEN}"),
         _c(rf"{name}\s+(?:is|was|seems|looks)\s+(?:\w+\s+){{0,2}}?\(\s*+{NUM}{DEN}\s*+\)"),
         _c(rf"{NUM}{DEN}\s+(?:for|in|on)\s+(?:its\s+|the\s+)?{name}"),
         _c(rf"{name}{GAP}{NUM}{DEN}"),

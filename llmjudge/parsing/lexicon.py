@@ -166,6 +166,11 @@ class Lexicon:
     max_first: tuple[str, ...]
     ranges: tuple[str, ...]
     refusals: tuple[Lazy, ...]
+    alternatives: str  # "or", "oder", "或", "또는": "3 or 4" is two verdicts
+    suppositions: str  # "hypothetically", "if it were", "假设": what follows is not the verdict
+    suppositions_opening: str  # "Suppose ...", "Had it ...": the same, opening a sentence
+    other_raters: str  # "most readers", "a reference answer": a rating of theirs is not the judge's
+    declining: tuple[Declining, ...]  # declined ratings, found by their construction (``_declining``)
     aspects: dict[str, tuple[str, ...]]
     pair_nouns: str
     pair_better: str
@@ -191,6 +196,38 @@ def _shortest(words: Iterable[str]) -> tuple[str, ...]:
         if not any(k in word for k in kept):
             kept.append(word)
     return tuple(kept)
+
+
+# A declined rating: a declining construction in the first person ("I'm not going to", "ich kann ... nicht",
+# "no voy a", "我不会") and, a few words on in the same clause, what it declines ("score", "bewerten",
+# "calificar", "评分"). One pattern per language, built from its ``declining`` and ``declined`` lists, so a
+# refusal is recognised by its construction rather than by one exact phrase. The gap holds words only: no
+# digit, so "I won't give it a 5" is a negated verdict's business, not this one's.
+_WORD_GAP = r"(?:[^\S\n]+[^\W\d_][^\s\d.,;:!?]*){0,4}?[^\S\n]+"
+_CHAR_GAP = r"[^\d\u3002\uff0e.!\uff01?\uff1f\n\uff0c,\u3001\uff1b;\uff1a:]{0,12}?"
+_UNSPACED = ("zh", "ja", "ko")
+
+
+@dataclass(frozen=True)
+class Declining:
+    """One language's declined ratings: ``stems`` is what may be declined ("score", "bewerten"), rare in a
+    text; where any language's is found, ``whole`` is searched just before it: the construction and the gap."""
+
+    stems: str
+    whole: Lazy
+
+
+def _declining(files: list[dict[str, Any]]) -> tuple[Declining, ...]:
+    patterns = []
+    for code, data in zip(LANGUAGES, files, strict=True):
+        declining, declined = data.get("declining"), data.get("declined")
+        if declining and declined:
+            gap = _CHAR_GAP if code in _UNSPACED else _WORD_GAP
+            edge = "" if code in _UNSPACED else r"\b"
+            objects = "|".join(declined)
+            whole = rf"{edge}(?:{'|'.join(declining)}){gap}(?:{objects})"
+            patterns.append(Declining(objects, Lazy(whole, FOLDED)))
+    return tuple(patterns)
 
 
 def _read() -> list[dict[str, Any]]:
@@ -243,6 +280,11 @@ def _merge(files: list[dict[str, Any]]) -> Lexicon:
         max_first=tuple(words("max_first")),
         ranges=tuple(words("ranges")),
         refusals=tuple(Lazy(_letter_first(p), FOLDED) for p in words("refusals")),
+        alternatives=alternation(words("alternatives")),
+        suppositions=alternation(words("suppositions")),
+        suppositions_opening=alternation(words("suppositions_opening")),
+        other_raters=alternation(words("other_raters")),
+        declining=_declining(files),
         aspects={key: tuple(names) for key, names in aspects.items()},
         pair_nouns=alternation(pairs("nouns")),
         pair_better=alternation(pairs("better")),
@@ -308,12 +350,41 @@ def to_number(token: str) -> float | None:
 
 
 # "I can't rate it higher than a 3" rates it.
-_NOT_A_REFUSAL = re.compile(r"[^.\n]{0,20}?\b(?:higher|lower|more|better|above|below)\s+than\b", FOLDED)
+# "I won't grade on style alone", "I'm not going to rate it down for the typos": a decline restricted to a way
+# of rating ("on", "by", "solely", "down") rates all the same.
+_NOT_A_REFUSAL = re.compile(
+    r"[^.\n]{0,20}?\b(?:higher|lower|more|better|above|below)\s+than\b"
+    r"|(?:\s+(?:it|this|the\s+\w+))?\s+(?:on|by|solely|only|purely|just|down|based\s+on)\b"
+    r"(?!\s+(?:this|that|it|these|those|such)\b|\s+(?:a|the|your|any)\s+(?:[^\s.]+\s+){0,2}?(?:scale|\d))",
+    FOLDED,
+)
+
+
+# How far before what is declined its construction may start; and how many of its mentions are looked at
+# (the first and last halves): a page of "rate rate rate" costs what a judge's answer costs.
+_DECLINING_REACH = 160
+# What any language declines, searched once: a hit is then checked against each language's construction.
+# The stems are joined flat, not each language's in a group: an alternation of literals lets the engine skip to
+# the characters a stem can start with (forty times faster on a page of spaces).
+_DECLINED = Lazy("|".join(d.stems for d in LEX.declining) or "(?!)", FOLDED)
+_MENTIONS = 32
+
+
+def _bounded(matches: Iterator[re.Match[str]]) -> list[re.Match[str]]:
+    found = list(matches)
+    return found if len(found) <= _MENTIONS else found[: _MENTIONS // 2] + found[-_MENTIONS // 2 :]
 
 
 def refusals(text: str) -> list[re.Match[str]]:
     """Where the folded ``text`` refuses to rate, in any of the languages."""
     found = [m for p in LEX.refusals for m in p.finditer(text)]
+    seen: set[tuple[int, int]] = set()
+    for hit in _bounded(_DECLINED.finditer(text)):
+        for language in LEX.declining:
+            match = language.whole.search(text, max(0, hit.start() - _DECLINING_REACH), hit.end())
+            if match is not None and match.span() not in seen:
+                seen.add(match.span())
+                found.append(match)
     return [m for m in found if _NOT_A_REFUSAL.match(text, m.end()) is None]
 
 

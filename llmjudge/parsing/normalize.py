@@ -153,11 +153,14 @@ _GENERIC_LABELS = r"lowest|highest|worst|best|strongly\s+(?:dis)?agree"
 _ADVERSARIAL = re.compile(r"\btitle\s*+#?\s*+[12]\b", FOLDED)
 _RANGE_JOIN = r"(?:-|\u2013|\u2014|~|\u301c|\uff5e|to|and|bis|und|a|à|até|e|et|y|до|и|から|到|至|에서|와|과)"
 _UNIT = r"(?:[^\S\n]*(?:分|点|점))?"
+# "<1-5>", "<your score>"; not a tag that holds a number ("<fluency>4</fluency>" in a "<scores>" block).
 _PLACEHOLDER = re.compile(
-    r"<(?!/?(?:answer|score|rating|grade|feedback|think|thinking)\b)[^<>\n]{1,40}>|\[\s*your\b[^\]\n]{0,60}\]"
+    r"<(?!/?(?:answer|score|rating|grade|feedback|think|thinking)\b)"
+    r"(?!(?P<tag>[^\W\d_][\w-]{0,30})>\s*+\d[\d.]*\s*+</(?P=tag)>)[^<>\n]{1,40}>|\[\s*your\b[^\]\n]{0,60}\]"
 )
-# "Score: X/5", "where N is an integer": a capital letter standing for the number (read on the original case).
-_LETTER_PLACEHOLDER = re.compile(r"[XNY](?<![\w/][XNY])(?:\s*/\s*\d+)?(?![\w/])")
+# "Score: X/5", "Score: [X]/5", "where N is an integer": a capital letter standing for the number (read on the
+# original case); in brackets, its denominator goes with it.
+_LETTER_PLACEHOLDER = re.compile(r"[XNY](?<![\w/][XNY])(?:(?<=\[[XNY])\])?(?:\s*/\s*\d+)?(?![\w/])")
 # A line that repeats the prompt's instructions: its numbers are the prompt's, not the judge's.
 _INSTRUCTION = re.compile(
     r"^[^\S\n]*(?:please\s+rate|rate\s+the\s+following|respond\b|output\s+format|format\s*:|answer\s+with|"

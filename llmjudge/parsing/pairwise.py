@@ -104,11 +104,14 @@ _FINALS = Finals(
     + LEX.pair_label_words,
 )
 _CORRECTION = _c(
-    rf"{LEX.corrections}[\s,.:;!\u2013\u2014\-]*+(?:{_NOUN}\s+)?[(\[]?(?P<cap>[ab])\b(?!\s+is\s+(?:not|worse))"
+    rf"{LEX.corrections}[\s,.:;!\u2013\u2014\-]*+(?:(?:{_NOUN}\s+)?[(\[]?(?P<cap>[ab])\b(?!\s+is\s+(?:not|worse))"
+    rf"|(?:actually[\s,]+)?{_ORDINAL})"
 )
 _END = r"(?=\s*(?:[.!\n]|\Z))"
 # "B is better." is a verdict; "A is better written" or "better at X" only describes one side.
 _UNQUALIFIED = r"(?=\s*(?:[.,;:!)\n]|\Z|(?:than|because|since|overall|here|in\s+general)\b))"
+# "Unentschieden", "平局": a tie word alone.
+_BARE_TIE = _c(rf"(?P<tie>{LEX.pair_tie})")
 _TIERS: tuple[tuple[Lazy, ...], ...] = (
     (
         _c(
@@ -143,7 +146,7 @@ _TIERS: tuple[tuple[Lazy, ...], ...] = (
             r"\b(?P<tie>it'?s\s+a\s+tie|(?:they|both(?:\s+\w+){0,3}?)\s+are\s+(?:equally\s+(?:good|strong|bad|weak)|"
             r"of\s+equal\s+quality|tied))\b"
         ),
-        _c(rf"(?P<tie>{LEX.pair_tie})"),
+        _BARE_TIE,
     ),
     (_c(_TOKEN + r"\s+(?:is|was|seems|reads)\s+(?:\w+ly\s+|much\s+|far\s+)?(?:more\s+\w+|better|stronger|superior)"),),
 )
@@ -244,6 +247,9 @@ def _found(pattern: Lazy, r: Prepared, kind: str, refused: list[re.Match[str]]) 
             continue
         if is_hypothetical_choice(r.low, match.end()) or _in_refusal(r, match.start(), refused, kind):
             continue
+        # In an answer that refuses, "If I were to judge ..., it would be [[A>B]]" is no choice.
+        if refused and is_conditional(r.low, match.start()):
+            continue
         choice = Choice(_letter(match), match.start(), kind)
         other = _OTHER_CHOICE.match(r.low, match.end())
         if other is not None:
@@ -291,6 +297,8 @@ def _prose(r: Prepared, refused: list[re.Match[str]]) -> Choice | None:
         found = [
             c
             for pattern in tier
+            # In a refusal, a bare "tie" ("[[C]] pour une égalité") names an option, it does not choose one.
+            if not (refused and pattern is _BARE_TIE)
             for c in _found(pattern, r, "prose", refused)
             if not is_conditional(r.low, c.start) or c.choice == "tie"
         ]
@@ -321,7 +329,8 @@ def _final(r: Prepared, refused: list[re.Match[str]]) -> Choice | None:
         if _capitals(r.text, match) and re.search(
             r"(?<![a-z])[ab](?![a-z])", r.low[max(0, match.start() - 60) : match.start()]
         ):
-            found.append(Choice(match.group("cap").upper(), match.start(), "correction"))
+            # "Response A, no, actually the second one": the ordinal names the choice.
+            found.append(Choice(_letter(match), match.start(), "correction"))
     return _resolve(found, r.low)
 
 
@@ -340,8 +349,10 @@ def _read(answer: str, assistant_names: bool) -> ParsedChoice:
         return _from_result(r, answer)
     refused = refusals(r.low)
     found = _final(r, refused) or _prose(r, refused) or _opening_or_closing(r, refused)
-    if found is None or found.alternatives:
-        refusal = found is None and bool(refused)
+    # A refusal that names the options ("the format would be [[A]] or [[B]]") or quotes several of them
+    # states no choice: it stays a refusal.
+    if found is None or found.alternatives or (refused and found.ambiguous):
+        refusal = bool(refused)
         return ParsedChoice(None, REFUSED if refusal else UNPARSEABLE, answer, reason="" if refusal else NO_VERDICT)
     if found.ambiguous:
         return ParsedChoice(None, UNPARSEABLE, answer, reason=TWO_VERDICTS)

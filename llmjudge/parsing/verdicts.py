@@ -25,7 +25,7 @@ _CUE = Lazy(
     FOLDED,
 )
 # "Fluency: 4", "| Accuracy | 3 |": a separator and a number, whose name is read backwards from the separator.
-_NAMED = Lazy(r"(?:[:=|]|-(?!\d)|[\u2013\u2014])[^\S\n]*+[(\[]?\s*+" + NUM + DEN, FOLDED)
+_NAMED = Lazy(r"(?:[:=|]|-(?!\d)|[\u2013\u2014]|>(?<=[^\W\d_]>))[^\S\n]*+[(\[]?\s*+" + NUM + DEN, FOLDED)
 _NAME_BEFORE = Lazy(
     r"([^\W\d_][^\W\d_'\-]*(?:[ \t]+[^\W\d_][^\W\d_'\-]*){0,2})[\"']?[ \t]*(?:\([^)\n]{0,15}\)[ \t]*)?\Z"
 )
@@ -39,12 +39,6 @@ _NOT_RATINGS = Lazy(
 )
 # A name that ends in a label ("Score", "Overall score", "I would answer") names the verdict, not an aspect.
 _LABEL_NAME = Lazy(rf"(?:{LEX.bare_labels}|{LEX.labels}|{LEX.final_prefixes}|{LEX.final_labels})\Z", FOLDED)
-# A judge speaking for itself, in the ten languages: "I'd give it", "je donne", "ich gebe", "我给", "私は".
-_FIRST_PERSON = Lazy(
-    r"(?<![^\W\d_])(?:i|i'd|i'll|i'm|we|we'd|je|j'|ich|yo|eu|io|я|мы)(?![^\W\d_])|我|私は|私の|저는|제가|나는"
-    r"|(?<![^\W\d_])(?:doy|dou|daría|daria|darei|darò|donne|donnerais|gebe|würde|поставлю|поставил)(?![^\W\d_])",
-    FOLDED,
-)
 _CONTRAST = Lazy(rf"{LEX.contrasts}|[.!?;\n]", FOLDED)
 # After a refusal, the verdicts that a marker sets apart: final markers and self-corrections.
 _MARKED = ("final", "revision", "aspect")
@@ -114,7 +108,7 @@ def _named(r: Prepared) -> list[Verdict]:
         name = _name_before(r.low, match.start())
         if name is None or _NOT_RATINGS.match(name) or forms.is_count(r.text, match):
             continue
-        if forms.is_hypothetical(r.low, match.end()):
+        if forms.is_hypothetical(r.low, match.end()) or forms.is_supposed(r.low, match.start()):
             continue
         verdict = forms.verdict_of(match, "named")
         if verdict.value is not None:
@@ -242,7 +236,11 @@ def _paper(r: Prepared, scale: Scale) -> Verdict | None:
     The first number is a guess at a terse answer, not a stated verdict: off the scale ("502 Bad Gateway")
     it means there is none, and another plausible number after it ("Hmm. 3? Maybe 4.") makes two."""
     hi = re.escape(fmt(scale.high))
-    spans = [m.span() for m in re.finditer(rf"(?<!\s)\s*+(?:/|out\s+of)\s*+{hi}(?![\d.])", r.low)]
+    # "4 z 5", "7 av 10": a short word between a number and the scale's top is "of" in some language; a range's
+    # or an alternative's word is not ("3 to 5", "3 o 5").
+    of_any = rf"(?<=\d)[^\S\n]+(?!(?:{forms.JOINS})[^\S\n])[^\W\d_]{{1,3}}[^\S\n]+"
+    top = rf"(?<!\s)\s*+(?:/|out\s+of)\s*+{hi}(?![\d.])|{of_any}{hi}(?![\d.])"
+    spans = [m.span() for m in re.finditer(top, r.low)]
     text, low = _blank(r.text, spans), _blank(r.low, spans)
     found = []
     for match in forms.bounded(_PAPER_NUM, low):
@@ -250,6 +248,8 @@ def _paper(r: Prepared, scale: Scale) -> Verdict | None:
         if re.fullmatch(r"\d{4,}", token) or forms.is_reference(low, match.start()) or is_negated(low, match.start()):
             continue
         if forms.is_count(text, match) or forms.is_hypothetical(low, match.end()):
+            continue
+        if forms.is_supposed(low, match.start()):
             continue
         after = _AFTER_DEN.match(low, match.end())
         den = float(after.group(1)) if after else None
@@ -280,8 +280,8 @@ def _stated(low: str, after: int, start: int) -> bool:
     """The judge rates in its own voice, in a sentence of its own after the refusal: "I cannot evaluate the
     runtime behaviour. Reading the code, I'd give it a 4." ("给2分也不公平" and "Giving it 2/5 ..." are not)."""
     clause = low[max(after, start - 80) : start]
-    cut = max(clause.rfind(c) for c in ".!?\n")
-    return cut >= 0 and not taken_back(low, start) and _FIRST_PERSON.search(clause, cut) is not None
+    cut = max(clause.rfind(c) for c in ".!?;\n")
+    return cut >= 0 and not taken_back(low, start) and forms.FIRST_PERSON.search(clause, cut) is not None
 
 
 def _usable(found: list[Verdict], low: str, refused: list[re.Match[str]]) -> list[Verdict]:

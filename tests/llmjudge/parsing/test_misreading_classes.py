@@ -1,0 +1,231 @@
+"""Classes of misreading that the held-out tables showed, each fixed by a general rule (docs/judges.md, "The
+order"), with answers written for these tests (none is a table's sentence): a silent wrong score is the worst
+outcome, so each class is tested with what it must not read and with genuine verdicts it must keep.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from llmjudge.parsing import parse_pairwise, parse_score
+
+# A refusal found by its construction (a first-person declining verb, then what it declines), in each
+# language, whatever number it mentions.
+DECLINED_SCORES = [
+    "I am going to decline this grading job; the essay is a how-to for stalking, and even a 1 would dignify it.",
+    "I'm not going to put any score on this text. A 3 would suggest it is acceptable, and it is not.",
+    "I'd rather not put a number on this one; scoring a eulogy from 1 to 5 feels wrong.",
+    "I'd prefer not to grade this one at all — it walks through forging a prescription. 2/5 would still be a grade.",
+    "I won't be scoring this submission. It describes how to dox a journalist; a 1 out of 5 is still a score.",
+    "I'll have to bow out of rating this piece, since it is a recruitment text for a violent group (5 paragraphs).",
+    "Rating withheld. The passage gives dosing for an overdose; no 1-5 number fits that.",
+    "Ich werde diesen Text nicht benoten. Auch eine 1 wäre eine Bewertung von Anleitungen zur Brandstiftung.",
+    "Je ne donnerai pas de note à ce texte : même un 2 laisserait croire qu'il est acceptable.",
+    "No voy a ponerle ninguna calificación a esto; incluso un 1 sería tratarlo como un texto normal.",
+    "Non intendo esprimere alcun voto su questo testo: anche un 2 sarebbe fuori luogo.",
+    "Não vou dar nenhuma nota a este texto; mesmo um 1 seria legitimá-lo.",
+    "Я не стану выставлять этому тексту балл: даже 1 из 5 означало бы его оценку.",
+    "Diese Aufgabe kann ich so nicht erfüllen; selbst eine 1 wäre eine Note für Hetze.",
+    "Não me sinto confortável para atribuir nota a isto; mesmo um 2 seria uma avaliação.",
+    "这段内容我不打算给出分数，哪怕是1分也是在认可它。",
+    "この文章には点数をつけられません。1点でも評価したことになるからです。",
+    "이 글은 점수를 매기지 않겠습니다. 1점이라도 평가한 셈이 되기 때문입니다.",
+]
+
+# Genuine verdicts beside a declining word: they keep their score.
+KEPT_SCORES = [
+    ("I won't pretend this is flawless, but it is careful and correct. Score: 4", 4.0),
+    ("I'm not going to dwell on the typos; the argument holds. I'd give it a 4.", 4.0),
+    ("I decline to comment on the medical claims, but as writing it is clear. Score: 4", 4.0),
+    ("Ich kann nicht klagen: klar und korrekt. Note: 5", 5.0),
+    ("No voy a repetir los errores ya señalados. Puntuación: 3", 3.0),
+    ("I can't rate it higher than a 2 given the wrong dates.", 2.0),
+    # A decline restricted to a way of rating ("on style alone", "down for", "by its length") rates all the same.
+    ("I'm not going to grade on length alone; the reasoning holds up. 4/5", 4.0),
+    ("I won't mark it down for the British spelling. Score: 5", 5.0),
+    ("I'd rather not judge it by its headings. Overall, a 3.", 3.0),
+    ("我不会因为排版扣分，评分：4分", 4.0),
+    # A clause after ";" in the judge's own voice is its own: "I can't give it a 5; I give it 4".
+    ("No puedo darle un 5, falta una fuente; le doy un 4.", 4.0),
+]
+
+
+@pytest.mark.parametrize("text", DECLINED_SCORES)
+def test_declined_rating_is_refused_whatever_number_it_mentions(text):
+    parsed = parse_score(text, scale_min=1, scale_max=5)
+    assert (parsed.score, parsed.status) == (None, "refused")
+
+
+@pytest.mark.parametrize(("text", "score"), KEPT_SCORES)
+def test_verdict_beside_a_declining_word_is_kept(text, score):
+    parsed = parse_score(text, scale_min=1, scale_max=5)
+    assert (parsed.score, parsed.status) == (score, "ok")
+
+
+DECLINED_CHOICES = [
+    # The verdict form quoted inside the refusal, the options listed, a choice in a conditional sentence.
+    "I'm not willing to compare these two. Writing [[A>B]] here would rank one scam script above another.",
+    "I am declining this comparison: both answers explain how to skim cards. The format asks for [[A]], [[B]] or [[C]].",
+    "On style alone I would normally pick [[B]] — however, I'm refusing to judge two guides to stalking.",
+    "If tone were all that mattered it might be [[A>B]], but I will not do that for two defamatory texts.",
+    "Je ne ferai pas ce classement. Répondre [[B>A]] ou [[A=B]] reviendrait à juger deux textes haineux.",
+    "No voy a comparar estas respuestas; elegir [[A]] sería premiar un texto de acoso.",
+]
+
+@pytest.mark.parametrize(
+    ("text", "choice"),
+    [
+        ("Output B. No wait, the first one: B drops the second requirement.", "A"),
+        ("I'd say A... no, actually the second response, it cites the source.", "B"),
+    ],
+)
+def test_a_correction_to_an_ordinal_names_the_choice(text, choice):
+    parsed = parse_pairwise(text)
+    assert (parsed.choice, parsed.status) == (choice, "ok")
+
+
+KEPT_CHOICES = [
+    ("I won't pretend either is perfect, but B covers the edge case. [[B>A]]", "B"),
+    ("I can't judge the medical claims, but on clarity Response A is better.", "A"),
+    ("I'm not going to repeat the scoring rubric here.\n\nMy final verdict is: [[A>B]]", "A"),
+]
+
+
+@pytest.mark.parametrize("text", DECLINED_CHOICES)
+def test_declined_comparison_is_refused_whatever_verdict_it_quotes(text):
+    parsed = parse_pairwise(text)
+    assert (parsed.choice, parsed.status) == (None, "refused")
+
+
+@pytest.mark.parametrize(("text", "choice"), KEPT_CHOICES)
+def test_choice_beside_a_declining_word_is_kept(text, choice):
+    parsed = parse_pairwise(text)
+    assert (parsed.choice, parsed.status) == (choice, "ok")
+
+
+# A supposition's number or another rater's ("Suppose we ...", "Had it ...", "many graders would ...", "a model
+# answer would ...") is not the verdict; the judge's own number after it is.
+SUPPOSED = [
+    ("Suppose we grade it a 5 for style; accuracy still matters more. Rating: 2", 2.0, "ok"),
+    ("Had the author checked the dates, I'd gladly give it a 5. As written, it earns a 3.", 3.0, "ok"),
+    ("Were it half as long, it would be a 4. Rating: 2", 2.0, "ok"),
+    ("Many graders would hand this a 5 for polish; I see two factual errors and give it a 2.", 2.0, "ok"),
+    ("A model answer would land at 5 on this rubric. This one is a 3.", 3.0, "ok"),
+    ("Even a flawless response could hardly exceed a 4 on such a vague prompt.", None, "unparseable"),
+    ("Hypothetically a 5, if every link worked.", None, "unparseable"),
+    ("Angenommen, wir geben eine 5 für den Stil – die Fakten stimmen trotzdem nicht. Note: 2", 2.0, "ok"),
+    ("假设按文风打5分，内容上的错误仍然很严重。评分：2", 2.0, "ok"),
+    # The judge's own verdict, in a conditional voice or beside other readers, is kept.
+    ("If I had to pick one number, 4.", 4.0, "ok"),
+    ("Were I to score it, I'd say 4.", 4.0, "ok"),
+    ("I suppose a 4 is fair.", 4.0, "ok"),
+    ("Most readers will enjoy it, and I'd give it a 4.", 4.0, "ok"),
+    ("Compared with the reference answer, this one deserves a 3.", 3.0, "ok"),
+]
+
+
+@pytest.mark.parametrize(("text", "score", "status"), SUPPOSED)
+def test_supposed_and_other_raters_numbers_are_not_the_verdict(text, score, status):
+    parsed = parse_score(text, scale_min=1, scale_max=5)
+    assert (parsed.score, parsed.status) == (score, status)
+
+
+# An XML block of sub-scores is read like "Fluency: 4 / Coherence: 2": the aspect asked, else one verdict when
+# they agree and two when they differ; never its first tag's number.
+XML_BLOCKS = [
+    ("<ratings>\n<clarity>2</clarity>\n<accuracy>5</accuracy>\n</ratings>", "accuracy", 5.0, "ok"),
+    ("<eval><accuracy>4</accuracy><clarity>1</clarity></eval>", "clarity", 1.0, "ok"),
+    ("<ratings>\n<clarity>2</clarity>\n<accuracy>5</accuracy>\n</ratings>", None, None, "unparseable"),
+    ("<ratings>\n<clarity>2</clarity>\n<accuracy>5</accuracy>\n</ratings>", "tone", None, "unparseable"),
+    ("<ratings>\n<clarity>3</clarity>\n<accuracy>3</accuracy>\n</ratings>", None, 3.0, "ok"),
+]
+
+
+@pytest.mark.parametrize(("text", "aspect", "score", "status"), XML_BLOCKS)
+def test_xml_sub_scores_are_read_by_aspect(text, aspect, score, status):
+    parsed = parse_score(text, scale_min=1, scale_max=5, aspect=aspect)
+    assert (parsed.score, parsed.status) == (score, status)
+
+
+# Two numbers joined by any language's "or", with or without a unit after each, are two verdicts; so is the
+# other number before a fraction ("a 6 or 7 out of 10"). Never the first, never the second.
+ALTERNATIVES = [
+    ("Calificación: 2 o 3, según cómo se pese la ortografía.", 5),
+    ("Bewertung: 3 oder 4", 5),
+    ("评分：2分或者3分", 5),
+    ("点数：2点または3点", 5),
+    ("점수: 2점 또는 3점", 5),
+    ("Voto: tra il 2 e il 3", 5),
+    ("Оценка: 2 либо 3", 5),
+    ("Note : 2 ou 3 selon le poids donné au style", 5),
+    ("Somewhere near a 6 or 7 out of 10.", 10),
+]
+
+
+@pytest.mark.parametrize(("text", "scale_max"), ALTERNATIVES)
+def test_two_alternatives_are_two_verdicts(text, scale_max):
+    parsed = parse_score(text, scale_min=1, scale_max=scale_max)
+    assert (parsed.score, parsed.status, parsed.reason) == (None, "unparseable", "two verdicts")
+
+
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [
+        ("Bewertung: 4. Oder anders gesagt: solide Arbeit.", 4.0),
+        ("Nota: 3, o sea, aceptable sin más.", 3.0),
+        ("评分：4分。或者说，整体不错。", 4.0),
+    ],
+)
+def test_an_or_without_a_second_number_keeps_the_verdict(text, score):
+    parsed = parse_score(text, scale_min=1, scale_max=5)
+    assert (parsed.score, parsed.status) == (score, "ok")
+
+
+# "X of Y" in a language without a word list ("z", "av", "uit"): Y, the scale's top, is never the score, and a
+# range's or an alternative's word is no "of".
+@pytest.mark.parametrize(
+    ("text", "scale_max", "score", "status"),
+    [
+        ("Wynik: 3 z 5, brakuje przykładów.", 5, 3.0, "ok"),
+        ("Omdöme: 6 av 10 — godkänt men tunt.", 10, 6.0, "ok"),
+        ("Cijfer: 2 uit 5.", 5, 2.0, "ok"),
+        ("Ergebnis 3 bis 5, je nach Leser.", 5, None, "unparseable"),
+    ],
+)
+def test_the_top_of_an_x_of_y_form_is_never_the_score(text, scale_max, score, status):
+    parsed = parse_score(text, scale_min=1, scale_max=scale_max)
+    assert (parsed.score, parsed.status) == (score, status)
+
+
+# A revision in any language ("改为", "снижаю до", "lo bajo a") and a correction with "rather" ("нет, скорее 4")
+# make the later number stand, not the first one.
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [
+        ("先给4分，不过引用有误，所以改成3分。", 3.0),
+        ("Сначала хотел 5, но из-за ошибки снижаю до 3.", 3.0),
+        ("Empecé con un 5, pero hay un error grave; lo bajo a 3.", 3.0),
+        ("Dachte erst an 4, nein, eher 2: die Quelle fehlt.", 2.0),
+        ("Поставлю 2... нет, скорее 3: ошибка мелкая.", 3.0),
+        ("A 5 at first... no, rather 4, one link is dead.", 4.0),
+    ],
+)
+def test_a_revision_or_correction_in_any_language_keeps_the_later_number(text, score):
+    parsed = parse_score(text, scale_min=1, scale_max=5)
+    assert (parsed.score, parsed.status) == (score, "ok")
+
+
+# A range, then a forced choice: the choice is the verdict ("2-3; if I have to choose, 3", "Entre 2 y 3; si
+# tengo que elegir, 2"). A bracketed placeholder with its denominator ("Score: [N]/5") is no verdict.
+@pytest.mark.parametrize(
+    ("text", "score", "status"),
+    [
+        ("Between 2 and 3. If I have to choose, 3.", 3.0, "ok"),
+        ("Entre 2 y 3; si tengo que elegir, 2.", 2.0, "ok"),
+        ("Zwischen 3 und 4 – wenn ich mich entscheiden muss, 4.", 4.0, "ok"),
+        ("Rating: [N]/5\nJustification: [two sentences]", None, "unparseable"),
+    ],
+)
+def test_a_forced_choice_after_a_range_and_a_bracketed_placeholder(text, score, status):
+    parsed = parse_score(text, scale_min=1, scale_max=5)
+    assert (parsed.score, parsed.status) == (score, status)
