@@ -101,13 +101,14 @@ class _HumanSide:
             self.matrix, columns = cell.rater_matrix()
             pool = cell.pool
             self.rater_names = [pool.rater_labels.get(int(pool.raters[c]), str(int(pool.raters[c]))) for c in columns]
+        # Counted once per cell (the cell rows' alpha counts them too), shared by the majority and Fleiss' kappa.
+        self.counts = cell.value_counts()
         # The costly step on large studies: once per cell, shared by every pool's kappas and confusion.
-        self.majority = stats.majority_choice(self.matrix)
-        observed = self.matrix[~np.isnan(self.matrix)]
+        self.majority = stats.majority_choice(self.matrix, counts=self.counts)
         scale = [float(p) for p in data.study.scale_points()] if data.nominal else \
             [float(v) for v in range(data.study.scale_min, data.study.scale_max + 1)]
         self.scale = scale
-        self.categories = np.union1d(np.asarray(scale, dtype=float), observed)
+        self.categories = np.union1d(np.asarray(scale, dtype=float), self.counts.values)
 
 
 def _pool_labels(side: _HumanSide, cell: Cell, data: StudyData) -> tuple[np.ndarray, np.ndarray]:
@@ -191,7 +192,7 @@ def agreement_sections(data: StudyData, cells: dict[tuple[str, str, str], Cell],
             alpha = alphas.get((question.key, group), stats.Stat(None, "no human cell"))
             side = _HumanSide(human_cell, data, alpha, withheld.get((question.key, group)))
             fleiss = stats.fleiss_kappa(side.matrix, categories=side.categories.tolist(), n_boot=options.n_boot,
-                                        seed=options.seed)
+                                        seed=options.seed, counts=side.counts)
             kappa.append(_kappa_row(_Where(question.key, group, HUMAN), "raters", "unweighted", fleiss))
             for pool in data.pools:
                 if pool.kind == "llm":

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from evalhub import stats
 from evalhub.analysis.reading import ALL_GROUPS, Pool, StudyData
 
 
@@ -36,6 +37,8 @@ class Cell:
     # Read-only, so that no reader can change what the next one sees.
     _compact: np.ndarray | None = field(default=None, repr=False)
     _rater_matrix: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    # Each item's count of each value: alpha, Fleiss' kappa and the human majority each count them.
+    _value_counts: stats.ValueCounts | None = field(default=None, repr=False)
 
     def raters(self) -> tuple[np.ndarray, np.ndarray]:
         """(the pool's rater indices present in this cell, column of each rating).
@@ -82,6 +85,13 @@ class Cell:
             matrix.flags.writeable = False
             self._rater_matrix = (matrix, raters)
         return self._rater_matrix
+
+    def value_counts(self) -> stats.ValueCounts:
+        """Each item's (row's) count of each distinct score; the same for the compact and the rater matrix."""
+        if self._value_counts is None:
+            items, inverse, _ = self.items_and_inverse()
+            self._value_counts = stats.item_value_counts(inverse, self.score, items.size)
+        return self._value_counts
 
     def item_means(self) -> tuple[np.ndarray, np.ndarray]:
         """(item indices, mean score of each)."""

@@ -70,8 +70,11 @@ def _cell_row(cell: Cell, data: StudyData, options: AnalysisOptions) -> CellRow:
         notes["std"] = desc.reason or "fewer than 2 ratings"
     if matrix.size == 0:
         matrix = np.full((0, 1), np.nan)
+    # A human cell's value counts are read again by the evidence (the majority, Fleiss' kappa): kept on the cell.
+    # A judge's are read here only: counted by alpha and let go (held, they would cost fresh memory, page faults).
+    counts = cell.value_counts() if cell.pool.kind == "human" else None
     alphas, ci = stats.alpha_with_ci(matrix, ci_level=data.ci_level, value_domain=data.domain, n_boot=options.n_boot,
-                                     seed=options.seed)
+                                     seed=options.seed, counts=counts)
     # The scale itself, not only the ratings seen: ratio alpha on a scale with negatives means nothing
     # even where the raters happened to use only points of 0 or more (zero, the origin, is fine).
     ratio_reason = None if data.nominal else stats.ratio_scale_reason([data.study.scale_min])
@@ -146,8 +149,8 @@ def _majority_row(human: Cell, llm: Cell) -> MajorityRow:
     """A nominal pool against the human majority: on how many items its own majority choice is the
     humans' (items where either side has no majority, e.g. a 1-1 split, are left out and counted)."""
     h_items, l_items = human.items_and_inverse()[0], llm.items_and_inverse()[0]
-    h_choice = stats.majority_choice(human.compact_matrix())
-    l_choice = stats.majority_choice(llm.compact_matrix())
+    h_choice = stats.majority_choice(human.compact_matrix(), counts=human.value_counts())
+    l_choice = stats.majority_choice(llm.compact_matrix(), counts=llm.value_counts())
     _, hi, li = np.intersect1d(h_items, l_items, assume_unique=True, return_indices=True)
     result = stats.agreement_pct(h_choice[hi], l_choice[li])
     both = ~np.isnan(h_choice[hi]) & ~np.isnan(l_choice[li])

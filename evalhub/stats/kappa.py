@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from evalhub.stats.agreement import majority_choice
 from evalhub.stats.confusion import category_index, category_list, majority_pairs
-from evalhub.stats.inputs import as_matrix, as_vector, complete_pairs, unique_first_counts
+from evalhub.stats.inputs import ValueCounts, as_matrix, as_vector, checked_counts, complete_pairs, unique_first_counts
 
 Weights = Literal["unweighted", "linear", "quadratic"]
 WEIGHTS: tuple[Weights, ...] = ("unweighted", "linear", "quadratic")
@@ -372,6 +372,7 @@ def fleiss_kappa(
     n_boot: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
+    counts: ValueCounts | None = None,
 ) -> KappaResult:
     """Fleiss' kappa among the raters of a matrix (items x raters, NaN = missing), with a bootstrap CI.
 
@@ -394,30 +395,31 @@ def fleiss_kappa(
 
     Undefined (None, with reason): no item has 2 ratings, or all kept ratings are one category
     (P_e = 1; statsmodels returns NaN).
+    ``counts`` may pass ``value_counts(matrix)`` already computed (the same result, without counting again).
     """
     _check_bootstrap(n_boot, confidence)
-    m = as_matrix(matrix)
-    rated = ~np.isnan(m)
-    kept = rated.sum(axis=1) >= 2
+    every = checked_counts(counts, as_matrix(matrix))
+    kept = every.counts.sum(axis=1) >= 2
     n_items = int(kept.sum())
-    n_unpaired = m.shape[0] - n_items
+    n_unpaired = every.counts.shape[0] - n_items
     if n_items == 0:
         reason = "no item has 2 or more ratings"
         return KappaResult(None, 0, BootstrapCI(None, None, confidence, n_boot, 0, reason), reason, 0, n_unpaired)
-    sub = m[kept]
-    rows, cols = np.nonzero(~np.isnan(sub))
-    values = sub[rows, cols]
-    cats = category_list(categories, values)
+    # Each kept item's counts of the categories: its counts of the values, moved to their categories' columns.
+    sub = every.counts[kept]
+    used = sub.any(axis=0)
+    cats = category_list(categories, every.values[used])
     k = cats.size
-    counts = np.bincount(rows * k + category_index(values, cats), minlength=n_items * k).reshape(n_items, k)
-    max_count = int(counts.max())
+    table = np.zeros((n_items, k), dtype=sub.dtype)
+    table[:, category_index(every.values[used], cats)] = sub[:, used]
+    max_count = int(table.max())
     if (max_count + 1) ** k < 2**62:
         # One integer per count vector: np.unique on a 1-D array is far faster than np.unique(axis=0).
         powers = (max_count + 1) ** np.arange(k, dtype=np.int64)
-        _, first, freq = unique_first_counts(counts @ powers)
-        patterns = counts[first].astype(float)
+        _, first, freq = unique_first_counts(table @ powers)
+        patterns = table[first].astype(float)
     else:
-        unique_rows, freq = np.unique(counts, axis=0, return_counts=True)
+        unique_rows, freq = np.unique(table, axis=0, return_counts=True)
         patterns = unique_rows.astype(float)
     n_i = patterns.sum(axis=1)
     agreement = ((patterns**2).sum(axis=1) - n_i) / (n_i * (n_i - 1))
