@@ -1,5 +1,5 @@
-"""Counted once, passed along (issue 22): the statistics given each item's value counts give exactly (bit for bit)
-what they give counting themselves, so the analysis JSON is unchanged."""
+"""Counted once, passed along (issue 22): the statistics given an item's value counts, or the kappa margins taken as
+matrix products, give exactly (bit for bit) what they give counting themselves, so the analysis JSON is unchanged."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from evalhub import stats
+from evalhub.stats.kappa import _cohen_from_counts, _weight_matrix
 
 
 def _matrices() -> dict[str, np.ndarray]:
@@ -46,3 +47,26 @@ def test_counts_of_other_items_are_refused() -> None:
     matrix = _matrices()["halves"]
     with pytest.raises(ValueError, match="items"):
         stats.fleiss_kappa(matrix, counts=stats.value_counts(matrix[:10]))
+
+
+def _cohen_summed(counts: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The kappa of each replicate as it was computed before the margins became matrix products."""
+    rows = counts.sum(axis=2)
+    cols = counts.sum(axis=1)
+    n = rows.sum(axis=1)
+    expected = rows[:, :, None] * cols[:, None, :] / n[:, None, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = 1.0 - (w * counts).sum(axis=(1, 2)) / (w * expected).sum(axis=(1, 2))
+    return np.where((w * expected).sum(axis=(1, 2)) > 0, kappa, np.nan)
+
+
+@pytest.mark.parametrize("k", [2, 3, 5, 9])
+def test_kappa_margins_as_products_give_the_summed_kappas_bit_for_bit(k: int) -> None:
+    rng = np.random.default_rng(k)
+    freq = rng.integers(0, 4000, size=k * k).astype(float)
+    counts = rng.multinomial(int(freq.sum()), freq / freq.sum(), size=1000).astype(float).reshape(-1, k, k)
+    counts[0] = 0
+    counts[0, 1, 1] = 5  # one category only: undefined
+    weightings = [_weight_matrix(k, name) for name in stats.WEIGHTS]
+    for w, kappa in zip(weightings, _cohen_from_counts(counts, weightings), strict=True):
+        np.testing.assert_array_equal(kappa, _cohen_summed(counts, w))
