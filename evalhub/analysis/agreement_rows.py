@@ -26,7 +26,7 @@ from typing import Literal
 import numpy as np
 
 from evalhub import stats
-from evalhub.analysis.cells import Cell
+from evalhub.analysis.cells import Cell, common_items
 from evalhub.analysis.reading import HUMAN, AnalysisOptions, StudyData
 from evalhub.analysis.result import CeilingRater, CeilingRow, CellRow, ConfusionRow, Interval, KappaRow, Notes, WelchRow
 from evalhub.analysis.trust_notes import degenerate_interval, too_few_items
@@ -117,7 +117,7 @@ def _pool_labels(side: _HumanSide, cell: Cell, data: StudyData) -> tuple[np.ndar
     if cell.item.size == 0 or side.items.size == 0:
         return labels, ceiling
     samples = cell.compact_matrix()
-    _, hi, li = np.intersect1d(side.items, cell.items_and_inverse()[0], assume_unique=True, return_indices=True)
+    hi, li = common_items(side.items, cell.items_and_inverse()[0])
     if data.nominal:
         labels[hi] = stats.pool_label(samples[li], reduction="majority")
         ceiling[hi] = labels[hi]

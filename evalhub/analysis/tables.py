@@ -18,7 +18,7 @@ from annotations.models import Study
 from evalhub import stats
 from evalhub.analysis.agreement_rows import adjusted_p, agreement_sections
 from evalhub.analysis.alt_test_rows import alt_test_rows, alt_test_settings
-from evalhub.analysis.cells import Cell, study_cells
+from evalhub.analysis.cells import Cell, common_items, study_cells
 from evalhub.analysis.chart_data import item_mean_scatter, score_distributions
 from evalhub.analysis.per_rater import personal_sections
 from evalhub.analysis.planning.costs import cost_summary
@@ -151,7 +151,7 @@ def _majority_row(human: Cell, llm: Cell) -> MajorityRow:
     h_items, l_items = human.items_and_inverse()[0], llm.items_and_inverse()[0]
     h_choice = stats.majority_choice(human.compact_matrix(), counts=human.value_counts())
     l_choice = stats.majority_choice(llm.compact_matrix(), counts=llm.value_counts())
-    _, hi, li = np.intersect1d(h_items, l_items, assume_unique=True, return_indices=True)
+    hi, li = common_items(h_items, l_items)
     result = stats.agreement_pct(h_choice[hi], l_choice[li])
     both = ~np.isnan(h_choice[hi]) & ~np.isnan(l_choice[li])
     return MajorityRow(
@@ -164,7 +164,7 @@ def _majority_row(human: Cell, llm: Cell) -> MajorityRow:
 def _kendall_row(human: Cell, llm: Cell) -> KendallRow:
     h_items, h_means = human.item_means()
     l_items, l_means = llm.item_means()
-    _, hi, li = np.intersect1d(h_items, l_items, assume_unique=True, return_indices=True)
+    hi, li = common_items(h_items, l_items)
     result = stats.kendall_tau(h_means[hi], l_means[li])
     return KendallRow(llm.question, llm.group, llm.pool.name, tau=result.tau, p=result.p, n=result.n,
                       band=stats.tau_band(result.tau, result.p),
