@@ -26,7 +26,7 @@ from typing import Literal
 import numpy as np
 
 from evalhub import stats
-from evalhub.analysis.cells import Cell
+from evalhub.analysis.cells import Cell, common_items
 from evalhub.analysis.reading import HUMAN, AnalysisOptions, StudyData
 from evalhub.analysis.result import CeilingRater, CeilingRow, CellRow, ConfusionRow, Interval, KappaRow, Notes, WelchRow
 from evalhub.analysis.trust_notes import cut_interval, degenerate_interval, too_few_items
@@ -101,13 +101,14 @@ class _HumanSide:
             self.matrix, columns = cell.rater_matrix()
             pool = cell.pool
             self.rater_names = [pool.rater_labels.get(int(pool.raters[c]), str(int(pool.raters[c]))) for c in columns]
+        # Counted once per cell (the cell rows' alpha counts them too), shared by the majority and Fleiss' kappa.
+        self.counts = cell.value_counts()
         # The costly step on large studies: once per cell, shared by every pool's kappas and confusion.
-        self.majority = stats.majority_choice(self.matrix)
-        observed = self.matrix[~np.isnan(self.matrix)]
+        self.majority = stats.majority_choice(self.matrix, counts=self.counts)
         scale = [float(p) for p in data.study.scale_points()] if data.nominal else \
             [float(v) for v in range(data.study.scale_min, data.study.scale_max + 1)]
         self.scale = scale
-        self.categories = np.union1d(np.asarray(scale, dtype=float), observed)
+        self.categories = np.union1d(np.asarray(scale, dtype=float), self.counts.values)
 
 
 def _pool_labels(side: _HumanSide, cell: Cell, data: StudyData) -> tuple[np.ndarray, np.ndarray]:
@@ -116,7 +117,7 @@ def _pool_labels(side: _HumanSide, cell: Cell, data: StudyData) -> tuple[np.ndar
     if cell.item.size == 0 or side.items.size == 0:
         return labels, ceiling
     samples = cell.compact_matrix()
-    _, hi, li = np.intersect1d(side.items, cell.items_and_inverse()[0], assume_unique=True, return_indices=True)
+    hi, li = common_items(side.items, cell.items_and_inverse()[0])
     if data.nominal:
         labels[hi] = stats.pool_label(samples[li], reduction="majority")
         ceiling[hi] = labels[hi]
@@ -192,7 +193,7 @@ def agreement_sections(data: StudyData, cells: dict[tuple[str, str, str], Cell],
             alpha = alphas.get((question.key, group), stats.Stat(None, "no human cell"))
             side = _HumanSide(human_cell, data, alpha, withheld.get((question.key, group)))
             fleiss = stats.fleiss_kappa(side.matrix, categories=side.categories.tolist(), n_boot=options.n_boot,
-                                        seed=options.seed)
+                                        seed=options.seed, counts=side.counts)
             kappa.append(_kappa_row(_Where(question.key, group, HUMAN), "raters", "unweighted", fleiss))
             for pool in data.pools:
                 if pool.kind == "llm":

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from evalhub import stats
 from evalhub.analysis.reading import ALL_GROUPS, Pool, StudyData
 
 
@@ -36,6 +37,8 @@ class Cell:
     # Read-only, so that no reader can change what the next one sees.
     _compact: np.ndarray | None = field(default=None, repr=False)
     _rater_matrix: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    # Each item's count of each value: alpha, Fleiss' kappa and the human majority each count them.
+    _value_counts: stats.ValueCounts | None = field(default=None, repr=False)
 
     def raters(self) -> tuple[np.ndarray, np.ndarray]:
         """(the pool's rater indices present in this cell, column of each rating).
@@ -83,6 +86,13 @@ class Cell:
             self._rater_matrix = (matrix, raters)
         return self._rater_matrix
 
+    def value_counts(self) -> stats.ValueCounts:
+        """Each item's (row's) count of each distinct score; the same for the compact and the rater matrix."""
+        if self._value_counts is None:
+            items, inverse, _ = self.items_and_inverse()
+            self._value_counts = stats.item_value_counts(inverse, self.score, items.size)
+        return self._value_counts
+
     def item_means(self) -> tuple[np.ndarray, np.ndarray]:
         """(item indices, mean score of each)."""
         if self._means is None:
@@ -91,6 +101,17 @@ class Cell:
             counts = np.bincount(inverse, minlength=items.size)
             self._means = (items, sums / np.maximum(counts, 1))
         return self._means
+
+
+def common_items(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions in ``a`` and in ``b`` of the items both hold, in item order, for sorted distinct item indices (a
+    cell's items are): ``np.intersect1d(a, b, assume_unique=True, return_indices=True)[1:]`` by a binary search
+    instead of a sort of both."""
+    if b.size == 0:
+        return np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp)
+    position = np.minimum(np.searchsorted(b, a), b.size - 1)
+    in_both = b[position] == a
+    return np.flatnonzero(in_both), position[in_both]
 
 
 def study_cells(data: StudyData) -> dict[tuple[str, str, str], Cell]:

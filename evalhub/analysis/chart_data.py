@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalhub.analysis.cells import Cell
+from evalhub.analysis.cells import Cell, common_items
 from evalhub.analysis.reading import HUMAN, Pool, StudyData
 from evalhub.analysis.result import Distribution, Scatter
 
@@ -36,7 +36,7 @@ def item_mean_scatter(data: StudyData, cells: dict[tuple[str, str, str], Cell], 
             h_items, h_means = cells[(question.key, group, HUMAN)].item_means()
             for pool in llm_pools:
                 l_items, l_means = cells[(question.key, group, pool.name)].item_means()
-                _, hi, li = np.intersect1d(h_items, l_items, assume_unique=True, return_indices=True)
+                hi, li = common_items(h_items, l_items)
                 # Means of a few ratings take few distinct values; rounding to 1/12 keeps thirds, quarters and
                 # halves apart while bounding the number of distinct points. One integer code per (x, y)
                 # makes the grouping a 1-D np.unique, far cheaper than np.unique(axis=0).

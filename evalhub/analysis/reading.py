@@ -304,8 +304,9 @@ def study_data(*, study: Study, options: AnalysisOptions) -> StudyData:
         run_ids = [r.pk for r in runs]
         rows = fetch_matrix(*llm_rows_sql(run_ids, question_ids), 5) if question_ids else np.empty((0, 5))
         run_col = rows[:, 0].astype(np.int64)
-        order = np.argsort(run_col, kind="stable")
-        rows, run_col = rows[order], run_col[order]
+        if len(run_ids) > 1:  # grouped by run; one run's rows are its group (a copy of 16 MB at 400,000 ratings)
+            order = np.argsort(run_col, kind="stable")
+            rows, run_col = rows[order], run_col[order]
         not_ok = _not_ok_counts(run_ids, question_ids, item_ids)
         read = _read_counts(run_ids, question_ids, item_ids)
         for run in runs:
@@ -365,7 +366,7 @@ def _positions(sorted_ids: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.
         table[sorted_ids - low] = np.arange(sorted_ids.size)
         position = table[ids - low]
         regular = position >= 0
-        return np.where(regular, position, 0), regular
+        return (position if regular.all() else np.where(regular, position, 0)), regular
     position = np.searchsorted(sorted_ids, ids)
     regular = sorted_ids[np.minimum(position, sorted_ids.size - 1)] == ids
     return position, regular

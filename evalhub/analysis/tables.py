@@ -18,7 +18,7 @@ from annotations.models import Study
 from evalhub import stats
 from evalhub.analysis.agreement_rows import adjusted_p, agreement_sections
 from evalhub.analysis.alt_test_rows import alt_test_rows, alt_test_settings
-from evalhub.analysis.cells import Cell, study_cells
+from evalhub.analysis.cells import Cell, common_items, study_cells
 from evalhub.analysis.chart_data import item_mean_scatter, score_distributions
 from evalhub.analysis.per_rater import personal_sections
 from evalhub.analysis.planning.costs import cost_summary
@@ -70,8 +70,11 @@ def _cell_row(cell: Cell, data: StudyData, options: AnalysisOptions) -> CellRow:
         notes["std"] = desc.reason or "fewer than 2 ratings"
     if matrix.size == 0:
         matrix = np.full((0, 1), np.nan)
+    # A human cell's value counts are read again by the evidence (the majority, Fleiss' kappa): kept on the cell.
+    # A judge's are read here only: counted by alpha and let go (held, they would cost fresh memory, page faults).
+    counts = cell.value_counts() if cell.pool.kind == "human" else None
     alphas, ci = stats.alpha_with_ci(matrix, ci_level=data.ci_level, value_domain=data.domain, n_boot=options.n_boot,
-                                     seed=options.seed)
+                                     seed=options.seed, counts=counts)
     # The scale itself, not only the ratings seen: ratio alpha on a scale with negatives means nothing
     # even where the raters happened to use only points of 0 or more (zero, the origin, is fine).
     ratio_reason = None if data.nominal else stats.ratio_scale_reason([data.study.scale_min])
@@ -146,9 +149,9 @@ def _majority_row(human: Cell, llm: Cell) -> MajorityRow:
     """A nominal pool against the human majority: on how many items its own majority choice is the
     humans' (items where either side has no majority, e.g. a 1-1 split, are left out and counted)."""
     h_items, l_items = human.items_and_inverse()[0], llm.items_and_inverse()[0]
-    h_choice = stats.majority_choice(human.compact_matrix())
-    l_choice = stats.majority_choice(llm.compact_matrix())
-    _, hi, li = np.intersect1d(h_items, l_items, assume_unique=True, return_indices=True)
+    h_choice = stats.majority_choice(human.compact_matrix(), counts=human.value_counts())
+    l_choice = stats.majority_choice(llm.compact_matrix(), counts=llm.value_counts())
+    hi, li = common_items(h_items, l_items)
     result = stats.agreement_pct(h_choice[hi], l_choice[li])
     both = ~np.isnan(h_choice[hi]) & ~np.isnan(l_choice[li])
     return MajorityRow(
@@ -161,7 +164,7 @@ def _majority_row(human: Cell, llm: Cell) -> MajorityRow:
 def _kendall_row(human: Cell, llm: Cell) -> KendallRow:
     h_items, h_means = human.item_means()
     l_items, l_means = llm.item_means()
-    _, hi, li = np.intersect1d(h_items, l_items, assume_unique=True, return_indices=True)
+    hi, li = common_items(h_items, l_items)
     result = stats.kendall_tau(h_means[hi], l_means[li])
     return KendallRow(llm.question, llm.group, llm.pool.name, tau=result.tau, p=result.p, n=result.n,
                       band=stats.tau_band(result.tau, result.p),

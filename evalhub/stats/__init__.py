@@ -14,6 +14,8 @@ One module per family of statistic; this package re-exports the public names, so
 - ``correlation``: Kendall's tau (pairs and between raters), Pearson, Spearman, the tau bands;
 - ``comparison``: Welch's t-test and the Benjamini-Hochberg adjustment of a family of tests;
 - ``descriptives``: item means and a matrix's summary;
+- ``inputs``: the checks of a matrix and of paired vectors, and each item's counts of each value (``value_counts``),
+  which alpha, Fleiss' kappa and the majority choice may share;
 - ``kappa``: Cohen's kappa (unweighted, linear, quadratic; per rater, against the human majority), Fleiss'
   kappa, their bootstrap CIs, and one label per item for a pool with several samples;
 - ``confusion``: the confusion matrix of a pool's label against the human majority label;
@@ -69,6 +71,7 @@ from evalhub.stats.comparison import bh_adjust, welch
 from evalhub.stats.confusion import Confusion, confusion_matrix, confusion_vs_majority
 from evalhub.stats.correlation import kendall_tau, mean_pairwise_kendall, pearson, spearman, tau_band
 from evalhub.stats.descriptives import describe, item_means
+from evalhub.stats.inputs import ValueCounts, item_value_counts, value_counts
 from evalhub.stats.kappa import (
     WEIGHTS,
     BootstrapCI,
@@ -178,4 +181,7 @@ __all__ = [
     "GroupMoments",
     "pilot_moments",
     "plan_human_budget",
+    "ValueCounts",
+    "item_value_counts",
+    "value_counts",
 ]

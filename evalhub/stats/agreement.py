@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from evalhub.stats.inputs import as_matrix, complete_pairs, distinct_codes
+from evalhub.stats.inputs import ValueCounts, as_matrix, checked_counts, complete_pairs
 from evalhub.stats.results import ICCResult, Stat
 
 
@@ -27,26 +27,23 @@ def full_agreement_pct(matrix: npt.ArrayLike) -> Stat:
     return Stat(100.0 * float((high == low).mean()))
 
 
-def majority_choice(matrix: npt.ArrayLike) -> np.ndarray:
+def majority_choice(matrix: npt.ArrayLike, *, counts: ValueCounts | None = None) -> np.ndarray:
     """Each item's (row's) most frequent value, for nominal data such as pairwise A/B choices.
 
     Formula: argmax_v #{ratings == v} per row.
     Missing data: NaN ratings are ignored.
     Undefined: NaN for an item with no rating, or whose most frequent values are tied (a 1-1 split
     has no majority; no value is favoured to break it).
+    ``counts`` may pass ``value_counts(matrix)`` already computed (the same result, without counting again).
     """
     m = as_matrix(matrix)
+    vc = checked_counts(counts, m)
     out = np.full(m.shape[0], np.nan)
-    rated = ~np.isnan(m)
-    values, codes = distinct_codes(m[rated])
-    if values.size == 0:
+    if vc.values.size == 0:
         return out
-    rows = np.nonzero(rated)[0]
-    k = values.size
-    counts = np.bincount(rows * k + codes, minlength=m.shape[0] * k).reshape(m.shape[0], k)
-    best = counts.max(axis=1)
-    unique_best = (counts == best[:, None]).sum(axis=1) == 1
-    chosen = values[counts.argmax(axis=1)]
+    best = vc.counts.max(axis=1)
+    unique_best = (vc.counts == best[:, None]).sum(axis=1) == 1
+    chosen = vc.values[vc.counts.argmax(axis=1)]
     keep = (best > 0) & unique_best
     out[keep] = chosen[keep]
     return out

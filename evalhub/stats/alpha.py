@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from evalhub.stats.inputs import as_matrix, distinct_codes, unique_first_counts
+from evalhub.stats.inputs import ValueCounts, as_matrix, checked_counts, unique_first_counts
 from evalhub.stats.results import LEVELS, AlphaCI, Level, Stat
 
 # Bootstrap replicates are drawn in chunks so that the (replicates x patterns) count
@@ -66,18 +66,24 @@ class _Coincidences:
     n_items: int
 
 
-def _coincidences(matrix: npt.ArrayLike, value_domain: Sequence[float] | None) -> _Coincidences | str:
-    """Group the matrix's items by rating pattern, or return why alpha is undefined."""
+def _coincidences(matrix: npt.ArrayLike, value_domain: Sequence[float] | None,
+                  item_counts: ValueCounts | None = None) -> _Coincidences | str:
+    """Group the matrix's items by rating pattern, or return why alpha is undefined. ``item_counts`` may pass
+    ``value_counts(matrix)`` already computed."""
     m = as_matrix(matrix)
-    rated = ~np.isnan(m)
-    pairable = rated.sum(axis=1) >= 2
+    every = checked_counts(item_counts, m)
+    pairable = every.counts.sum(axis=1) >= 2
     n_pairable = int(pairable.sum())
     if n_pairable == 0:
-        if int(rated.any(axis=0).sum()) == 1:
+        if int((~np.isnan(m)).any(axis=0).sum()) == 1:
             return "only one rater: agreement needs at least two (no item has 2 or more ratings)"
         return "no pairable item: no item has 2 or more ratings"
-    values = m[pairable][rated[pairable]]
-    observed, value_index = distinct_codes(values)
+    # The pattern of each pairable item: its counts of the values observed on pairable items.
+    counts = every.counts[pairable]
+    used = counts.any(axis=0)
+    observed = every.values[used]
+    if not used.all():
+        counts = counts[:, used]
     if observed.size == 1:
         return f"no variation: all pairable ratings are identical ({observed[0]:g})"
     # The coincidence matrix is built over the observed values only. Declared domain values
@@ -88,10 +94,6 @@ def _coincidences(matrix: npt.ArrayLike, value_domain: Sequence[float] | None) -
     del value_domain
     domain = observed
     n_values = domain.size
-
-    # Row-major, as ``values`` above: value_index is each rating's position in the domain.
-    rows = np.nonzero(rated[pairable])[0]
-    counts = np.bincount(rows * n_values + value_index, minlength=n_pairable * n_values).reshape(n_pairable, n_values)
 
     max_count = int(counts.max())
     patterns: np.ndarray
@@ -278,19 +280,21 @@ def alpha_with_ci(
     n_boot: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
+    counts: ValueCounts | None = None,
 ) -> tuple[dict[str, Stat], AlphaCI]:
     """``alpha_all_levels`` and ``alpha_bootstrap_ci`` at ``ci_level`` from one pass over the matrix.
 
     Same formulas, missing-data rules, undefined cases and results as calling the two functions
     (same seed, same replicates); the coincidence patterns are built once, which halves the cost
-    when a dashboard reports both for many cells.
+    when a dashboard reports both for many cells. ``counts`` may pass ``value_counts(matrix)`` already
+    computed (the same results, without counting again).
     """
     ci_level = _check_level(ci_level)
     if n_boot < 1:
         raise ValueError("n_boot must be at least 1")
     if not 0 < confidence < 1:
         raise ValueError("confidence must be between 0 and 1")
-    co = _coincidences(matrix, value_domain)
+    co = _coincidences(matrix, value_domain, counts)
     if isinstance(co, str):
         return {level: Stat(None, co) for level in LEVELS}, AlphaCI(None, None, confidence, n_boot, 0, co)
     alphas = _level_alphas(co, LEVELS)

@@ -58,40 +58,38 @@ class HumanCeiling:
     notes: tuple[str, ...]
 
 
-def _item_scores(m: np.ndarray, judge: np.ndarray, scoring: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per cell (item, rater): the rater's and the judge's score against the item's other raters.
-
-    Returns (human_scores, judge_scores, usable), each items x raters; scores are NaN where not usable.
-    Both are computed from per-item totals, so the cost is a few passes over the matrix.
-    """
+def _cell_scores(m: np.ndarray, judge: np.ndarray, scoring: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The usable cells (a rating of an item with another rating and a judge label), each rater's together in item
+    order: (the rater of each cell, the rater's score, the judge's score), each scored against the item's other
+    raters. Computed from per-item totals, then for the usable cells only, so the cost is a few passes over the
+    matrix."""
     rated = ~np.isnan(m)
     n_i = rated.sum(axis=1)
     usable = rated & (n_i >= 2)[:, None] & ~np.isnan(judge)[:, None]
-    others = (n_i - 1).astype(float)[:, None]
-    human = np.full(m.shape, np.nan)
-    judged = np.full(m.shape, np.nan)
-    if not usable.any():
-        return human, judged, usable
+    rater, item = np.nonzero(usable.T)  # column-major: each rater's cells are one slice
+    if rater.size == 0:
+        return rater, np.empty(0), np.empty(0)
+    others = (n_i - 1).astype(float)[item]
     if scoring == "accuracy":
         domain, rated_codes = distinct_codes(m[rated])
         codes = np.zeros(m.shape, dtype=np.intp)
         codes[rated] = rated_codes
         item_rows = np.nonzero(rated)[0]
-        cells = item_rows * domain.size + codes[rated]
-        counts = np.bincount(cells, minlength=m.shape[0] * domain.size).reshape(m.shape[0], domain.size)
-        same_as_rater = np.take_along_axis(counts, codes, axis=1)
+        counts = np.bincount(item_rows * domain.size + rated_codes,
+                             minlength=m.shape[0] * domain.size).reshape(m.shape[0], domain.size)
+        same_as_rater = counts[item, codes[item, rater]]
         judge_pos = np.minimum(np.searchsorted(domain, judge), domain.size - 1)
         judge_pos = np.where(np.isnan(judge), 0, judge_pos)
         judge_in_domain = ~np.isnan(judge) & (domain[judge_pos] == judge)
         same_as_judge = np.where(judge_in_domain, counts[np.arange(m.shape[0]), judge_pos], 0.0)
         with np.errstate(invalid="ignore", divide="ignore"):
             human_s = (same_as_rater - 1.0) / others
-            judge_s = (same_as_judge[:, None] - (m == judge[:, None])) / others
+            judge_s = (same_as_judge[item] - (m[item, rater] == judge[item])) / others
     elif scoring == "neg_rmse":
         filled = np.where(rated, m, 0.0)
-        s1 = filled.sum(axis=1)[:, None]
-        s2 = (filled**2).sum(axis=1)[:, None]
-        o1, o2 = s1 - filled, s2 - filled**2  # sum and sum of squares of the other raters' labels
+        s1, s2 = filled.sum(axis=1), (filled**2).sum(axis=1)
+        own = filled[item, rater]
+        o1, o2 = s1[item] - own, s2[item] - own**2  # sum and sum of squares of the other raters' labels
 
         def neg_rmse(label: np.ndarray) -> np.ndarray:
             # sum_k (a - x_k)^2 = m a^2 - 2 a sum x_k + sum x_k^2; clipped at 0 against float residue.
@@ -99,13 +97,11 @@ def _item_scores(m: np.ndarray, judge: np.ndarray, scoring: str) -> tuple[np.nda
             with np.errstate(invalid="ignore", divide="ignore"):
                 return -np.sqrt(squares / others)
 
-        human_s = neg_rmse(filled)
-        judge_s = neg_rmse(np.where(np.isnan(judge), 0.0, judge)[:, None])
+        human_s = neg_rmse(own)
+        judge_s = neg_rmse(np.where(np.isnan(judge), 0.0, judge)[item])
     else:
         raise ValueError(f"unknown scoring {scoring!r}; expected one of {', '.join(SCORINGS)}")
-    human[usable] = human_s[usable]
-    judged[usable] = judge_s[usable]
-    return human, judged, usable
+    return rater, human_s, judge_s
 
 
 def score_range(scoring: str) -> tuple[float, float]:
@@ -176,8 +172,8 @@ def human_ceiling(
     y = as_vector(judge, "judge")
     if y.shape[0] != m.shape[0]:
         raise ValueError(f"judge has {y.shape[0]} labels for {m.shape[0]} items")
-    human_s, judge_s, usable = _item_scores(m, y, scoring)
-    raters = _rater_ceilings(human_s, judge_s, usable, confidence, score_range(scoring))
+    cells = _cell_scores(m, y, scoring)
+    raters = _rater_ceilings(cells, m.shape[1], confidence, score_range(scoring))
     scores = [(r.human, r.judge) for r in raters if r.human is not None and r.judge is not None]
     better = sum(1 for human, judged in scores if judged > human)
     notes: list[str] = []
@@ -198,15 +194,13 @@ def human_ceiling(
     return HumanCeiling(name, tuple(raters), better, len(scores), summary, tuple(notes))
 
 
-def _rater_ceilings(human_s: np.ndarray, judge_s: np.ndarray, usable: np.ndarray, confidence: float,
+def _rater_ceilings(cells: tuple[np.ndarray, np.ndarray, np.ndarray], n_raters: int, confidence: float,
                     score_range: tuple[float, float]) -> list[RaterCeiling]:
-    """Each rater's mean score and the judge's on the same items (``_item_scores``' usable cells), with CIs."""
-    # Cells grouped by rater (column-major), so that each rater's cells are one slice.
-    rater_of_cell, item_of_cell = np.nonzero(usable.T)
-    h_cells, j_cells = human_s[item_of_cell, rater_of_cell], judge_s[item_of_cell, rater_of_cell]
-    bounds = np.searchsorted(rater_of_cell, np.arange(usable.shape[1] + 1))
+    """Each rater's mean score and the judge's on the same items (``_cell_scores``), with CIs."""
+    rater_of_cell, h_cells, j_cells = cells
+    bounds = np.searchsorted(rater_of_cell, np.arange(n_raters + 1))
     raters = []
-    for j in range(usable.shape[1]):
+    for j in range(n_raters):
         n = int(bounds[j + 1] - bounds[j])
         if n == 0:
             reason = "no item this rater labelled has another rating and a judge label"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -118,3 +119,36 @@ def id_codes(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return (np.cumsum(seen) - 1)[ids], np.flatnonzero(seen)
     uniques, codes = np.unique(ids, return_inverse=True)
     return codes.reshape(-1).astype(np.intp), uniques
+
+
+@dataclass(frozen=True)
+class ValueCounts:
+    """How often each item of a matrix (items x raters, NaN = missing) took each value: ``counts[i, v]`` ratings
+    of item i equal ``values[v]``. Alpha's coincidences, Fleiss' kappa and the majority choice all count
+    these; computed once (``value_counts``), they are passed along instead of being counted again."""
+
+    values: np.ndarray  # the distinct rated values, sorted
+    counts: np.ndarray  # (items, values) integer counts
+
+
+def value_counts(matrix: np.ndarray) -> ValueCounts:
+    """``ValueCounts`` of a matrix (already checked by ``as_matrix``)."""
+    rated = ~np.isnan(matrix)
+    return item_value_counts(np.nonzero(rated)[0], matrix[rated], matrix.shape[0])
+
+
+def checked_counts(counts: ValueCounts | None, m: np.ndarray) -> ValueCounts:
+    """``counts`` if given for the matrix's items, else ``value_counts(m)``; ValueError if they differ in items."""
+    if counts is None:
+        return value_counts(m)
+    if counts.counts.shape[0] != m.shape[0]:
+        raise ValueError(f"counts has {counts.counts.shape[0]} items for {m.shape[0]} rows")
+    return counts
+
+
+def item_value_counts(item: np.ndarray, score: np.ndarray, n_items: int) -> ValueCounts:
+    """``ValueCounts`` of ratings given as parallel arrays: the row of each rating (below ``n_items``) and its
+    finite value. The same counts as ``value_counts`` of the matrix that holds those ratings."""
+    values, codes = distinct_codes(score)
+    k = values.size
+    return ValueCounts(values, np.bincount(item * k + codes, minlength=n_items * k).reshape(n_items, k))

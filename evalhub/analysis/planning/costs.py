@@ -11,13 +11,18 @@ from __future__ import annotations
 from django.db.models import Count, Max, Q
 
 from annotations.models import ProlificStudy, Study
-from annotations.prolific.selectors import human_cost
 from evalhub.analysis.result import CostSummary, JudgeCost
 from llmjudge.models import JudgeRun, LLMRating
 
 
 def cost_summary(*, study: Study, runs: dict[int, str]) -> CostSummary | None:
     """None unless the study was published on Prolific. ``runs``: run id -> pool name, the judges to set beside."""
+    if not ProlificStudy.objects.filter(study=study, published_at__isnull=False).exists():
+        return None
+    # On use: the Prolific package (its HTTP client, records and webhooks) costs `manage.py analyze` about 30 ms
+    # to import, for the few studies published there (STYLE 15).
+    from annotations.prolific.selectors import human_cost
+
     human = human_cost(study=study)
     if human is None:
         return None

@@ -1,0 +1,25 @@
+"""``common_items`` gives np.intersect1d's indices of two cells' sorted distinct items."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from evalhub.analysis.cells import common_items
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_common_items_are_intersect1d_indices(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    a = np.flatnonzero(rng.random(2_000) < 0.6)
+    b = np.flatnonzero(rng.random(2_000) < [0.0, 0.3, 0.9, 1.0][seed % 4])
+    _, expected_a, expected_b = np.intersect1d(a, b, assume_unique=True, return_indices=True)
+    got_a, got_b = common_items(a, b)
+    np.testing.assert_array_equal(got_a, expected_a)
+    np.testing.assert_array_equal(got_b, expected_b)
+
+
+def test_common_items_of_empty_cells() -> None:
+    empty = np.empty(0, dtype=np.int64)
+    for a, b in ((empty, np.arange(3)), (np.arange(3), empty), (empty, empty)):
+        assert [x.size for x in common_items(a, b)] == [0, 0]
