@@ -267,6 +267,8 @@ def dashboard_context(result: AnalysisResult) -> dict[str, object]:
         "majority_rows": pool_rows(result.majority, llm_pools) if result.majority else [],
         "welch": [WelchLine(welch_sentence(w, labels), w.p_adjusted is not None and w.p_adjusted < SIGNIFICANCE, w)
                   for w in result.welch],
+        # Every Welch row carries the size of the one family it is adjusted in (the whole analysis, unfiltered).
+        "welch_family": result.welch[0].p_family if result.welch else 0,
         "pairwise_rows": pool_rows(result.pairwise_kendall, pools),
         "rater_columns": rater_columns,
         "rater_rows": rater_rows,

@@ -120,7 +120,7 @@ def test_labels_name_only_what_differs_and_never_read_alike(story_study, researc
 def test_every_welch_sentence_gives_cohens_d():
     test = WelchResult(t=0.9, df=10.0, p=0.4, mean_diff=0.1, cohens_d=-0.25, n_a=6, n_b=6, unit="item means")
     row = WelchRow(pool="gpt-4#3", group_a="human", group_b="gpt2", question="coherence", mean_a=3.0, mean_b=2.9,
-                   test=test, notes={}, p_adjusted=None)
+                   test=test, notes={}, p_adjusted=None, p_family=0)
     assert welch_sentence(row, {"gpt-4#3": "gpt-4 · T=0.7"}) == (
         "gpt-4 · T=0.7 shows no significant preference between human and gpt2 on coherence "
         "(3.00 vs 2.90, p = 0.400, d = 0.25).")
@@ -136,5 +136,5 @@ def test_a_non_significant_sentence_quotes_the_means_in_the_order_it_names_the_g
     # Issue 25 review: "no significant preference between human and gpt2 (4.00 vs 2.00)" where human was 2.00.
     test = WelchResult(t=-1.2, df=4.0, p=0.3, mean_diff=-2.0, cohens_d=-1.0, n_a=3, n_b=3, unit="item means")
     row = WelchRow(pool=HUMAN, group_a="human", group_b="gpt2", question="coherence", mean_a=2.0, mean_b=4.0,
-                   test=test, notes={}, p_adjusted=None)
+                   test=test, notes={}, p_adjusted=None, p_family=0)
     assert "between human and gpt2 on coherence (2.00 vs 4.00," in welch_sentence(row)

@@ -9,6 +9,7 @@ text, tooltips and the charts' text) is read as a reader reads it:
 """
 from __future__ import annotations
 
+import csv
 import re
 from html.parser import HTMLParser
 
@@ -16,6 +17,7 @@ import pytest
 
 from annotations.models import HumanRating, Item, Rater
 from annotations.studies import study_create_from_template
+from llmjudge.models import JudgeRun
 from tests.evalhub.factories import import_long
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
@@ -225,3 +227,34 @@ def test_the_words_match_the_numbers_on_the_dashboard_and_the_plan(small_study, 
     # 3 raters x 24 ratings gives no verdict: the note stands in place of "0 % (± 0 %)".
     assert "this design gives no verdict" in power and "%" not in power
     assert "in the grid reach " not in page
+
+
+def _welch_p_adjusted(client, study, query: str = "") -> dict[tuple[str, str], tuple[float, int]]:
+    rows = client.get(f"/studies/{study.slug}/analysis.json{query}").json()["welch"]
+    return {(r["question"], r["pool"]): (r["p_adjusted"], r["p_family"]) for r in rows}
+
+
+def test_welchs_adjusted_p_is_the_same_filtered_or_not_and_names_its_family(small_study, client, researcher):
+    # Issue 25 review: "BH-adjusted p = 0.014" on the page, 0.004 filtered to grammaticality (the family was
+    # what the filter showed). The family is the whole analysis: 4 questions x 2 pools x 1 contrast.
+    client.force_login(researcher)
+    everything = _welch_p_adjusted(client, small_study)
+    assert len(everything) == 8 and {family for _, family in everything.values()} == {8}
+    for query in ("?question=grammaticality", "?question=relevance&question=likability", "?group=human",
+                  f"?run={JudgeRun.objects.get(study=small_study).pk}"):
+        filtered = _welch_p_adjusted(client, small_study, query)
+        assert filtered and all(everything[key] == value for key, value in filtered.items()), query
+    # The CSV's p_adjusted too.
+    def csv_rows(query: str) -> list[list[str]]:
+        response = client.get(f"/studies/{small_study.slug}/export/welch.csv{query}")
+        lines = list(csv.reader(b"".join(response.streaming_content).decode().splitlines()))
+        at = lines[0].index("p_adjusted"), lines[0].index("p_family")
+        return [[line[0], line[1], line[at[0]], line[at[1]]] for line in lines[1:]]
+    full = {tuple(r[:2]): r[2:] for r in csv_rows("")}
+    one = csv_rows("?question=grammaticality")
+    assert len(one) == 2 and all(full[tuple(r[:2])] == r[2:] and r[3] == "8" for r in one)
+    # The page says over what the p is adjusted, filtered or not.
+    for query in ("", "?question=grammaticality"):
+        page = client.get(f"/studies/{small_study.slug}/{query}").content.decode()
+        assert "BH-adjusted over the 8 contrasts of this analysis" in page
+        assert "over the contrasts shown" not in page
