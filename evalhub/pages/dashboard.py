@@ -65,8 +65,10 @@ class FilterForm(forms.Form):
                                          label="Judge runs")
     question = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple, label="Questions")
     group = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple, label="Groups")
-    welch = forms.ChoiceField(choices=[("items", "per-item means"), ("ratings", "all ratings")], required=False,
-                              label="Welch on")
+    # Issue 25 review: on all ratings, the same contrast went from p = 0.095 to p < 0.001; the option says why.
+    welch = forms.ChoiceField(choices=[("items", "per-item means"), ("ratings", "all individual ratings (treated as "
+                                                                     "independent: optimistic p)")],
+                              required=False, label="Welch on")
 
     def __init__(self, data: Mapping[str, object], *, study: Study) -> None:
         super().__init__(data)

@@ -258,3 +258,19 @@ def test_welchs_adjusted_p_is_the_same_filtered_or_not_and_names_its_family(smal
         page = client.get(f"/studies/{small_study.slug}/{query}").content.decode()
         assert "BH-adjusted over the 8 contrasts of this analysis" in page
         assert "over the contrasts shown" not in page
+
+
+def test_the_welch_option_and_sentences_on_all_ratings_say_their_p_is_optimistic(small_study, client, researcher):
+    client.force_login(researcher)
+    page = client.get(f"/studies/{small_study.slug}/").content.decode()
+    assert "all individual ratings (treated as independent: optimistic p)" in page  # the option
+    sentences = re.findall(r'<ul class="welch">(.*?)</ul>', page, flags=re.S)[0]
+    assert "“human”" in sentences and "over the pooled SD of the item means" in sentences
+    assert "optimistic" not in sentences
+    page = client.get(f"/studies/{small_study.slug}/?welch=ratings").content.decode()
+    lines = re.findall(r"<li class=\"(?:sig|ns)\">(.*?)</li>", page, flags=re.S)
+    tested = [line for line in lines if "cannot be tested" not in line]
+    assert tested and all("treated as independent though ratings of one item or one rater are not: this p is "
+                          "optimistic" in line and "pooled SD of the individual ratings" in line for line in tested)
+    # The pool and the group named "human" are never confused: groups are quoted, never bare.
+    assert not re.search(r"(prefer|between) (human|gpt2) ", page)
