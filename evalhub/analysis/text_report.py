@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from evalhub.analysis.reading import ALL_GROUPS, HUMAN, HUMAN_LABEL, READ_BY_PERSON
 from evalhub.analysis.result import AblationTable, AltTestRow, AnalysisResult, PoolSummary, PositionRow, WelchRow
+from evalhub.analysis.trust_notes import TOO_FEW
 
 SIGNIFICANCE = 0.05
 
@@ -288,7 +289,9 @@ def _evidence_lines(result: AnalysisResult) -> list[str]:
     for ceiling in result.ceiling:
         head = f"== Human ceiling ({ceiling.scoring}): {ceiling.question} / {ceiling.group} / " \
                f"{pool_label(ceiling.pool, labels)}"
-        out += ["", head + (f": {ceiling.summary}" if ceiling.summary else "")]
+        withheld = next((n for n in ceiling.notes if n.startswith(TOO_FEW)), None)
+        summary = ceiling.summary or (f"withheld, {withheld}" if withheld else "")
+        out += ["", head + (f": {summary}" if summary else "")]
         rows = [[r.rater, str(r.n_items), fmt(r.human, 3), fmt(r.judge, 3),
                  "" if r.judge_better is None else "yes" if r.judge_better else "no"] for r in ceiling.raters]
         if rows:

@@ -15,7 +15,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString
 
 from evalhub.analysis.result import AnalysisResult, CeilingRater, CeilingRow, ConfusionRow, KappaRow
-from evalhub.analysis.trust_notes import TOO_FEW
+from evalhub.analysis.trust_notes import MIN_ITEMS, TOO_FEW
 from evalhub.pages import svg
 from evalhub.templatetags.evalhub_format import group_title
 
@@ -127,6 +127,7 @@ class EvidenceBlock:
     confusion_chart: SafeString
     ceiling: CeilingRow | None
     ceiling_chart: SafeString | None
+    ceiling_withheld: str | None  # "too few items (n = 3)": shown in place of the withheld summary and intervals
 
 
 def evidence_context(result: AnalysisResult, pool_colours: dict[str, str]) -> dict[str, object]:
@@ -142,6 +143,7 @@ def evidence_context(result: AnalysisResult, pool_colours: dict[str, str]) -> di
     for c in result.confusion[:MAX_BLOCKS]:
         where = f"{c.question} · {group_title(c.group)} · {labels.get(c.pool, c.pool)}"
         ceiling = ceilings.get((c.question, c.group, c.pool))
+        withheld = next((n for n in ceiling.notes if n.startswith(TOO_FEW)), None) if ceiling else None
         block_colour = pool_colours.get(c.pool, svg.colour(1))
         blocks.append(EvidenceBlock(
             question=c.question, group=c.group, pool=c.pool, label=labels.get(c.pool, c.pool), colour=block_colour,
@@ -150,7 +152,8 @@ def evidence_context(result: AnalysisResult, pool_colours: dict[str, str]) -> di
             ceiling=ceiling,
             ceiling_chart=ceiling_chart(title=f"{where}: human ceiling", scoring=ceiling.scoring,
                                         raters=ceiling.raters, judge_colour=block_colour,
-                                        withheld=next((n for n in ceiling.notes if n.startswith(TOO_FEW)), None))
+                                        withheld=withheld)
             if ceiling and ceiling.scoring and ceiling.raters else None,
+            ceiling_withheld=withheld,
         ))
-    return {"evidence": blocks, "evidence_cut": len(result.confusion) > MAX_BLOCKS}
+    return {"evidence": blocks, "evidence_cut": len(result.confusion) > MAX_BLOCKS, "min_items": MIN_ITEMS}

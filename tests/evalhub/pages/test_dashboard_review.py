@@ -158,10 +158,20 @@ def test_the_human_ceiling_on_three_items_carries_the_item_notes_and_quotes_no_w
         small_study, client, researcher):
     html, reader = _read(client, researcher, small_study)
     seen = re.sub(r"\s+", " ", " ".join(reader.parts))
-    # Every "better than k of n" summary carries the too-few-items note in its caption.
+    # No "better than k of n" headline on 3 items (issue 25 review: "better than 3 of 3 of them" on noise): the note
+    # stands in its place, as kappa's does.
     captions = re.findall(r'<figure class="evidence-chart ceiling">.*?</figure>', html, flags=re.S)
-    summaries = [c for c in captions if "ceiling-summary" in c]
-    assert summaries and all('class="second ceiling-note">too few items (n = 3)</span>' in c for c in summaries)
+    assert captions and all('the human ceiling is withheld: <span class="undef">too few items (n = 3)</span>' in c
+                            for c in captions)
+    assert "better than" not in seen
+    # The intro's promise of intervals says when they are withheld.
+    assert "Student's t interval of each mean (ceiling; below 5 items the ceiling's summary and intervals are " \
+        "withheld" in seen
+    # The JSON keeps the raw per-rater values, not the summary.
+    data = client.get(f"/studies/{small_study.slug}/analysis.json").json()
+    assert data["ceiling"] and all(c["summary"] is None and "too few items (n = 3)" in c["notes"]
+                                   for c in data["ceiling"])
+    assert any(r["human"] is not None for c in data["ceiling"] for r in c["raters"])
     # Per-rater intervals on 3 items are withheld (zero width, or pinned at the score's limit by clipping).
     tooltips = [t for t in reader.parts if "vs the other raters" in t]
     assert tooltips and not any("95% CI" in t for t in tooltips)
