@@ -98,6 +98,11 @@ def _cell_row(cell: Cell, data: StudyData, options: AnalysisOptions) -> CellRow:
         # ICC needs a balanced design: only items every rater rated count (listwise deletion).
         notes["icc"] = (f"ICC uses the {icc.n_items} of {desc.n_items} items rated by all {icc.n_raters} "
                         "raters (complete items only)")
+    if icc.icc1.value is not None and (few := too_few_items(icc.n_items)):
+        # As alpha (issue 25 review: "ICC(1) -0.15 on 3 complete items" beside alpha's "too few items (n = 3)"):
+        # the values stay, the pages show the note in their place.
+        complete = f"{icc.n_items} complete item{'' if icc.n_items == 1 else 's'}"
+        notes["icc"] = f"{few}: " + notes.get("icc", f"ICC(1) and ICC(1,k) rest on {complete}")
     return CellRow(
         question=cell.question, group=cell.group, pool=cell.pool.name, n_items=desc.n_items,
         n_ratings=desc.n_ratings, n_raters=int(cell.raters()[0].size), mean=desc.mean, std=desc.std,

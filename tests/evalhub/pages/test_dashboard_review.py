@@ -284,3 +284,16 @@ def test_the_welch_option_and_sentences_on_all_ratings_say_their_p_is_optimistic
                           "optimistic" in line and "pooled SD of the individual ratings" in line for line in tested)
     # The pool and the group named "human" are never confused: groups are quoted, never bare.
     assert not re.search(r"(prefer|between) (human|gpt2) ", page)
+
+
+def test_icc_on_three_items_gets_alphas_too_few_items_note_in_the_cell_tooltip(small_study, client, researcher):
+    # Issue 25 review: "ICC(1) -0.15 on 3 complete items" in the cell where alpha says "too few items (n = 3)".
+    _, reader = _read(client, researcher, small_study)
+    tooltips = [t for t in reader.parts if t.startswith("3 items, ") and "ICC(1)" in t]
+    assert tooltips and all("ICC(1) too few items (n = 3) on 3 complete items" in t for t in tooltips)
+    assert not any(re.search(r"ICC\(1\) -?\d", t) for t in tooltips)
+    # The JSON keeps the values and adds the reason, as for alpha.
+    client.force_login(researcher)
+    cells = client.get(f"/studies/{small_study.slug}/analysis.json").json()["cells"]
+    assert all(c["icc1"] is not None and c["notes"]["icc"].startswith("too few items (n = 3)") for c in cells
+               if c["icc_n_items"] == 3)
