@@ -297,3 +297,13 @@ def test_icc_on_three_items_gets_alphas_too_few_items_note_in_the_cell_tooltip(s
     cells = client.get(f"/studies/{small_study.slug}/analysis.json").json()["cells"]
     assert all(c["icc1"] is not None and c["notes"]["icc"].startswith("too few items (n = 3)") for c in cells
                if c["icc_n_items"] == 3)
+
+
+def test_the_verdict_and_ppi_texts_name_the_score_and_the_setting_in_words(small_study, client, researcher):
+    # Issue 25 review: "scoring neg_rmse" in the verdict's heading, "human_subset" twice in the PPI text.
+    html, reader = _read(client, researcher, small_study)
+    seen = re.sub(r"\s+", " ", " ".join(reader.parts))
+    assert "scoring: negative RMSE against the other raters (higher = closer; 0 = identical)" in seen
+    for key in ("neg_rmse", "human_subset", "n_a=", "n_b="):
+        assert key not in seen, key
+    assert "the study's human subset setting" in seen
