@@ -372,8 +372,10 @@ def _scatter_charts(result: AnalysisResult, groups: list[str], labels: dict[str,
                     continue
                 tau = kendall.get((question, s.group, pool))
                 # Here the series are groups (the heading names the pool): named as groups, never bare.
+                # With its p and band, as table 2 gives it (issue 25 review: 'group "gpt2" (tau -1.00)' on 3 items,
+                # p = 0.333, with no word that it is not significant).
                 legend = group_title(s.group) if tau is None or tau.tau is None else \
-                    f"{group_title(s.group)} (τ {tau.tau:.2f})"
+                    f"{group_title(s.group)} (τ {tau.tau:.2f}, {p_text(tau.p)}, {tau.band})"
                 series.append(charts.ScatterSeries(legend, group_colours[s.group], s.points))
             if not series:
                 continue

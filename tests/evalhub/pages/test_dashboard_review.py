@@ -307,3 +307,14 @@ def test_the_verdict_and_ppi_texts_name_the_score_and_the_setting_in_words(small
     for key in ("neg_rmse", "human_subset", "n_a=", "n_b="):
         assert key not in seen, key
     assert "the study's human subset setting" in seen
+
+
+def test_the_scatter_legends_give_tau_with_its_p_and_band_as_table_2(small_study, client, researcher):
+    # Issue 25 review: 'group "gpt2" (tau -1.00)' in the bubble-chart legend, with no p and no "not significant".
+    html, reader = _read(client, researcher, small_study)
+    legends = [t for t in reader.svg_texts if t.startswith("group “") and "(τ " in t]
+    assert legends and all(re.fullmatch(r"group “(human|gpt2)” \(τ -?\d\.\d\d, p (=|<) \d\.\d{3}, not significant\)", t)
+                           for t in legends), legends
+    # Which p: scipy's, exact without ties on few items, else the normal approximation.
+    seen = re.sub(r"\s+", " ", " ".join(reader.parts))
+    assert "exact for a few items without ties (up to 33), otherwise the normal approximation" in seen
