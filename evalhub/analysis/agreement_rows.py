@@ -150,15 +150,28 @@ def _ceiling_notes(side: _HumanSide, ceiling: stats.HumanCeiling, n_items: int) 
     return (*notes, *ceiling.notes)
 
 
+def _ceiling_summary(ceiling: stats.HumanCeiling, raters: Sequence[CeilingRater], n_items: int) -> str | None:
+    """The ceiling's headline, or None where it is withheld: below ``MIN_ITEMS`` items, as kappa withholds its
+    interval (issue 25 review: "better than 3 of 3 of them" on 3 items of noise); the notes say why. "Better" is a
+    point comparison of two means: where a compared rater's interval and the judge's overlap, the words say so."""
+    if ceiling.summary is None or too_few_items(n_items):
+        return None
+    compared = [r for r in raters if r.judge_better is not None]
+    overlap = any(r.human_ci95 is None or r.judge_ci95 is None
+                  or (r.judge_ci95[0] <= r.human_ci95[1] and r.human_ci95[0] <= r.judge_ci95[1]) for r in compared)
+    return f"{ceiling.summary} (a point comparison: see the intervals)" if overlap else ceiling.summary
+
+
 def _ceiling_row(where: _Where, side: _HumanSide, ceiling: stats.HumanCeiling, n_items: int) -> CeilingRow:
+    raters = tuple(CeilingRater(rater=side.rater_names[r.rater], n_items=r.n_items, human=r.human,
+                                human_ci95=_ci(r.human_ci), judge=r.judge, judge_ci95=_ci(r.judge_ci),
+                                judge_better=None if r.human is None or r.judge is None else r.judge > r.human,
+                                reason=r.reason) for r in ceiling.raters)
     return CeilingRow(
-        where.question, where.group, where.pool, scoring=ceiling.scoring, summary=ceiling.summary,
+        where.question, where.group, where.pool, scoring=ceiling.scoring,
+        summary=_ceiling_summary(ceiling, raters, n_items),
         judge_better=ceiling.judge_better, n_compared=ceiling.n_compared,
-        notes=_ceiling_notes(side, ceiling, n_items),
-        raters=tuple(CeilingRater(rater=side.rater_names[r.rater], n_items=r.n_items, human=r.human,
-                                  human_ci95=_ci(r.human_ci), judge=r.judge, judge_ci95=_ci(r.judge_ci),
-                                  judge_better=None if r.human is None or r.judge is None else r.judge > r.human,
-                                  reason=r.reason) for r in ceiling.raters))
+        notes=_ceiling_notes(side, ceiling, n_items), raters=raters)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from evalhub.stats.ppi.mean import PPIGroup, PPIMean, ppi_mean, ppi_mean_differe
 
 Cells = dict[tuple[str, str, str], Cell]
 
-NOT_DECLARED = ("no random subset of human-rated items was drawn or declared (the study setting human_subset): "
+NOT_DECLARED = ("no random subset of human-rated items was drawn or declared (the study's human subset setting): "
                 "if the items people rated were chosen by hand, PPI's guarantee does not hold, so no PPI figure "
                 "is given")
 NOT_DRAWN = "the study's human subset has not been drawn yet: no PPI figure until it is"
@@ -96,8 +96,8 @@ def ppi_not_applicable(data: StudyData, cells: Cells) -> str | None:
             return NOT_DRAWN
         if (late := items.filter(inclusion_probability__isnull=True).count()):
             return (f"{late} item{pluralize(late)} {pluralize(late, 'was,were')} added after the human subset was "
-                    "drawn and could not be drawn: save the study's human_subset again to redraw it (possible while "
-                    "nobody has rated)")
+                    "drawn and could not be drawn: save the study's human subset setting again to redraw it "
+                    "(possible while nobody has rated)")
         outside = np.setdiff1d(data.item_ids[rated], subset_ids, assume_unique=True)
         if outside.size:
             n = outside.size

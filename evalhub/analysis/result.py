@@ -156,7 +156,8 @@ class WelchRow:
     mean_b: float | None
     test: WelchResult = field(metadata=flatten("reason"))  # t, df, p, mean_diff, cohens_d, n_a, n_b, unit
     notes: Notes  # the test's reason, for each of its values that is undefined
-    p_adjusted: float | None  # Benjamini-Hochberg over every Welch row of the analysis
+    p_adjusted: float | None  # Benjamini-Hochberg over every Welch row of the analysis, whatever the filter shows
+    p_family: int  # how many p-values p_adjusted is adjusted over (the defined p of every Welch row, unfiltered)
 
 
 @dataclass(frozen=True)

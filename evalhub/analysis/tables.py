@@ -101,6 +101,11 @@ def _cell_row(cell: Cell, data: StudyData, options: AnalysisOptions) -> CellRow:
         # ICC needs a balanced design: only items every rater rated count (listwise deletion).
         notes["icc"] = (f"ICC uses the {icc.n_items} of {desc.n_items} items rated by all {icc.n_raters} "
                         "raters (complete items only)")
+    if icc.icc1.value is not None and (few := too_few_items(icc.n_items)):
+        # As alpha (issue 25 review: "ICC(1) -0.15 on 3 complete items" beside alpha's "too few items (n = 3)"):
+        # the values stay, the pages show the note in their place.
+        complete = f"{icc.n_items} complete item{'' if icc.n_items == 1 else 's'}"
+        notes["icc"] = f"{few}: " + notes.get("icc", f"ICC(1) and ICC(1,k) rest on {complete}")
     return CellRow(
         question=cell.question, group=cell.group, pool=cell.pool.name, n_items=desc.n_items,
         n_ratings=desc.n_ratings, n_raters=int(cell.raters()[0].size), mean=desc.mean, std=desc.std,
@@ -191,7 +196,8 @@ def _welch_row(question: str, pool: Pool, a: Cell | None, b: Cell | None, group_
                 "cohens_d": result.cohens_d}
     notes = {key: result.reason for key, value in computed.items() if value is None} if result.reason else {}
     return WelchRow(question, pool.name, group_a, group_b, mean_a=float(va.mean()) if va.size else None,
-                    mean_b=float(vb.mean()) if vb.size else None, test=result, notes=notes, p_adjusted=None)
+                    mean_b=float(vb.mean()) if vb.size else None, test=result, notes=notes, p_adjusted=None,
+                    p_family=0)
 
 
 def study_analysis(*, study: Study, options: AnalysisOptions | None = None) -> AnalysisResult:
@@ -250,14 +256,39 @@ def _paper_tables(data: StudyData, cells: dict[tuple[str, str, str], Cell], show
                 out.pairwise_kendall.append(_pairwise_row(cell))
                 if pool.kind == "llm":
                     out.kendall.append(_kendall_row(cells[(question.key, group, HUMAN)], cell))
-        for pool in data.pools if not data.nominal else []:
-            for group_a, group_b in contrasts(data.study, data.groups):
-                if options.groups is not None and not {group_a, group_b} & set(options.groups):
-                    continue
-                out.welch.append(_welch_row(
-                    question.key, pool, cells.get((question.key, group_a, pool.name)),
-                    cells.get((question.key, group_b, pool.name)), group_a, group_b, options.welch_unit))
+    out.welch = [] if data.nominal else _welch_rows(data, cells, options.groups, options.welch_unit)
     return out
+
+
+def _welch_rows(data: StudyData, cells: dict[tuple[str, str, str], Cell], groups: tuple[str, ...] | None,
+                unit: WelchUnit) -> list[WelchRow]:
+    """Welch's test of every contrast with a group among ``groups`` (None: every contrast), per question and pool."""
+    rows = []
+    for question in data.questions:
+        for pool in data.pools:
+            for group_a, group_b in contrasts(data.study, data.groups):
+                if groups is not None and not {group_a, group_b} & set(groups):
+                    continue
+                rows.append(_welch_row(question.key, pool, cells.get((question.key, group_a, pool.name)),
+                                       cells.get((question.key, group_b, pool.name)), group_a, group_b, unit))
+    return rows
+
+
+def _welch_adjusted(data: StudyData, options: AnalysisOptions, shown: list[WelchRow]) -> list[WelchRow]:
+    """The rows shown with their Benjamini-Hochberg p adjusted over the analysis's whole family: every question,
+    pool and contrast of the study, whatever the filter shows (issue 25 review: filtered to one question, the same
+    contrast got a smaller adjusted p), and the family's size (defined p-values only, as ``stats.bh_adjust``)."""
+    family = shown
+    if options.questions is not None or options.groups is not None or options.runs is not None:
+        everything = study_data(study=data.study, options=replace(options, questions=None, groups=None, runs=None))
+        family = _welch_rows(everything, study_cells(everything), None, options.welch_unit)
+    adjusted = {_welch_key(row): p for row, p in zip(family, adjusted_p(family), strict=True)}
+    size = sum(row.test.p is not None for row in family)
+    return [replace(row, p_adjusted=adjusted.get(_welch_key(row)), p_family=size) for row in shown]
+
+
+def _welch_key(row: WelchRow) -> tuple[str, str, str, str]:
+    return row.question, row.pool, row.group_a, row.group_b
 
 
 def _not_computed(data: StudyData) -> dict[str, str] | None:
@@ -277,7 +308,7 @@ def analysis_from_data(data: StudyData, options: AnalysisOptions) -> AnalysisRes
     # Issue 19: kappa, confusion and the human ceiling beside the verdict; stars and sentences on the
     # Welch contrasts use Benjamini-Hochberg adjusted p-values (raw p stays in "p").
     evidence = agreement_sections(data, cells, shown_groups, options, tables.cells)
-    welch = [replace(row, p_adjusted=p) for row, p in zip(tables.welch, adjusted_p(tables.welch), strict=True)]
+    welch = _welch_adjusted(data, options, tables.welch)
     # Personalized and persona runs: each predicted rater against that rater's own scores, under the
     # same filters; runs sharing a split also side by side (the persona ablations).
     personal, ablations = personal_sections(

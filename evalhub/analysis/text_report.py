@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from evalhub.analysis.reading import ALL_GROUPS, HUMAN, HUMAN_LABEL, READ_BY_PERSON
 from evalhub.analysis.result import AblationTable, AltTestRow, AnalysisResult, PoolSummary, PositionRow, WelchRow
+from evalhub.analysis.trust_notes import TOO_FEW
 
 SIGNIFICANCE = 0.05
 
@@ -37,17 +38,32 @@ def pool_label(pool: str, labels: dict[str, str] | None = None) -> str:
     return HUMAN_LABEL if pool == HUMAN else pool
 
 
-def d_text(d: float | None) -> str:
-    # Sentences name the higher group first, so the effect size is given as a magnitude.
-    return "d undefined" if d is None else f"d = {fmt(abs(d))}"
+# What the "all individual ratings" unit assumes (issue 25 review: the same contrast was p = 0.095 on item means,
+# p < 0.001 on ratings): every sentence on that unit says so.
+RATINGS_UNIT_WARNING = ("all individual ratings, treated as independent though ratings of one item or one rater "
+                        "are not: this p is optimistic")
+
+
+def welch_d_text(row: WelchRow) -> str:
+    """Cohen's d with its sign as the table gives it (group_a - group_b) and the SD it divides by, e.g.
+    'd = -0.79, “human” − “gpt2” over the pooled SD of the item means' (sentences name the higher group first;
+    the sign keeps the table's direction)."""
+    d = row.test.cohens_d
+    if d is None:
+        return "d undefined"
+    unit = "item means" if row.test.unit == "item means" else "individual ratings"
+    return f"d = {fmt(d)}, “{row.group_a}” − “{row.group_b}” over the pooled SD of the {unit}"
 
 
 def welch_sentence(row: WelchRow, labels: dict[str, str] | None = None) -> str:
-    """e.g. "Human raters prefer human over gpt2 on cohesiveness (4.29 vs 3.19, p < 0.001, d = 1.52)."
+    """e.g. 'Human raters prefer the group “human” over “gpt2” on cohesiveness (4.29 vs 3.19, p < 0.001,
+    d = 1.52, “human” − “gpt2” over the pooled SD of the item means).'
 
-    The means quoted are those the test compared (of item means, or of all ratings); Cohen's d is given
-    whether or not the difference is significant. The verdict and the p quoted are Benjamini-Hochberg
-    adjusted over the analysis's Welch contrasts (``p_adjusted``) when there is one.
+    Groups are quoted, so that the pool "Human raters" and a group named "human" cannot be read as one. The means
+    quoted are those the test compared (of item means, or of all ratings); Cohen's d is given with its sign (as the
+    table) whether or not the difference is significant. The verdict and the p quoted are Benjamini-Hochberg
+    adjusted over the analysis's Welch contrasts (``p_adjusted``) when there is one. On all individual ratings the
+    sentence warns that its p is optimistic.
     """
     if row.p_adjusted is not None:
         return _welch_sentence(row, row.p_adjusted, labels).replace("p = ", "BH-adjusted p = ").replace(
@@ -58,22 +74,22 @@ def welch_sentence(row: WelchRow, labels: dict[str, str] | None = None) -> str:
 def _welch_sentence(row: WelchRow, p: float | None, labels: dict[str, str] | None = None) -> str:
     who = pool_label(row.pool, labels)
     prefer, show = ("prefer", "show") if row.pool == HUMAN else ("prefers", "shows")
-    a, b, q = row.group_a, row.group_b, row.question
+    a, b, q = f"“{row.group_a}”", f"“{row.group_b}”", row.question
     mean_a, mean_b = row.mean_a, row.mean_b
     if p is None:
         reason = next(iter(row.notes.values()), "undefined")
-        return f"{who}: {a} vs {b} on {q} cannot be tested ({reason})."
+        return f"{who}: the groups {a} vs {b} on {q} cannot be tested ({reason})."
     mean_diff = row.test.mean_diff or 0.0  # defined wherever p is
     quoted = f"{fmt(mean_a)} vs {fmt(mean_b)}" if mean_diff >= 0 else f"{fmt(mean_b)} vs {fmt(mean_a)}"
-    unit = "" if row.test.unit == "item means" else ", all individual ratings"
+    unit = "" if row.test.unit == "item means" else f"; {RATINGS_UNIT_WARNING}"
     if p < SIGNIFICANCE:
         high, low = (a, b) if mean_diff > 0 else (b, a)
-        return (f"{who} {prefer} {high} over {low} on {q} ({quoted}, {p_text(p)}, "
-                f"{d_text(row.test.cohens_d)}{unit}).")
+        return (f"{who} {prefer} the group {high} over {low} on {q} ({quoted}, {p_text(p)}, "
+                f"{welch_d_text(row)}{unit}).")
     # The means in the order the groups are named (issue 25 review: "between human and gpt2 (4.00 vs 2.00)"
     # quoted gpt2's mean first).
-    return (f"{who} {show} no significant preference between {a} and {b} on {q} ({fmt(mean_a)} vs {fmt(mean_b)}, "
-            f"{p_text(p)}, {d_text(row.test.cohens_d)}{unit}).")
+    return (f"{who} {show} no significant preference between the groups {a} and {b} on {q} "
+            f"({fmt(mean_a)} vs {fmt(mean_b)}, {p_text(p)}, {welch_d_text(row)}{unit}).")
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -273,7 +289,9 @@ def _evidence_lines(result: AnalysisResult) -> list[str]:
     for ceiling in result.ceiling:
         head = f"== Human ceiling ({ceiling.scoring}): {ceiling.question} / {ceiling.group} / " \
                f"{pool_label(ceiling.pool, labels)}"
-        out += ["", head + (f": {ceiling.summary}" if ceiling.summary else "")]
+        withheld = next((n for n in ceiling.notes if n.startswith(TOO_FEW)), None)
+        summary = ceiling.summary or (f"withheld, {withheld}" if withheld else "")
+        out += ["", head + (f": {summary}" if summary else "")]
         rows = [[r.rater, str(r.n_items), fmt(r.human, 3), fmt(r.judge, 3),
                  "" if r.judge_better is None else "yes" if r.judge_better else "no"] for r in ceiling.raters]
         if rows:

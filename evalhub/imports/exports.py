@@ -48,7 +48,7 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
               "alpha_ci_n_valid"),
     "kendall": ("question", "group", "pool", "tau", "p", "n", "band", "notes", "pool_label"),
     "welch": ("question", "pool", "group_a", "group_b", "mean_a", "mean_b", "t", "df", "p", "mean_diff", "cohens_d",
-              "n_a", "n_b", "unit", "notes", "p_adjusted", "pool_label"),
+              "n_a", "n_b", "unit", "notes", "p_adjusted", "pool_label", "p_family"),
     "pairwise_kendall": ("question", "group", "pool", "mean_tau", "n_pairs", "notes", "pool_label"),
     "rater_means": ("question", "group", "pool", "rater", "mean", "n", "pool_label"),
     # Pairwise studies only: each judge pool's majority choice against the human majority choice.

@@ -65,8 +65,10 @@ class FilterForm(forms.Form):
                                          label="Judge runs")
     question = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple, label="Questions")
     group = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple, label="Groups")
-    welch = forms.ChoiceField(choices=[("items", "per-item means"), ("ratings", "all ratings")], required=False,
-                              label="Welch on")
+    # Issue 25 review: on all ratings, the same contrast went from p = 0.095 to p < 0.001; the option says why.
+    welch = forms.ChoiceField(choices=[("items", "per-item means"), ("ratings", "all individual ratings (treated as "
+                                                                     "independent: optimistic p)")],
+                              required=False, label="Welch on")
 
     def __init__(self, data: Mapping[str, object], *, study: Study) -> None:
         super().__init__(data)
@@ -267,6 +269,8 @@ def dashboard_context(result: AnalysisResult) -> dict[str, object]:
         "majority_rows": pool_rows(result.majority, llm_pools) if result.majority else [],
         "welch": [WelchLine(welch_sentence(w, labels), w.p_adjusted is not None and w.p_adjusted < SIGNIFICANCE, w)
                   for w in result.welch],
+        # Every Welch row carries the size of the one family it is adjusted in (the whole analysis, unfiltered).
+        "welch_family": result.welch[0].p_family if result.welch else 0,
         "pairwise_rows": pool_rows(result.pairwise_kendall, pools),
         "rater_columns": rater_columns,
         "rater_rows": rater_rows,
@@ -368,8 +372,10 @@ def _scatter_charts(result: AnalysisResult, groups: list[str], labels: dict[str,
                     continue
                 tau = kendall.get((question, s.group, pool))
                 # Here the series are groups (the heading names the pool): named as groups, never bare.
+                # With its p and band, as table 2 gives it (issue 25 review: 'group "gpt2" (tau -1.00)' on 3 items,
+                # p = 0.333, with no word that it is not significant).
                 legend = group_title(s.group) if tau is None or tau.tau is None else \
-                    f"{group_title(s.group)} (τ {tau.tau:.2f})"
+                    f"{group_title(s.group)} (τ {tau.tau:.2f}, {p_text(tau.p)}, {tau.band})"
                 series.append(charts.ScatterSeries(legend, group_colours[s.group], s.points))
             if not series:
                 continue

@@ -15,9 +15,9 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString
 
 from evalhub.analysis.result import AnalysisResult, CeilingRater, CeilingRow, ConfusionRow, KappaRow
-from evalhub.analysis.trust_notes import TOO_FEW
+from evalhub.analysis.trust_notes import MIN_ITEMS, TOO_FEW
 from evalhub.pages import svg
-from evalhub.templatetags.evalhub_format import group_title
+from evalhub.templatetags.evalhub_format import SCORING_WORDS, group_title
 
 MAX_BLOCKS = 30  # question x group x pool blocks drawn; the JSON and CSV have all
 
@@ -103,7 +103,7 @@ def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], j
             body.append(f'<circle class="ceiling-{shape}" cx="{px(value):.1f}" cy="{y + dy:.1f}" r="4" '
                         f'fill="{fill}"><title>{escape(str(r.rater))}: {shape} vs the other raters '
                         f'{value:.3f}{ci_text} ({r.n_items} items)</title></circle>')
-    label = "accuracy against the other raters" if scoring == "accuracy" else "negative RMSE against the other raters"
+    label = SCORING_WORDS.get(scoring, scoring)
     body.append(svg.text(left + plot_w / 2, bottom + 28, label, size=10, fill="#57606a"))
     body.append(f'<circle cx="{left}" cy="{bottom + 38}" r="4" fill="#6e7781"/>')
     body.append(svg.text(left + 8, bottom + 41, "the rater", anchor="start", size=10))
@@ -127,6 +127,7 @@ class EvidenceBlock:
     confusion_chart: SafeString
     ceiling: CeilingRow | None
     ceiling_chart: SafeString | None
+    ceiling_withheld: str | None  # "too few items (n = 3)": shown in place of the withheld summary and intervals
 
 
 def evidence_context(result: AnalysisResult, pool_colours: dict[str, str]) -> dict[str, object]:
@@ -142,6 +143,7 @@ def evidence_context(result: AnalysisResult, pool_colours: dict[str, str]) -> di
     for c in result.confusion[:MAX_BLOCKS]:
         where = f"{c.question} · {group_title(c.group)} · {labels.get(c.pool, c.pool)}"
         ceiling = ceilings.get((c.question, c.group, c.pool))
+        withheld = next((n for n in ceiling.notes if n.startswith(TOO_FEW)), None) if ceiling else None
         block_colour = pool_colours.get(c.pool, svg.colour(1))
         blocks.append(EvidenceBlock(
             question=c.question, group=c.group, pool=c.pool, label=labels.get(c.pool, c.pool), colour=block_colour,
@@ -150,7 +152,8 @@ def evidence_context(result: AnalysisResult, pool_colours: dict[str, str]) -> di
             ceiling=ceiling,
             ceiling_chart=ceiling_chart(title=f"{where}: human ceiling", scoring=ceiling.scoring,
                                         raters=ceiling.raters, judge_colour=block_colour,
-                                        withheld=next((n for n in ceiling.notes if n.startswith(TOO_FEW)), None))
+                                        withheld=withheld)
             if ceiling and ceiling.scoring and ceiling.raters else None,
+            ceiling_withheld=withheld,
         ))
-    return {"evidence": blocks, "evidence_cut": len(result.confusion) > MAX_BLOCKS}
+    return {"evidence": blocks, "evidence_cut": len(result.confusion) > MAX_BLOCKS, "min_items": MIN_ITEMS}

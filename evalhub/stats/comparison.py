@@ -33,7 +33,7 @@ def welch(a: npt.ArrayLike, b: npt.ArrayLike, *, unit: str = "item means") -> We
     av, bv = av[~np.isnan(av)], bv[~np.isnan(bv)]
     n_a, n_b = int(av.size), int(bv.size)
     if n_a < 2 or n_b < 2:
-        reason = f"each group needs at least 2 values (n_a={n_a}, n_b={n_b})"
+        reason = f"each group needs at least 2 values (it has {n_a} and {n_b})"
         return WelchResult(None, None, None, None, None, n_a, n_b, unit, reason)
     var_a, var_b = float(av.var(ddof=1)), float(bv.var(ddof=1))
     mean_diff = float(av.mean() - bv.mean())

@@ -42,6 +42,18 @@ NOTE_NAMES = {
 }
 
 
+# A score's name in words, never its key (issue 25 review: "scoring neg_rmse" in the verdict's heading).
+SCORING_WORDS = {
+    "neg_rmse": "negative RMSE against the other raters (higher = closer; 0 = identical)",
+    "accuracy": "accuracy against the other raters (the share who gave the same label; higher = closer)",
+}
+
+
+@register.filter
+def scoring_words(scoring: str | None) -> str:
+    return SCORING_WORDS.get(scoring or "", scoring or "")
+
+
 def note_name(key: str) -> str:
     """The name of a note's statistic: ``alpha.ordinal`` reads "α (ordinal)"."""
     if key.startswith("alpha."):

@@ -17,7 +17,8 @@ def add_filter_arguments(parser: CommandParser) -> None:
     parser.add_argument("--question", action="append", dest="questions", help="Question key (repeatable).")
     parser.add_argument("--group", action="append", dest="groups", help="Item group (repeatable).")
     parser.add_argument("--welch-unit", choices=["items", "ratings"], default="items",
-                        help="Welch over per-item means (default, as the paper) or all individual ratings.")
+                        help="Welch over per-item means (default, as the paper) or all individual ratings "
+                             "(treated as independent though ratings of one item or rater are not: optimistic p).")
     parser.add_argument("--n-boot", type=int, default=1000, help="Bootstrap replicates for alpha's 95%% CI.")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--alt-epsilon", type=float, default=None,

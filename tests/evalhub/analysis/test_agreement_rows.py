@@ -97,7 +97,11 @@ def test_rows_on_a_small_likert_study_match_sklearn_statsmodels_and_scipy(resear
         theirs = np.mean([-math.sqrt(np.mean([(means[i] - o) ** 2 for o in others[i]])) for i in items])
         assert (rater.rater, rater.human, rater.judge) == (f"r{k}", pytest.approx(own), pytest.approx(theirs))
     better = sum(r.judge > r.human for r in ceiling.raters)
-    assert ceiling.summary == f"the judge agrees with your raters better than {better} of 3 of them do"
+    # "Better" compares two means: where an interval of the rater and the judge's overlap, the words say so.
+    intervals = [(r.human_ci95, r.judge_ci95) for r in ceiling.raters]
+    overlap = any(h is None or j is None or (j[0] <= h[1] and h[0] <= j[1]) for h, j in intervals)
+    assert overlap and ceiling.summary == (f"the judge agrees with your raters better than {better} of 3 of them do"
+                                           " (a point comparison: see the intervals)")
 
     # The same rows reach the CSV tables and the text report.
     csv = "".join(csv_lines(table_rows(result, "confusion"))).splitlines()

@@ -94,7 +94,9 @@ def test_the_analysis_notes_icc_on_part_of_the_items_and_the_bootstrap_replicate
     partial = _cell(result, "relevance", "gpt2", "human")
     assert (partial.n_items, partial.icc_n_items) == (4, 3)
     assert partial.icc1 is not None
-    assert partial.notes["icc"] == "ICC uses the 3 of 4 items rated by all 3 raters (complete items only)"
+    # (3 complete items are also below the minimum: the too-few-items note comes first, as alpha's)
+    assert partial.notes["icc"] == ("too few items (n = 3): ICC uses the 3 of 4 items rated by all 3 raters "
+                                    "(complete items only)")
     dropped = _cell(result, "relevance", "human", "human")
     assert dropped.alpha_ci_n_boot == 200 and 0 < dropped.alpha_ci_n_valid < 200
     assert dropped.alpha_ci95 is not None
@@ -109,13 +111,14 @@ def test_the_analysis_notes_icc_on_part_of_the_items_and_the_bootstrap_replicate
     by_group = {r["group"]: r for r in rows_csv}
     assert (by_group["gpt2"]["icc_n_items"], by_group["human"]["alpha_ci_n_valid"]) == (
         "3", str(dropped.alpha_ci_n_valid))
-    assert "icc: ICC uses the 3 of 4 items" in by_group["gpt2"]["notes"]
+    assert "icc: too few items (n = 3): ICC uses the 3 of 4 items" in by_group["gpt2"]["notes"]
     report = text_report(result)
-    assert "relevance/gpt2/Human raters icc: ICC uses the 3 of 4 items rated by all 3 raters" in report
+    assert "relevance/gpt2/Human raters icc: too few items (n = 3): ICC uses the 3 of 4 items rated by all 3 raters" \
+        in report
     assert "relevance/human/Human raters alpha_ci95: from " in report
     notes = dashboard_context(result)["undefined"]
-    assert "relevance / group “gpt2” / Human raters: ICC — ICC uses the 3 of 4 items rated by all 3 raters " \
-           "(complete items only)" in notes
+    assert "relevance / group “gpt2” / Human raters: ICC — too few items (n = 3): ICC uses the 3 of 4 items rated " \
+           "by all 3 raters (complete items only)" in notes
 
 
 @pytest.mark.django_db

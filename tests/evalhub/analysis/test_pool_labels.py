@@ -120,21 +120,37 @@ def test_labels_name_only_what_differs_and_never_read_alike(story_study, researc
 def test_every_welch_sentence_gives_cohens_d():
     test = WelchResult(t=0.9, df=10.0, p=0.4, mean_diff=0.1, cohens_d=-0.25, n_a=6, n_b=6, unit="item means")
     row = WelchRow(pool="gpt-4#3", group_a="human", group_b="gpt2", question="coherence", mean_a=3.0, mean_b=2.9,
-                   test=test, notes={}, p_adjusted=None)
+                   test=test, notes={}, p_adjusted=None, p_family=0)
+    # d with the table's sign (group_a - group_b) and the SD it divides by; groups quoted (issue 25 review).
     assert welch_sentence(row, {"gpt-4#3": "gpt-4 · T=0.7"}) == (
-        "gpt-4 · T=0.7 shows no significant preference between human and gpt2 on coherence "
-        "(3.00 vs 2.90, p = 0.400, d = 0.25).")
+        "gpt-4 · T=0.7 shows no significant preference between the groups “human” and “gpt2” on coherence "
+        "(3.00 vs 2.90, p = 0.400, d = -0.25, “human” − “gpt2” over the pooled SD of the item means).")
     significant = replace(row, test=replace(test, p=0.001, cohens_d=1.5))
-    assert welch_sentence(significant).endswith("(3.00 vs 2.90, p = 0.001, d = 1.50).")
+    assert welch_sentence(significant).endswith(
+        "(3.00 vs 2.90, p = 0.001, d = 1.50, “human” − “gpt2” over the pooled SD of the item means).")
     # The adjusted p, when there is one, is the one quoted and judged.
     assert welch_sentence(replace(row, test=replace(test, p=0.001), p_adjusted=0.2)).endswith(
-        "no significant preference between human and gpt2 on coherence (3.00 vs 2.90, BH-adjusted p = 0.200, "
-        "d = 0.25).")
+        "no significant preference between the groups “human” and “gpt2” on coherence (3.00 vs 2.90, "
+        "BH-adjusted p = 0.200, d = -0.25, “human” − “gpt2” over the pooled SD of the item means).")
+
+
+def test_a_welch_sentence_quotes_the_groups_shows_ds_sign_and_warns_on_all_ratings():
+    # Issue 25 review: "Human raters prefer human over gpt2 ... d = 0.79" beside a table with d = -0.79, and on all
+    # ratings p < 0.001 where item means gave 0.095, without a word.
+    test = WelchResult(t=-5.0, df=16.0, p=0.0001, mean_diff=-0.67, cohens_d=-0.79, n_a=9, n_b=9, unit="ratings")
+    row = WelchRow(pool=HUMAN, group_a="human", group_b="gpt2", question="grammaticality", mean_a=3.11,
+                   mean_b=3.78, test=test, notes={}, p_adjusted=0.0004, p_family=8)
+    assert welch_sentence(row) == (
+        "Human raters prefer the group “gpt2” over “human” on grammaticality (3.78 vs 3.11, BH-adjusted p < 0.001, "
+        "d = -0.79, “human” − “gpt2” over the pooled SD of the individual ratings; all individual ratings, treated "
+        "as independent though ratings of one item or one rater are not: this p is optimistic).")
+    on_items = replace(row, test=replace(test, unit="item means"))
+    assert "optimistic" not in welch_sentence(on_items) and "pooled SD of the item means" in welch_sentence(on_items)
 
 
 def test_a_non_significant_sentence_quotes_the_means_in_the_order_it_names_the_groups():
     # Issue 25 review: "no significant preference between human and gpt2 (4.00 vs 2.00)" where human was 2.00.
     test = WelchResult(t=-1.2, df=4.0, p=0.3, mean_diff=-2.0, cohens_d=-1.0, n_a=3, n_b=3, unit="item means")
     row = WelchRow(pool=HUMAN, group_a="human", group_b="gpt2", question="coherence", mean_a=2.0, mean_b=4.0,
-                   test=test, notes={}, p_adjusted=None)
-    assert "between human and gpt2 on coherence (2.00 vs 4.00," in welch_sentence(row)
+                   test=test, notes={}, p_adjusted=None, p_family=0)
+    assert "between the groups “human” and “gpt2” on coherence (2.00 vs 4.00," in welch_sentence(row)

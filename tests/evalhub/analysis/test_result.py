@@ -34,10 +34,10 @@ def test_a_welch_rows_json_spreads_its_test_but_its_reason_which_the_notes_carry
     test = WelchResult(t=None, df=None, p=None, mean_diff=None, cohens_d=None, n_a=1, n_b=0, unit="item means",
                        reason="fewer than 2 values in group b")
     row = WelchRow("q", "human", "a", "b", mean_a=3.0, mean_b=None, test=test,
-                   notes={"t": "fewer than 2 values in group b"}, p_adjusted=None)
+                   notes={"t": "fewer than 2 values in group b"}, p_adjusted=None, p_family=0)
     assert list(typing.cast(dict, to_json(row))) == [
         "question", "pool", "group_a", "group_b", "mean_a", "mean_b", "t", "df", "p", "mean_diff", "cohens_d",
-        "n_a", "n_b", "unit", "notes", "p_adjusted"]
+        "n_a", "n_b", "unit", "notes", "p_adjusted", "p_family"]
 
 
 @pytest.mark.django_db

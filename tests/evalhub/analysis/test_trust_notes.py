@@ -116,7 +116,8 @@ def test_kappa_on_two_items_keeps_its_value_and_says_too_few_items(researcher, c
     assert row["kappa"] == majority.kappa and row["notes"] == {"kappa": "too few items (n = 2)"}
 
     page = _dashboard(client, researcher, study)
-    assert page.count('<span class="undef">too few items (n = 2)</span>') == len(raters) + 3 + 1 + 2  # + Fleiss, + table 6 (2 pools)
+    # + Fleiss, + table 6 (2 pools), + the ceiling's withheld summary
+    assert page.count('<span class="undef">too few items (n = 2)</span>') == len(raters) + 3 + 1 + 2 + 1
     assert 'α <span class="undef alpha-note">too few items (n = 2)</span>' in page
 
 
@@ -205,3 +206,18 @@ def test_a_ceiling_interval_cut_at_zero_says_so_on_ten_items(researcher, tmp_pat
     assert len(cut) == 3, ceiling.notes
     assert all(r.human_ci95 is not None and r.human_ci95[1] == 0.0 for r in ceiling.raters)
     assert not any(n.startswith("too few items") for n in ceiling.notes)
+
+
+def test_the_ceiling_summary_is_a_point_comparison_only_where_the_intervals_overlap():
+    from evalhub import stats
+    from evalhub.analysis.agreement_rows import _ceiling_summary
+    from evalhub.analysis.result import CeilingRater
+
+    ceiling = stats.HumanCeiling("neg_rmse", (), 1, 1, "the judge agrees with your raters better than 1 of 1 of "
+                                 "them do", ())
+    apart = CeilingRater("r1", 9, -1.2, (-1.5, -0.9), -0.3, (-0.5, -0.1), True, None)
+    overlapping = CeilingRater("r1", 9, -1.194, (-2.03, -0.36), -0.569, (-1.85, 0.0), True, None)
+    assert _ceiling_summary(ceiling, [apart], 9) == ceiling.summary
+    assert _ceiling_summary(ceiling, [overlapping], 9) == f"{ceiling.summary} (a point comparison: see the intervals)"
+    # Below the minimum item count the summary is withheld (the row's notes say why).
+    assert _ceiling_summary(ceiling, [apart], 3) is None

@@ -9,6 +9,7 @@ text, tooltips and the charts' text) is read as a reader reads it:
 """
 from __future__ import annotations
 
+import csv
 import re
 from html.parser import HTMLParser
 
@@ -16,6 +17,7 @@ import pytest
 
 from annotations.models import HumanRating, Item, Rater
 from annotations.studies import study_create_from_template
+from llmjudge.models import JudgeRun
 from tests.evalhub.factories import import_long
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
@@ -156,10 +158,20 @@ def test_the_human_ceiling_on_three_items_carries_the_item_notes_and_quotes_no_w
         small_study, client, researcher):
     html, reader = _read(client, researcher, small_study)
     seen = re.sub(r"\s+", " ", " ".join(reader.parts))
-    # Every "better than k of n" summary carries the too-few-items note in its caption.
+    # No "better than k of n" headline on 3 items (issue 25 review: "better than 3 of 3 of them" on noise): the note
+    # stands in its place, as kappa's does.
     captions = re.findall(r'<figure class="evidence-chart ceiling">.*?</figure>', html, flags=re.S)
-    summaries = [c for c in captions if "ceiling-summary" in c]
-    assert summaries and all('class="second ceiling-note">too few items (n = 3)</span>' in c for c in summaries)
+    assert captions and all('the human ceiling is withheld: <span class="undef">too few items (n = 3)</span>' in c
+                            for c in captions)
+    assert "better than" not in seen
+    # The intro's promise of intervals says when they are withheld.
+    assert "Student's t interval of each mean (ceiling; below 5 items the ceiling's summary and intervals are " \
+        "withheld" in seen
+    # The JSON keeps the raw per-rater values, not the summary.
+    data = client.get(f"/studies/{small_study.slug}/analysis.json").json()
+    assert data["ceiling"] and all(c["summary"] is None and "too few items (n = 3)" in c["notes"]
+                                   for c in data["ceiling"])
+    assert any(r["human"] is not None for c in data["ceiling"] for r in c["raters"])
     # Per-rater intervals on 3 items are withheld (zero width, or pinned at the score's limit by clipping).
     tooltips = [t for t in reader.parts if "vs the other raters" in t]
     assert tooltips and not any("95% CI" in t for t in tooltips)
@@ -225,3 +237,84 @@ def test_the_words_match_the_numbers_on_the_dashboard_and_the_plan(small_study, 
     # 3 raters x 24 ratings gives no verdict: the note stands in place of "0 % (± 0 %)".
     assert "this design gives no verdict" in power and "%" not in power
     assert "in the grid reach " not in page
+
+
+def _welch_p_adjusted(client, study, query: str = "") -> dict[tuple[str, str], tuple[float, int]]:
+    rows = client.get(f"/studies/{study.slug}/analysis.json{query}").json()["welch"]
+    return {(r["question"], r["pool"]): (r["p_adjusted"], r["p_family"]) for r in rows}
+
+
+def test_welchs_adjusted_p_is_the_same_filtered_or_not_and_names_its_family(small_study, client, researcher):
+    # Issue 25 review: "BH-adjusted p = 0.014" on the page, 0.004 filtered to grammaticality (the family was
+    # what the filter showed). The family is the whole analysis: 4 questions x 2 pools x 1 contrast.
+    client.force_login(researcher)
+    everything = _welch_p_adjusted(client, small_study)
+    assert len(everything) == 8 and {family for _, family in everything.values()} == {8}
+    for query in ("?question=grammaticality", "?question=relevance&question=likability", "?group=human",
+                  f"?run={JudgeRun.objects.get(study=small_study).pk}"):
+        filtered = _welch_p_adjusted(client, small_study, query)
+        assert filtered and all(everything[key] == value for key, value in filtered.items()), query
+    # The CSV's p_adjusted too.
+    def csv_rows(query: str) -> list[list[str]]:
+        response = client.get(f"/studies/{small_study.slug}/export/welch.csv{query}")
+        lines = list(csv.reader(b"".join(response.streaming_content).decode().splitlines()))
+        at = lines[0].index("p_adjusted"), lines[0].index("p_family")
+        return [[line[0], line[1], line[at[0]], line[at[1]]] for line in lines[1:]]
+    full = {tuple(r[:2]): r[2:] for r in csv_rows("")}
+    one = csv_rows("?question=grammaticality")
+    assert len(one) == 2 and all(full[tuple(r[:2])] == r[2:] and r[3] == "8" for r in one)
+    # The page says over what the p is adjusted, filtered or not.
+    for query in ("", "?question=grammaticality"):
+        page = client.get(f"/studies/{small_study.slug}/{query}").content.decode()
+        assert "BH-adjusted over the 8 contrasts of this analysis" in page
+        assert "over the contrasts shown" not in page
+
+
+def test_the_welch_option_and_sentences_on_all_ratings_say_their_p_is_optimistic(small_study, client, researcher):
+    client.force_login(researcher)
+    page = client.get(f"/studies/{small_study.slug}/").content.decode()
+    assert "all individual ratings (treated as independent: optimistic p)" in page  # the option
+    sentences = re.findall(r'<ul class="welch">(.*?)</ul>', page, flags=re.S)[0]
+    assert "“human”" in sentences and "over the pooled SD of the item means" in sentences
+    assert "optimistic" not in sentences
+    page = client.get(f"/studies/{small_study.slug}/?welch=ratings").content.decode()
+    lines = re.findall(r"<li class=\"(?:sig|ns)\">(.*?)</li>", page, flags=re.S)
+    tested = [line for line in lines if "cannot be tested" not in line]
+    assert tested and all("treated as independent though ratings of one item or one rater are not: this p is "
+                          "optimistic" in line and "pooled SD of the individual ratings" in line for line in tested)
+    # The pool and the group named "human" are never confused: groups are quoted, never bare.
+    assert not re.search(r"(prefer|between) (human|gpt2) ", page)
+
+
+def test_icc_on_three_items_gets_alphas_too_few_items_note_in_the_cell_tooltip(small_study, client, researcher):
+    # Issue 25 review: "ICC(1) -0.15 on 3 complete items" in the cell where alpha says "too few items (n = 3)".
+    _, reader = _read(client, researcher, small_study)
+    tooltips = [t for t in reader.parts if t.startswith("3 items, ") and "ICC(1)" in t]
+    assert tooltips and all("ICC(1) too few items (n = 3) on 3 complete items" in t for t in tooltips)
+    assert not any(re.search(r"ICC\(1\) -?\d", t) for t in tooltips)
+    # The JSON keeps the values and adds the reason, as for alpha.
+    client.force_login(researcher)
+    cells = client.get(f"/studies/{small_study.slug}/analysis.json").json()["cells"]
+    assert all(c["icc1"] is not None and c["notes"]["icc"].startswith("too few items (n = 3)") for c in cells
+               if c["icc_n_items"] == 3)
+
+
+def test_the_verdict_and_ppi_texts_name_the_score_and_the_setting_in_words(small_study, client, researcher):
+    # Issue 25 review: "scoring neg_rmse" in the verdict's heading, "human_subset" twice in the PPI text.
+    html, reader = _read(client, researcher, small_study)
+    seen = re.sub(r"\s+", " ", " ".join(reader.parts))
+    assert "scoring: negative RMSE against the other raters (higher = closer; 0 = identical)" in seen
+    for key in ("neg_rmse", "human_subset", "n_a=", "n_b="):
+        assert key not in seen, key
+    assert "the study's human subset setting" in seen
+
+
+def test_the_scatter_legends_give_tau_with_its_p_and_band_as_table_2(small_study, client, researcher):
+    # Issue 25 review: 'group "gpt2" (tau -1.00)' in the bubble-chart legend, with no p and no "not significant".
+    html, reader = _read(client, researcher, small_study)
+    legends = [t for t in reader.svg_texts if t.startswith("group “") and "(τ " in t]
+    assert legends and all(re.fullmatch(r"group “(human|gpt2)” \(τ -?\d\.\d\d, p (=|<) \d\.\d{3}, not significant\)", t)
+                           for t in legends), legends
+    # Which p: scipy's, exact without ties on few items, else the normal approximation.
+    seen = re.sub(r"\s+", " ", " ".join(reader.parts))
+    assert "exact for a few items without ties (up to 33), otherwise the normal approximation" in seen
