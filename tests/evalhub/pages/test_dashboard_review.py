@@ -10,6 +10,7 @@ text, tooltips and the charts' text) is read as a reader reads it:
 from __future__ import annotations
 
 import re
+from html import unescape
 from html.parser import HTMLParser
 
 import pytest
@@ -221,7 +222,55 @@ def test_the_words_match_the_numbers_on_the_dashboard_and_the_plan(small_study, 
     assert cells and all(c == '<span class="undef">too few items (n = 3)</span>' for c in cells)
 
     page = client.post(f"/studies/{small_study.slug}/plan/").content.decode()
-    power = re.search(r'<li id="plan-power">(.*?)</li>', page, flags=re.S).group(1)
+    found = re.search(r'<li id="plan-power">(.*?)</li>', page, flags=re.S)
+    assert found
+    power = found.group(1)
     # 3 raters x 24 ratings gives no verdict: the note stands in place of "0 % (± 0 %)".
     assert "this design gives no verdict" in power and "%" not in power
     assert "in the grid reach " not in page
+
+
+def _text_report(study) -> str:
+    import io
+
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command("analyze", study.slug, "--format", "table", "--n-boot", "200", stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+def test_the_text_report_prints_no_number_the_page_withholds_and_lists_the_pages_notes(
+        small_study, client, researcher):
+    _, reader = _read(client, researcher, small_study)
+    report = _text_report(small_study)
+    # Alpha on 3 items: the page's note in place of the value, and no interval.
+    cells = [line for line in report.splitlines() if line.strip().startswith("a=")]
+    assert cells and all(re.fullmatch(r"(a=too few items \(n = 3\) \d+%\s*)+", line.strip()) for line in cells)
+    # Kappa and Fleiss' kappa: the note in place of the value, "–" in place of the interval, no p.
+    kappa = report[report.index("== Cohen's kappa"):]
+    kappa_rows = kappa[:kappa.index("\n\n")].splitlines()[3:]
+    assert kappa_rows and all(re.search(r"(too few items \(n = [0-3]\)|no variation)\s+–\s+\d", row)
+                              for row in kappa_rows)
+    assert not any(re.search(r"-?\d\.\d{3}|p [=<]", row) for row in kappa_rows)
+    # Pairwise tau: the note, not "-1.000" on 1 pair.
+    table6 = report[report.index("== Mean pairwise"):]
+    rows6 = table6[:table6.index("\n\n")].splitlines()[3:]
+    assert rows6 and all("too few items (n = 3)" in row for row in rows6)
+    assert not re.search(r"\[(-?\d+\.\d+), \1\]", report)  # no interval whose bounds are equal
+    # The Notes are the page's, line for line, and name every withheld statistic, not only alpha.
+    seen = " ".join(reader.parts)
+    notes = report[report.index("== Notes"):].splitlines()[1:]
+    assert notes and all(line in seen for line in notes)
+    for statistic in (": α — too few", ": Fleiss' κ among the raters — too few", ": κ vs teacher-1 (unweighted) — too",
+                      ": κ vs the human majority (unweighted) — ", ": mean pairwise τ — too few",
+                      ": human ceiling — too few items (n = 3)"):
+        assert any(statistic in line for line in notes), statistic
+
+
+def test_the_notes_do_not_describe_intervals_the_page_does_not_show(small_study, client, researcher):
+    html, _ = _read(client, researcher, small_study)
+    notes = unescape(html[html.index("<h2>Notes</h2>"):])
+    # Every alpha, kappa and Fleiss' kappa is withheld on 3 items: no note may speak of their intervals or p.
+    assert "bootstrap replicates" not in notes and "95% CI" not in notes and "under H0" not in notes
+    assert "Fleiss' κ among the raters — too few items (n = 3)" in notes
