@@ -274,3 +274,16 @@ def test_the_notes_do_not_describe_intervals_the_page_does_not_show(small_study,
     # Every alpha, kappa and Fleiss' kappa is withheld on 3 items: no note may speak of their intervals or p.
     assert "bootstrap replicates" not in notes and "95% CI" not in notes and "under H0" not in notes
     assert "Fleiss' κ among the raters — too few items (n = 3)" in notes
+
+
+def test_pairwise_tau_says_how_many_pairs_were_possible_and_why_the_others_are_undefined(
+        story_study, client, researcher, tmp_path):
+    # teacher-3 gives 3 to every item: 2 of the 3 pairs have no tau.
+    rows = [(item, group, "relevance", "human", f"teacher-{r + 1}", 3 if r == 2 else 1 + (n + r) % 5)
+            for n, (item, group) in enumerate(ITEMS) for r in range(3)]
+    import_long(story_study, rows, tmp_path)
+    note = "1 of 3 pairs; 2 undefined: teacher-3 gave one score to every item shared with another rater"
+    _, reader = _read(client, researcher, story_study)
+    assert any(f"rater pairs: {note}" in part for part in reader.parts)  # table 6's tooltip
+    report = _text_report(story_study)
+    assert f"relevance / group “human” / Human raters: rater pairs — {note}" in report  # and the Notes
