@@ -123,8 +123,20 @@ def _header_lines(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
         return "".join(f", {words.get(k, k)} {v}" for k, v in sorted(pool.status_counts.items()) if k != "ok")
 
     return [f"Study {study.slug}: {study.title} ({study.n_items} items, scale {study.scale.min}-{study.scale.max})",
-            "", "Pools: " + "; ".join(f"{labels[p.name]} ({p.n_raters} raters, {p.n_ratings} ratings{counts(p)})"
-                                      for p in result.pools)]
+            "", "Pools: " + "; ".join(f"{labels[p.name]} ({pool_size(p)}{counts(p)})" for p in result.pools)]
+
+
+def pool_size(pool: PoolSummary) -> str:
+    """A pool's raters and ratings in the glossary's words (docs/analysis.md): an LLM pool's samples are samples,
+    and its ratings count item x questions, each made of the samples' answers."""
+    if pool.kind != "llm":
+        return f"{_count(pool.n_raters, 'rater')}, {_count(pool.n_ratings, 'rating')}"
+    return (f"{_count(pool.n_raters, 'sample')}; {_count(pool.n_item_questions, 'item × question rating')}, "
+            f"{_count(pool.n_ratings, 'answer')}")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _cell_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:

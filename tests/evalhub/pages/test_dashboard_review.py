@@ -287,3 +287,17 @@ def test_pairwise_tau_says_how_many_pairs_were_possible_and_why_the_others_are_u
     assert any(f"rater pairs: {note}" in part for part in reader.parts)  # table 6's tooltip
     report = _text_report(story_study)
     assert f"relevance / group “human” / Human raters: rater pairs — {note}" in report  # and the Notes
+
+
+def test_an_llm_pools_samples_are_samples_and_its_ratings_are_counted_in_one_unit(small_study, client, researcher):
+    html, reader = _read(client, researcher, small_study)
+    seen = re.sub(r"\s+", " ", " ".join(reader.parts))
+    pools = html[html.index('class="paper pools"'):]
+    pools = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", pools[:pools.index("</table>")]))
+    # gpt-4o: 3 samples x 6 items x 4 questions: 24 item x question ratings, from 72 answers.
+    assert "gpt-4o llm 3 samples 24 (item × question; 72 answers of its samples)" in pools
+    assert "Human raters human 3 72" in pools
+    assert "pool / rater (an LLM: sample)" in seen
+    report = _text_report(small_study)
+    assert "Pools: Human raters (3 raters, 72 ratings); gpt-4o (3 samples; 24 item × question ratings, 72 answers)" \
+        in report
