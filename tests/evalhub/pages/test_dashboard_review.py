@@ -306,3 +306,16 @@ def test_an_llm_pools_samples_are_samples_and_its_ratings_are_counted_in_one_uni
     report = _text_report(small_study)
     assert "Pools: Human raters (3 raters, 72 ratings); gpt-4o (3 samples; 24 item × question ratings, 72 answers)" \
         in report
+
+
+def test_the_plan_labels_the_chance_at_the_needed_design_and_gives_its_monte_carlo_error(
+        small_study, client, researcher):
+    client.force_login(researcher)
+    page = client.post(f"/studies/{small_study.slug}/plan/").content.decode()
+    found = [re.search(rf'<li id="plan-{key}">(.*?)</li>', page, flags=re.S) for key in ("items", "raters")]
+    lines = [re.sub(r"<[^>]+>", "", m.group(1)) for m in found if m]
+    needed = [line for line in lines if "for 80 %:" in line]
+    assert needed  # the grid reaches 80 % for one of them at least
+    for line in needed:  # "150 (87 %)" said nothing of what 87 % is, nor of its simulation error
+        assert re.search(r"\(chance to pass there: \d+ % ± \d+ %: the Monte-Carlo standard error of \d+ replicates\)",
+                         line), line
