@@ -319,3 +319,14 @@ def test_the_plan_labels_the_chance_at_the_needed_design_and_gives_its_monte_car
     for line in needed:  # "150 (87 %)" said nothing of what 87 % is, nor of its simulation error
         assert re.search(r"\(chance to pass there: \d+ % ± \d+ %: the Monte-Carlo standard error of \d+ replicates\)",
                          line), line
+
+
+def test_the_home_and_raters_pages_say_where_imported_ratings_come_from(small_study, client, researcher):
+    client.force_login(researcher)
+    home = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", client.get(f"/studies/{small_study.slug}/home/").content.decode()))
+    # 72 human ratings from 3 imported raters, beside "0 / 0 raters finished / started" (issue 25 review).
+    assert "72 human ratings (with 3 raters from imported files, outside the links: not counted below)" in home
+    raters = client.get(f"/studies/{small_study.slug}/raters/").content.decode()
+    assert "No raters through the links yet." in raters
+    assert "3 raters from imported files: their ratings came in a ratings file, outside the links, and are not " \
+           "listed here; the dashboard counts them." in raters
