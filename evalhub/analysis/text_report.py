@@ -23,7 +23,12 @@ SIGNIFICANCE = 0.05
 
 
 def fmt(value: float | None, digits: int = 2) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
+    """A value at ``digits`` decimals; "–" when undefined. A tiny negative that rounds to zero prints "0.000", not
+    "-0.000" (the sign of nothing; issue 25 review)."""
+    if value is None:
+        return "–"
+    text = f"{value:.{digits}f}"
+    return text.removeprefix("-") if float(text) == 0 else text
 
 
 def p_text(p: float | None) -> str:
@@ -122,7 +127,8 @@ def _header_lines(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
         words = {READ_BY_PERSON: "read by a person"}  # among the ok ratings, counted apart
         return "".join(f", {words.get(k, k)} {v}" for k, v in sorted(pool.status_counts.items()) if k != "ok")
 
-    return [f"Study {study.slug}: {study.title} ({study.n_items} items, scale {study.scale.min}-{study.scale.max})",
+    scale = f"scale {study.scale.min}-{study.scale.max}"
+    return [f"Study {study.slug}: {study.title} ({_count(study.n_items, 'item')}, {scale})",
             "", "Pools: " + "; ".join(f"{labels[p.name]} ({pool_size(p)}{counts(p)})" for p in result.pools)]
 
 
@@ -301,7 +307,7 @@ def _evidence_lines(result: AnalysisResult) -> list[str]:
                            "p (BH)"], rows))
     for c in result.confusion:
         out += ["", f"== Confusion: {c.question} / {c.group} / {pool_label(c.pool, labels)} "
-                    f"(rows: human majority, columns: pool; {c.n_items} items, {c.n_tied} tied left out)"]
+                    f"(rows: human majority, columns: pool; {_count(c.n_items, 'item')}, {c.n_tied} tied left out)"]
         out.append(_table(["human \\ pool", *c.labels],
                           [[label, *map(str, counts)] for label, counts in zip(c.labels, c.counts, strict=True)]))
     for ceiling in result.ceiling:

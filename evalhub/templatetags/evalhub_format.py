@@ -5,7 +5,7 @@ from collections.abc import Mapping
 
 from django import template
 
-from evalhub.analysis.text_report import p_text, stars
+from evalhub.analysis.text_report import fmt, p_text, stars
 from evalhub.analysis.trust_notes import group_title, interval_note, note_name, short_note, value_note
 
 register = template.Library()
@@ -13,7 +13,7 @@ register = template.Library()
 
 @register.filter
 def num(value: float | None, digits: int = 2) -> str:
-    return "–" if value is None else f"{value:.{int(digits)}f}"
+    return fmt(value, int(digits))  # the text report's: "–" when undefined, never "-0.00"
 
 
 @register.filter

@@ -130,7 +130,7 @@ def test_every_number_and_word_on_a_six_item_three_rater_dashboard_is_labelled_a
     assert bands and set(bands) <= {"not significant"}
 
     # Charts: legends name pools by their labels, titles name groups as groups.
-    assert "Human raters" in reader.svg_texts and "gpt-4o" in reader.svg_texts
+    assert "Human raters (n = 9)" in reader.svg_texts and "gpt-4o (n = 9)" in reader.svg_texts  # with their n
     assert "human" not in reader.svg_texts  # never the bare key as a legend
     titles = [t for t in reader.svg_texts if " · " in t and t.split(" · ")[0] in QUESTIONS]
     assert titles and all(re.fullmatch(r"\w+ · group “(human|gpt2)”( · gpt-4o: (confusion|human ceiling))?", t)
@@ -330,3 +330,20 @@ def test_the_home_and_raters_pages_say_where_imported_ratings_come_from(small_st
     assert "No raters through the links yet." in raters
     assert "3 raters from imported files: their ratings came in a ratings file, outside the links, and are not " \
            "listed here; the dashboard counts them." in raters
+
+
+def test_cosmetics_counts_read_as_counts_and_nothing_prints_minus_zero(small_study, client, researcher):
+    from evalhub.analysis.text_report import fmt
+
+    assert (fmt(-0.0000004, 3), fmt(-0.0004, 3), fmt(-0.0006, 3), fmt(None)) == ("0.000", "0.000", "-0.001", "–")
+    report = _text_report(small_study)
+    assert not re.search(r"\b1 items\b", report) and "-0.000" not in report and "-0.00 " not in report
+    html, reader = _read(client, researcher, small_study)
+    # The judge's zero refusals are 0, not "–" (which means undefined elsewhere on the page).
+    pools = html[html.index('class="paper pools"'):]
+    row = re.search(r"<tr><td class=\"first\">[^<]*<span class=\"swatch\"[^>]*></span>gpt-4o</td>(.*?)</tr>",
+                    pools[:pools.index("</table>")], flags=re.S)
+    assert row and re.findall(r"<td>([^<]*)</td>", row.group(1))[-4:-1] == ["0", "0", "0 / 0"]
+    # The score distributions: an axis title, n per pool, and a tick at or above the highest bar.
+    assert "% of each pool's ratings (n in the legend)" in reader.svg_texts and "score" in reader.svg_texts
+    assert "Human raters (n = 9)" in reader.svg_texts
