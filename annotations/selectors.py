@@ -218,6 +218,9 @@ class StudyOverview:
     raters_done: int
     raters_active: int  # raters with an item open and touched within the claim timeout
     invitations: int  # invitation links created and not revoked
+    # Raters whose ratings came in a ratings file (ratings_import): outside the links, so neither started nor
+    # seated, but their ratings are among ``ratings`` and the dashboard's (issue 25 review).
+    imported_raters: int = 0
 
     @property
     def seats_percent(self) -> int:
@@ -245,4 +248,5 @@ def study_overview(*, study: Study, now: datetime | None = None) -> StudyOvervie
         raters_active=claims.filter(completed_at__isnull=True, touched_at__gte=idle_since)
         .values("assignment").distinct().count(),
         invitations=study.raters.filter(source=Rater.Source.INVITED, revoked_at__isnull=True).count(),
+        imported_raters=study.raters.filter(source=Rater.Source.IMPORTED).count(),
     )

@@ -285,6 +285,7 @@ def study_raters(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "study": study,
             "rows": study_rater_stats(study=study),
+            "imported_raters": study.raters.filter(source=Rater.Source.IMPORTED).count(),
             "invite_form": InviteForm(),
             "can_change": can_change,
             "base": base,

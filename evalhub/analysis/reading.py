@@ -100,6 +100,8 @@ def pool_summary(pool: Pool) -> PoolSummary:
         top_p=params.get("top_p"), variant=params.get("variant"),
         # "kind" already says human or llm: the judge's kind is "judge_kind".
         judge_kind=params.get("kind"),
+        n_item_questions=int(np.unique(np.stack([pool.item, pool.question]), axis=1).shape[1]) if pool.item.size
+        else 0,
     )
 
 

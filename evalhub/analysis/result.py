@@ -101,6 +101,9 @@ class PoolSummary:
     top_p: float | None
     variant: str | None
     judge_kind: str | None
+    # Item x question pairs with a rating. An LLM pool's samples are not raters: it gives one rating per item x
+    # question, made of its samples' answers (n_ratings counts the answers; docs/analysis.md, "Words").
+    n_item_questions: int = 0
 
 
 # ---------------------------------------------------------------------------

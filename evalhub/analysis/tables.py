@@ -121,11 +121,31 @@ def _pairwise_row(cell: Cell) -> PairwiseKendallRow:
         return PairwiseKendallRow(
             cell.question, cell.group, cell.pool.name, mean_tau=None, n_pairs=0,
             notes={"mean_tau": f"{n_raters} raters: pairwise tau is computed for at most {PAIRWISE_MAX_RATERS} raters"})
-    matrix, _ = cell.rater_matrix() if cell.item.size else (np.empty((0, 0)), None)
+    matrix, columns = cell.rater_matrix() if cell.item.size else (np.empty((0, 0)), None)
     result = stats.mean_pairwise_kendall(matrix)
+    names = [] if columns is None else \
+        [cell.pool.rater_labels.get(int(cell.pool.raters[c]), str(int(cell.pool.raters[c]))) for c in columns]
+    notes = _pairwise_notes(result, matrix)
+    if result.undefined:
+        notes["n_pairs"] = pairs_note(result, names, "sample" if cell.pool.kind == "llm" else "rater")
     return PairwiseKendallRow(
-        cell.question, cell.group, cell.pool.name, mean_tau=result.mean_tau, n_pairs=result.n_pairs,
-        notes=_pairwise_notes(result, matrix))
+        cell.question, cell.group, cell.pool.name, mean_tau=result.mean_tau, n_pairs=result.n_pairs, notes=notes)
+
+
+def pairs_note(result: stats.PairwiseTau, names: list[str], who: str = "rater") -> str:
+    """How many pairs (of raters, or of an LLM pool's samples: ``who``) entered the mean of the possible ones, and
+    why the others are undefined (issue 25 review): "1 of 3 pairs; 2 undefined: r3 gave one score to every item
+    shared with another rater"."""
+    constant: dict[str, None] = {}  # raters in order, once each
+    others: list[str] = []
+    for i, j, reason in result.undefined:
+        if reason.startswith(("x is constant", "y is constant")):
+            constant[names[i] if reason.startswith("x") else names[j]] = None
+        else:
+            others.append(f"{names[i]} and {names[j]}: {reason}")
+    possible = result.n_pairs + len(result.undefined)
+    why = [f"{name} gave one score to every item shared with another {who}" for name in constant] + others
+    return f"{result.n_pairs} of {possible} pairs; {len(result.undefined)} undefined: {'; '.join(why)}"
 
 
 def _pairwise_notes(result: stats.PairwiseTau, matrix: np.ndarray) -> Notes:

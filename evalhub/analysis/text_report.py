@@ -8,14 +8,27 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evalhub.analysis.reading import ALL_GROUPS, HUMAN, HUMAN_LABEL, READ_BY_PERSON
-from evalhub.analysis.result import AblationTable, AltTestRow, AnalysisResult, PoolSummary, PositionRow, WelchRow
-from evalhub.analysis.trust_notes import TOO_FEW
+from evalhub.analysis.result import (
+    AblationTable,
+    AltTestRow,
+    AnalysisResult,
+    KappaRow,
+    PoolSummary,
+    PositionRow,
+    WelchRow,
+)
+from evalhub.analysis.trust_notes import MAX_NOTE_LINES, TOO_FEW, interval_note, note_lines, value_note
 
 SIGNIFICANCE = 0.05
 
 
 def fmt(value: float | None, digits: int = 2) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
+    """A value at ``digits`` decimals; "–" when undefined. A tiny negative that rounds to zero prints "0.000", not
+    "-0.000" (the sign of nothing; issue 25 review)."""
+    if value is None:
+        return "–"
+    text = f"{value:.{digits}f}"
+    return text.removeprefix("-") if float(text) == 0 else text
 
 
 def p_text(p: float | None) -> str:
@@ -111,12 +124,12 @@ def text_report(result: AnalysisResult) -> str:
     out += _ppi_lines(result, labels)
     for table, reason in (result.not_computed or {}).items():
         out += ["", f"== {table}: not computed ({reason})"]
-    notes = sorted({f"{c.question}/{c.group}/{labels.get(c.pool, c.pool)} {k}: {v}" for c in result.cells
-                    for k, v in c.notes.items()})
+    notes = note_lines(result)  # the dashboard's Notes, line for line
     if notes:
-        out += ["", "== Notes: undefined values, and values that rest on part of the data", *notes[:50]]
-        if len(notes) > 50:
-            out.append(f"... and {len(notes) - 50} more (see --format json)")
+        out += ["", "== Notes: undefined values, and values that rest on part of the data",
+                *notes[:MAX_NOTE_LINES]]
+        if len(notes) > MAX_NOTE_LINES:
+            out.append(f"... and {len(notes) - MAX_NOTE_LINES} more (see --format json)")
     return "\n".join(out) + "\n"
 
 
@@ -129,9 +142,22 @@ def _header_lines(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
         words = {READ_BY_PERSON: "read by a person"}  # among the ok ratings, counted apart
         return "".join(f", {words.get(k, k)} {v}" for k, v in sorted(pool.status_counts.items()) if k != "ok")
 
-    return [f"Study {study.slug}: {study.title} ({study.n_items} items, scale {study.scale.min}-{study.scale.max})",
-            "", "Pools: " + "; ".join(f"{labels[p.name]} ({p.n_raters} raters, {p.n_ratings} ratings{counts(p)})"
-                                      for p in result.pools)]
+    scale = f"scale {study.scale.min}-{study.scale.max}"
+    return [f"Study {study.slug}: {study.title} ({_count(study.n_items, 'item')}, {scale})",
+            "", "Pools: " + "; ".join(f"{labels[p.name]} ({pool_size(p)}{counts(p)})" for p in result.pools)]
+
+
+def pool_size(pool: PoolSummary) -> str:
+    """A pool's raters and ratings in the glossary's words (docs/analysis.md): an LLM pool's samples are samples,
+    and its ratings count item x questions, each made of the samples' answers."""
+    if pool.kind != "llm":
+        return f"{_count(pool.n_raters, 'rater')}, {_count(pool.n_ratings, 'rating')}"
+    return (f"{_count(pool.n_raters, 'sample')}; {_count(pool.n_item_questions, 'item × question rating')}, "
+            f"{_count(pool.n_ratings, 'answer')}")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _cell_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
@@ -154,9 +180,13 @@ def _cell_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
                     line2.append("")
                     continue
                 line1.append(f"{fmt(c.mean)} ({fmt(c.std)})")
-                ci_text = f" [{fmt(c.alpha_ci95[0])}, {fmt(c.alpha_ci95[1])}]" if c.alpha_ci95 else ""
+                # What the dashboard shows in their place (trust_notes): a note for a withheld alpha, no interval.
+                keys = ("alpha", f"alpha.{level}")
+                ci_note = interval_note(c.notes, c.alpha_ci95, "alpha_ci95", *keys)
+                ci_text = "" if ci_note == "–" else f" [{ci_note}]" if ci_note else \
+                    f" [{fmt(c.alpha_ci95[0])}, {fmt(c.alpha_ci95[1])}]" if c.alpha_ci95 else ""
                 agreement = "" if c.full_agreement_pct is None else f" {c.full_agreement_pct:.0f}%"
-                line2.append(f"a={fmt(c.alpha[level])}{ci_text}{agreement}")
+                line2.append(f"a={value_note(c.notes, *keys) or fmt(c.alpha[level])}{ci_text}{agreement}")
             rows += [line1, line2]
         out.append(_table(["pool", *groups], rows))
     return out
@@ -185,8 +215,8 @@ def _paper_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
                            "pool no majority"], rows))
     if result.pairwise_kendall:
         out += ["", "== Mean pairwise Kendall's tau among a pool's raters (table 6)"]
-        rows = [[r.question, r.group, labels.get(r.pool, r.pool), fmt(r.mean_tau, 3), str(r.n_pairs)]
-                for r in result.pairwise_kendall]
+        rows = [[r.question, r.group, labels.get(r.pool, r.pool), value_note(r.notes, "mean_tau") or fmt(r.mean_tau, 3),
+                 str(r.n_pairs)] for r in result.pairwise_kendall]
         out.append(_table(["question", "group", "pool", "mean tau", "pairs"], rows))
     return out
 
@@ -268,6 +298,14 @@ def verdict_word(passed: bool | None) -> str:
     return "no verdict" if passed is None else "passes" if passed else "cannot yet"
 
 
+def _kappa_ci(k: KappaRow) -> str:
+    """The kappa interval as the dashboard shows it: the note in its place when withheld or of width 0."""
+    note = interval_note(k.notes, k.ci95, "ci95", "kappa")
+    if note or k.ci95 is None:
+        return note or "–"
+    return f"[{fmt(k.ci95[0], 3)}, {fmt(k.ci95[1], 3)}]"
+
+
 def _evidence_lines(result: AnalysisResult) -> list[str]:
     """Issue 19: kappa, the confusion matrices and the human ceiling as plain text, pools by their labels."""
     out: list[str] = []
@@ -276,14 +314,15 @@ def _evidence_lines(result: AnalysisResult) -> list[str]:
         out += ["", "== Cohen's kappa of each LLM pool (vs the human majority, vs each rater; BH-adjusted p) "
                     "and Fleiss' kappa among the human raters"]
         rows = [[k.question, k.group, pool_label(k.pool, labels), k.against if k.rater is None else k.rater,
-                 k.weights, fmt(k.kappa, 3), f"[{fmt(k.ci95[0], 3)}, {fmt(k.ci95[1], 3)}]" if k.ci95 else "–",
-                 str(k.n_items), str(k.n_tied),
-                 "" if k.p_adjusted is None else p_text(k.p_adjusted) + stars(k.p_adjusted)] for k in result.kappa]
+                 k.weights, value_note(k.notes, "kappa") or fmt(k.kappa, 3), _kappa_ci(k), str(k.n_items),
+                 str(k.n_tied),
+                 "" if k.p_adjusted is None or value_note(k.notes, "kappa") else
+                 p_text(k.p_adjusted) + stars(k.p_adjusted)] for k in result.kappa]
         out.append(_table(["question", "group", "pool", "against", "weights", "kappa", "95% CI", "n", "tied",
                            "p (BH)"], rows))
     for c in result.confusion:
         out += ["", f"== Confusion: {c.question} / {c.group} / {pool_label(c.pool, labels)} "
-                    f"(rows: human majority, columns: pool; {c.n_items} items, {c.n_tied} tied left out)"]
+                    f"(rows: human majority, columns: pool; {_count(c.n_items, 'item')}, {c.n_tied} tied left out)"]
         out.append(_table(["human \\ pool", *c.labels],
                           [[label, *map(str, counts)] for label, counts in zip(c.labels, c.counts, strict=True)]))
     for ceiling in result.ceiling:

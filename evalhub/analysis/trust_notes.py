@@ -15,10 +15,15 @@ and the pages show the note in its place:
 
 from __future__ import annotations
 
-from evalhub.analysis.result import Interval
+from collections.abc import Mapping
+
+from evalhub.analysis.reading import ALL_GROUPS
+from evalhub.analysis.result import AnalysisResult, Interval
 
 MIN_ITEMS = 5
 TOO_FEW = "too few items"  # how the note starts: pages find it among a row's notes
+NO_VARIATION = "no variation"
+MAX_NOTE_LINES = 200  # the dashboard's Notes and the text report's list the same first lines; the JSON has all
 
 
 def too_few_items(n_items: int) -> str | None:
@@ -43,3 +48,86 @@ def cut_interval(ci: Interval | None, bounds: tuple[float, float]) -> str | None
         return None
     return (f"the t interval is cut {' and '.join(cut)}, the score's limit: this close to it a t interval is only "
             "approximate")
+
+
+# ---------------------------------------------------------------------------
+# The one rule for what a reader sees in place of a number: the dashboard's templates (through the filters of
+# templatetags/evalhub_format.py) and the text report (text_report.py) both ask these functions.
+
+# What a reader sees of a note's key: the statistic's name, never the JSON key ("icc1k", "alpha_ci95").
+NOTE_NAMES = {
+    "mean": "mean", "std": "standard deviation", "alpha": "α", "alpha_ci95": "α 95% CI",
+    "full_agreement_pct": "full agreement", "icc": "ICC", "icc1": "ICC(1)", "icc1k": "ICC(1,k)", "tau": "τ",
+    "mean_tau": "mean pairwise τ", "n_pairs": "rater pairs",
+    "kappa": "κ", "ci95": "95% CI", "p": "p", "t": "t", "df": "degrees of freedom",
+    "mean_diff": "mean difference", "cohens_d": "Cohen's d", "agreement_pct": "agreement",
+}
+
+
+def note_name(key: str) -> str:
+    """The name of a note's statistic: ``alpha.ordinal`` reads "α (ordinal)"."""
+    if key.startswith("alpha."):
+        return f"α ({key.removeprefix('alpha.')})"
+    return NOTE_NAMES.get(key, key.replace("_", " "))
+
+
+def short_note(note: str | None) -> str:
+    """What a cell shows in place of a number it should not claim: the note up to its colon
+    ("too few items (n = 2)", "no variation"); the whole note goes in the cell's tooltip and the Notes."""
+    return (note or "").split(":")[0]
+
+
+def value_note(notes: Mapping[str, str], *keys: str) -> str:
+    """What stands in place of a value: the short note of the first of ``keys`` with a note (too few items, or why
+    it is undefined), or "" when the value is shown. Alpha's keys: "alpha" (too few), then "alpha.<level>"."""
+    return next((short_note(notes[k]) for k in keys if notes.get(k)), "")
+
+
+def interval_note(notes: Mapping[str, str], ci: Interval | None, ci_key: str, *value_keys: str) -> str:
+    """What stands in place of an interval: "–" when its value is withheld (the value's note says why), the short
+    note when it is undefined or has no variation, or "" when the interval is shown."""
+    if value_note(notes, *value_keys):
+        return "–"
+    note = notes.get(ci_key, "")
+    if ci is None:
+        return short_note(note) or "–"
+    return short_note(note) if note.startswith(NO_VARIATION) else ""
+
+
+def _shown(notes: Mapping[str, str], hidden: tuple[str, ...], *value_keys: str) -> dict[str, str]:
+    """A row's notes as a reader meets them: the notes of ``hidden`` (its interval, its p) go when its value is
+    withheld, since neither is shown then."""
+    if value_note(notes, *value_keys):
+        return {k: v for k, v in notes.items() if k not in hidden}
+    return dict(notes)
+
+
+def group_title(group: str) -> str:
+    """How a title names a group: never bare, since a group may share a word with a pool ("human")."""
+    return "all groups" if group == ALL_GROUPS else f"group “{group}”"
+
+
+def note_lines(result: AnalysisResult) -> list[str]:
+    """Every note of the statistics the dashboard and the text report show (table 1, kappa and Fleiss' kappa,
+    Kendall's tau, pairwise tau, the human ceiling), one line each, sorted: "question / group / pool: name — note".
+    Notes on an interval whose value is withheld are left out: no interval is shown, the value's note says why."""
+    labels = result.pool_labels()
+    level = result.settings.ci_level
+
+    def where(question: str, group: str, pool: str) -> str:
+        return f"{question} / {group_title(group)} / {labels.get(pool, pool)}"
+
+    lines = {f"{where(c.question, c.group, c.pool)}: {note_name(k)} — {v}" for c in result.cells
+             for k, v in _shown(c.notes, ("alpha_ci95",), "alpha", f"alpha.{level}").items()}
+    for k in result.kappa:
+        name = "Fleiss' κ among the raters" if k.against == "raters" else \
+            f"κ vs {'the human majority' if k.rater is None else k.rater} ({k.weights})"
+        lines |= {f"{where(k.question, k.group, k.pool)}: {name}{'' if key == 'kappa' else ', ' + note_name(key)}"
+                  f" — {v}" for key, v in _shown(k.notes, ("ci95", "p"), "kappa").items()}
+    lines |= {f"{where(t.question, t.group, t.pool)}: Kendall's τ vs the human raters"
+              f"{'' if key == 'tau' else ', ' + note_name(key)} — {v}"
+              for t in result.kendall for key, v in t.notes.items()}
+    lines |= {f"{where(r.question, r.group, r.pool)}: {note_name(key)} — {v}"
+              for r in result.pairwise_kendall for key, v in r.notes.items()}
+    lines |= {f"{where(c.question, c.group, c.pool)}: human ceiling — {n}" for c in result.ceiling for n in c.notes}
+    return sorted(lines)

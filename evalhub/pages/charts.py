@@ -7,6 +7,7 @@ One approach everywhere: each function returns a complete inline <svg> as a Safe
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -49,12 +50,16 @@ def distribution_chart(*, title: str, bins: Sequence[float], series: Sequence[Di
     some pool gave them.
     """
     used = [k for k in range(len(bins)) if float(bins[k]).is_integer() or any(s.counts[k] for s in series)]
-    width, height, left, right, top, bottom = 360, 210, 34, 8, 24, 46
+    width, height, left, right, top, bottom = 360, 232, 34, 8, 34, 58
     plot_w, plot_h = width - left - right, height - top - bottom
     shares = [[100 * s.counts[k] / s.n if s.n else 0.0 for k in used] for s in series]
     peak = max([max(row) for row in shares if row] + [1.0])
-    ymax = svg.ticks(0, peak, 4)[-1] if svg.ticks(0, peak, 4)[-1] >= peak else peak
-    body = [svg.text(width / 2, 14, title, size=12, weight="600")]
+    # The axis ends on a tick at or above the highest bar (issue 25 review: ticks stopped at 40 % under a 56 % bar).
+    step = next((b - a for a, b in itertools.pairwise(svg.ticks(0, peak, 4))), peak)
+    ymax = math.ceil(peak / step - 1e-9) * step
+    body = [svg.text(width / 2, 14, title, size=12, weight="600"),
+            svg.text(4, 28, "% of each pool's ratings (n in the legend)", anchor="start", size=9, fill="#57606a"),
+            svg.text(left + plot_w / 2, top + plot_h + 26, "score", size=9, fill="#57606a")]
     for tick in svg.ticks(0, ymax, 4):
         y = top + plot_h - tick / ymax * plot_h
         body.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" stroke="#d8dee4"/>')
@@ -71,7 +76,7 @@ def distribution_chart(*, title: str, bins: Sequence[float], series: Sequence[Di
                         f'{shares[i][j]:.1f}% of {s.n} {ratings} scored {bins[k]:g}</title></rect>')
         body.append(svg.text(left + j * slot + slot / 2, top + plot_h + 13, f"{bins[k]:g}", size=10))
     body.append(f'<line x1="{left}" x2="{width - right}" y1="{top + plot_h}" y2="{top + plot_h}" stroke="#57606a"/>')
-    body += svg.legend([pool_labels.get(s.pool, s.pool) for s in series], left, height - 12,
+    body += svg.legend([f"{pool_labels.get(s.pool, s.pool)} (n = {s.n})" for s in series], left, height - 12,
                        [pool_colours[s.pool] for s in series], plot_w)
     return svg.figure(width, height, body, title)
 

@@ -37,13 +37,14 @@ from evalhub.analysis.result import (
     WelchRow,
 )
 from evalhub.analysis.text_report import SIGNIFICANCE, p_text, pool_label, stars, welch_sentence
+from evalhub.analysis.trust_notes import MAX_NOTE_LINES, interval_note, note_lines, value_note
 from evalhub.imports.exports import TABLE_COLUMNS, csv_lines, demographic_rows, rating_rows, table_rows
 from evalhub.pages import charts, svg
 from evalhub.pages.evidence import evidence_context
 from evalhub.pages.forms import EpsilonForm
 from evalhub.pages.ppi_panel import ppi_context
 from evalhub.pages.verdict import verdict_context
-from evalhub.templatetags.evalhub_format import group_title, note_name
+from evalhub.templatetags.evalhub_format import group_title
 
 
 class _HasWhere(Protocol):
@@ -190,6 +191,7 @@ class Table1Cell:
     cell: CellRow | None
     alpha: float | None  # at the result's ci_level
     alpha_note: str  # shown in place of alpha: why it is undefined or not to be read ("too few items (n = 2)")
+    alpha_ci_note: str  # shown in place of its interval ("–" when alpha is withheld), "" to show the interval
     stars: str
     mark_title: str
 
@@ -279,8 +281,8 @@ def dashboard_context(result: AnalysisResult) -> dict[str, object]:
         "scatter_charts": _scatter_charts(result, groups, labels),
         "alpha_charts": _alpha_charts(result, groups, pools, pool_colours, labels),
         **evidence_context(result, pool_colours),  # issue 19
-        "undefined": sorted({f"{c.question} / {group_title(c.group)} / {labels.get(c.pool, c.pool)}: "
-                             f"{note_name(k)} — {v}" for c in result.cells for k, v in c.notes.items()})[:40],
+        "undefined": note_lines(result)[:MAX_NOTE_LINES],
+        "max_notes": MAX_NOTE_LINES,
     }
 
 
@@ -302,8 +304,10 @@ def _table1(result: AnalysisResult, columns: list[Column], labels: dict[str, str
         for q, g in columns:
             c = cells.get((q, g, pool.name))
             mark = marks.get((q, g, pool.name), [])
-            note = (c.notes.get("alpha") or c.notes.get(f"alpha.{level}") or "") if c else ""
-            row.append(Table1Cell(cell=c, alpha=c.alpha[level] if c else None, alpha_note=note,
+            keys = ("alpha", f"alpha.{level}")  # too few items, then undefined at the level shown
+            note = value_note(c.notes, *keys) if c else ""
+            ci_note = interval_note(c.notes, c.alpha_ci95, "alpha_ci95", *keys) if c else "–"
+            row.append(Table1Cell(cell=c, alpha=c.alpha[level] if c else None, alpha_note=note, alpha_ci_note=ci_note,
                                   stars=max((m.split(" ")[0] for m in mark), key=len, default=""),
                                   mark_title="; ".join(mark)))
         rows.append(PoolRow(pool.name, pool_label(pool.name, labels), pool_colours[pool.name], tuple(row)))

@@ -19,6 +19,7 @@ from evalhub.analysis.result import AltTestRow, AltTestSettings, AnalysisResult,
 from evalhub.stats.alt_test import EPSILON_GUIDANCE, MIN_INSTANCES_PER_HUMAN, EpsilonGuide
 
 Status = Literal["pass", "fail", "none"]
+CANNOT_RUN = "the test cannot run: "  # how alt_test's note starts when no rater has enough ratings on this design
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,13 @@ def _headline(row: AltTestRow, n_groups: int, label: str) -> Headline:
     numbers = f"ρ = {_fmt(test.advantage_probability)}, ε = {test.epsilon:g}"
     change: list[str] = []
     status: Status
-    if test.passed is None:
+    cannot = next((n for n in test.notes if n.startswith(CANNOT_RUN)), None)
+    if test.passed is None and cannot:
+        # Not "no verdict yet": more raters of the same design will not bring one (issue 25 review).
+        why = cannot.removeprefix(CANNOT_RUN)
+        status, text = "none", f"{label}: the test cannot run on this design ({where}): {why}"
+        change = [n for n in test.notes if n != cannot]
+    elif test.passed is None:
         status, text = "none", f"{label}: no verdict yet on {where}"
         missing = [n for n in test.notes if "the test needs" in n or "cannot run" in n or "no verdict" in n]
         change = missing or list(test.notes) or [

@@ -344,7 +344,9 @@ def _verdict(used: AltTestScores, *, scoring: Scoring, epsilon: float, q_fdr: fl
             f"the test needs {MIN_INSTANCES_PER_HUMAN}: skipped"
         )
     if tested.size == 0:
-        notes.append(f"the test cannot run: no human gave {MIN_INSTANCES_PER_HUMAN} usable ratings")
+        most = int(per_rater.max()) if per_rater.size else 0
+        notes.append(f"the test cannot run: no human gave {MIN_INSTANCES_PER_HUMAN} usable ratings (at most {most} "
+                     "per rater): add items, or ratings per rater")
         return _undefined(scoring, epsilon, q_fdr, used.n_instances, (), notes)
 
     ps = _p_values(used.raters, used.w_h.astype(float) - used.w_llm, per_rater, tested, epsilon)

@@ -98,20 +98,22 @@ def mean_pairwise_kendall(matrix: npt.ArrayLike) -> PairwiseTau:
     Formula: mean over rater pairs (i < j) of ``kendall_tau(column i, column j)``.
     Missing data: each pair uses the items rated by both; pairs whose tau is undefined
     (fewer than 2 shared items, or a constant rater) are left out; ``n_pairs`` counts the
-    pairs that entered the mean.
+    pairs that entered the mean, ``undefined`` the pairs left out with ``kendall_tau``'s reason (x: column i).
     Undefined (None, with reason): fewer than 2 raters or no pair with a defined tau.
     """
     m = as_matrix(matrix)
     if m.shape[1] < 2:
         return PairwiseTau(None, 0, "fewer than 2 raters")
-    taus = []
+    taus, undefined = [], []
     for i, j in itertools.combinations(range(m.shape[1]), 2):
-        tau = kendall_tau(m[:, i], m[:, j]).tau
-        if tau is not None:
-            taus.append(tau)
+        result = kendall_tau(m[:, i], m[:, j])
+        if result.tau is not None:
+            taus.append(result.tau)
+        else:
+            undefined.append((i, j, result.reason or "undefined"))
     if not taus:
-        return PairwiseTau(None, 0, "no rater pair has a defined tau")
-    return PairwiseTau(float(np.mean(taus)), len(taus))
+        return PairwiseTau(None, 0, "no rater pair has a defined tau", tuple(undefined))
+    return PairwiseTau(float(np.mean(taus)), len(taus), undefined=tuple(undefined))
 
 
 def _correlation(x: npt.ArrayLike, y: npt.ArrayLike, method: str) -> CorrResult:

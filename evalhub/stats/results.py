@@ -58,6 +58,8 @@ class PairwiseTau:
     mean_tau: float | None
     n_pairs: int  # rater pairs whose tau was defined and entered the mean
     reason: str | None = None
+    # The pairs left out: (column i, column j, kendall_tau's reason, e.g. "x is constant over the 3 paired items").
+    undefined: tuple[tuple[int, int, str], ...] = ()
 
 
 @dataclass(frozen=True)

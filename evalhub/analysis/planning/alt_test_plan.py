@@ -47,6 +47,9 @@ class Pilot:
     human: float
     judge: float | None  # None: the study has no LLM pool with labels on the humans' instances
     pool: str | None
+    # The test runs per group: the most ratings a rater gave within one group (issue 25 review: the pilot's 24
+    # matched only the "(all)" group, while the test counts 12 per group). None: the study has no groups.
+    most_in_group: int | None = None
 
 
 @dataclass(frozen=True)
@@ -86,8 +89,10 @@ def alt_test_plan_for_study(
     sources: list[str] = []
     pilot = study_pilot(study=study, scoring=chosen, levels=levels, pool=pool) if from_pilot else None
     if pilot is not None:
+        in_group = "" if pilot.most_in_group is None else \
+            f" over all groups (at most {pilot.most_in_group} within one group, where the test counts them)"
         sources.append(f"pilot: {pilot.raters} raters, a median {pilot.items_per_rater} ratings "
-                       f"(one item on one question) per rater and {pilot.raters_per_item} raters per item; "
+                       f"(one item on one question) per rater{in_group} and {pilot.raters_per_item} raters per item; "
                        f"human quality {pilot.human:.3g}"
                        + (f", judge {pilot.pool!r} {pilot.judge:.3g}" if pilot.judge is not None else ", no judge"))
     def stated(value: int | None, from_pilot: int | None, default: int) -> int:
@@ -159,6 +164,9 @@ def study_pilot(*, study: Study, scoring: Scoring, levels: int, pool: str | None
             msd_jh = float(((score[seen] - judge_label[inst][seen]) ** 2).mean())
             judge_q = float(np.sqrt(max(msd_jh - human_q**2, 0.0)))
     rated = per_inst[per_inst > 0]
+    n_groups = len(data.groups)
+    in_group = np.bincount(human.rater_index * max(n_groups, 1) + data.item_group[human.item]) if n_groups > 1 \
+        else None
     return Pilot(
         raters=int(per_rater.size),
         items_per_rater=max(1, int(np.median(per_rater))),
@@ -166,6 +174,7 @@ def study_pilot(*, study: Study, scoring: Scoring, levels: int, pool: str | None
         human=human_q,
         judge=judge_q,
         pool=llm_pools[0].name if llm_pools and judge_q is not None else None,
+        most_in_group=None if in_group is None else int(in_group.max()),
     )
 
 

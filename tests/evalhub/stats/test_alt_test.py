@@ -294,7 +294,8 @@ def test_no_human_with_30_instances_is_undefined_with_a_note() -> None:
     humans = same_on_every_instance({"a": 1.0, "b": 1.0, "c": 1.0}, n=29)
     result = alt_test(humans, constant_llm(1.0, n=29), scoring="accuracy")
     assert (result.n_instances, result.winning_rate, result.passed, result.humans) == (29, None, None, ())
-    assert result.notes[-1] == "the test cannot run: no human gave 30 usable ratings"
+    assert result.notes[-1] == ("the test cannot run: no human gave 30 usable ratings (at most 29 per rater): "
+                                "add items, or ratings per rater")
     assert result.notes[0] == "a gave 29 usable ratings; the test needs 30: skipped"
 
 

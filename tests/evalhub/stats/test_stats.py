@@ -517,7 +517,11 @@ def test_mean_pairwise_kendall_averages_the_defined_rater_pairs() -> None:
         ]
     )
     result = stats.mean_pairwise_kendall(matrix)
-    assert result == stats.PairwiseTau(pytest.approx((2 / 3 - 1 - 2 / 3) / 3), 3)
+    assert (result.mean_tau, result.n_pairs) == (pytest.approx((2 / 3 - 1 - 2 / 3) / 3), 3)
+    # The constant rater's 3 pairs are left out, each with kendall_tau's reason (issue 25 review: "1 pair" with no why).
+    assert result.undefined == ((0, 3, "y is constant over the 4 paired items"),
+                                (1, 3, "y is constant over the 5 paired items"),
+                                (2, 3, "y is constant over the 4 paired items"))
 
 
 @pytest.mark.parametrize(
