@@ -174,6 +174,10 @@ def _ceiling_row(where: _Where, side: _HumanSide, ceiling: stats.HumanCeiling, n
         notes=_ceiling_notes(side, ceiling, n_items), raters=raters)
 
 
+FILTERED_P_ADJUSTED = ("given on the unfiltered analysis only: its Benjamini-Hochberg family is every per-rater test "
+                       "of the study, whatever a filter shows")
+
+
 @dataclass(frozen=True)
 class Evidence:
     """The ``kappa``, ``confusion`` and ``ceiling`` sections of the result."""
@@ -213,6 +217,12 @@ def agreement_sections(data: StudyData, cells: dict[tuple[str, str, str], Cell],
                     _pool_evidence(_Where(question.key, group, pool.name), side,
                                    cells[(question.key, group, pool.name)], data, options, kappa, confusion, ceiling)
     rater_rows = [n for n, row in enumerate(kappa) if row.against == "rater"]
+    if options.questions is not None or options.groups is not None or options.runs is not None:
+        # The family would be what the filter shows, so a filtered page would give the same test a smaller
+        # adjusted p (issue 25 review, as Welch's); the whole family needs every cell's bootstraps: withheld.
+        for n in rater_rows:
+            kappa[n] = replace(kappa[n], notes={**kappa[n].notes, "p_adjusted": FILTERED_P_ADJUSTED})
+        return Evidence(tuple(kappa), tuple(confusion), tuple(ceiling))
     for n, p in zip(rater_rows, adjusted_p([kappa[n] for n in rater_rows]), strict=True):
         kappa[n] = replace(kappa[n], p_adjusted=p)
     return Evidence(tuple(kappa), tuple(confusion), tuple(ceiling))

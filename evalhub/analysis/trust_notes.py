@@ -58,7 +58,7 @@ def cut_interval(ci: Interval | None, bounds: tuple[float, float]) -> str | None
 NOTE_NAMES = {
     "mean": "mean", "std": "standard deviation", "alpha": "α", "alpha_ci95": "α 95% CI",
     "full_agreement_pct": "full agreement", "icc": "ICC", "icc1": "ICC(1)", "icc1k": "ICC(1,k)", "tau": "τ",
-    "mean_tau": "mean pairwise τ", "n_pairs": "rater pairs",
+    "mean_tau": "mean pairwise τ", "n_pairs": "rater pairs", "p_adjusted": "p (BH)",
     "kappa": "κ", "ci95": "95% CI", "p": "p", "t": "t", "df": "degrees of freedom",
     "mean_diff": "mean difference", "cohens_d": "Cohen's d", "agreement_pct": "agreement",
 }

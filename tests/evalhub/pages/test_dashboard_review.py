@@ -440,3 +440,18 @@ def test_cosmetics_counts_read_as_counts_and_nothing_prints_minus_zero(small_stu
     # The score distributions: an axis title, n per pool, and a tick at or above the highest bar.
     assert "% of each pool's ratings (n in the legend)" in reader.svg_texts and "score" in reader.svg_texts
     assert "Human raters (n = 9)" in reader.svg_texts
+
+
+def test_per_rater_kappas_adjusted_p_is_not_given_for_a_filtered_family(small_study, client, researcher):
+    # As Welch's (finding 1): filtered to one question, the same per-rater test got a smaller BH-adjusted p
+    # (0.386 against 0.515). Its whole family needs every cell's bootstraps, so a filtered analysis withholds it.
+    client.force_login(researcher)
+    def rater_rows(query: str) -> list[dict]:
+        rows = client.get(f"/studies/{small_study.slug}/analysis.json{query}").json()["kappa"]
+        return [r for r in rows if r["against"] == "rater"]
+    whole = rater_rows("")
+    assert whole and all("p_adjusted" not in r["notes"] for r in whole)
+    assert any(r["p_adjusted"] is not None for r in whole)
+    filtered = rater_rows("?question=grammaticality")
+    assert filtered and all(r["p_adjusted"] is None and r["notes"]["p_adjusted"].startswith(
+        "given on the unfiltered analysis only") for r in filtered)
