@@ -455,3 +455,14 @@ def test_per_rater_kappas_adjusted_p_is_not_given_for_a_filtered_family(small_st
     filtered = rater_rows("?question=grammaticality")
     assert filtered and all(r["p_adjusted"] is None and r["notes"]["p_adjusted"].startswith(
         "given on the unfiltered analysis only") for r in filtered)
+
+
+def test_the_all_groups_cells_pair_every_item(small_study, client, researcher):
+    # The second review: with ?group=(all) Kendall's tau paired 2 of the 6 items (-1.00 where scipy gives 0.16 on
+    # all 6), because the pooled cell's items come group by group and a binary search assumed them sorted.
+    client.force_login(researcher)
+    result = client.get(f"/studies/{small_study.slug}/analysis.json?group=(all)").json()
+    kendall = [r for r in result["kendall"] if r["group"] == "(all)"]
+    assert len(kendall) == len(QUESTIONS) and all(r["n"] == 6 for r in kendall)
+    confusion = [r for r in result["confusion"] if r["group"] == "(all)"]
+    assert all(r["n_items"] + r["n_tied"] + r["n_unpaired"] == 6 for r in confusion)
