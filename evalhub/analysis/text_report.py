@@ -57,6 +57,10 @@ RATINGS_UNIT_WARNING = ("all individual ratings, treated as independent though r
                         "are not: this p is optimistic")
 
 
+CEILING_SCORES = {"neg_rmse": "negative RMSE against the other raters, higher = closer",
+                  "accuracy": "accuracy against the other raters"}
+
+
 def welch_d_text(row: WelchRow) -> str:
     """Cohen's d with its sign as the table gives it (group_a - group_b) and the SD it divides by, e.g.
     'd = -0.79, “human” − “gpt2” over the pooled SD of the item means' (sentences name the higher group first;
@@ -203,9 +207,11 @@ def _paper_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
     if result.welch:
         out += ["", f"== Welch's t-test between groups ({result.settings.welch_unit})"]
         rows = [[w.question, labels.get(w.pool, w.pool), f"{w.group_a} vs {w.group_b}", fmt(w.test.t, 3),
-                 fmt(w.test.df, 1), p_text(w.test.p), fmt(w.test.cohens_d, 2), f"{w.test.n_a}/{w.test.n_b}"]
-                for w in result.welch]
-        out.append(_table(["question", "pool", "groups", "t", "df", "p", "d", "n"], rows))
+                 fmt(w.test.df, 1), p_text(w.test.p), p_text(w.p_adjusted), fmt(w.test.cohens_d, 2),
+                 f"{w.test.n_a}/{w.test.n_b}"] for w in result.welch]
+        # Both p-values, named: a bare "p" column beside BH-adjusted sentences read as significant where the
+        # sentences say not (the second dashboard review).
+        out.append(_table(["question", "pool", "groups", "t", "df", "p (raw)", "p (BH)", "d", "n"], rows))
         out += [welch_sentence(w, labels) for w in result.welch]
     if result.majority:
         out += ["", "== Pairwise: each pool's majority choice vs the human majority choice"]
@@ -326,13 +332,15 @@ def _evidence_lines(result: AnalysisResult) -> list[str]:
         out.append(_table(["human \\ pool", *c.labels],
                           [[label, *map(str, counts)] for label, counts in zip(c.labels, c.counts, strict=True)]))
     for ceiling in result.ceiling:
-        head = f"== Human ceiling ({ceiling.scoring}): {ceiling.question} / {ceiling.group} / " \
-               f"{pool_label(ceiling.pool, labels)}"
+        head = f"== Human ceiling ({CEILING_SCORES.get(ceiling.scoring, ceiling.scoring)}): {ceiling.question} / " \
+               f"{ceiling.group} / {pool_label(ceiling.pool, labels)}"
         withheld = next((n for n in ceiling.notes if n.startswith(TOO_FEW)), None)
         summary = ceiling.summary or (f"withheld, {withheld}" if withheld else "")
         out += ["", head + (f": {summary}" if summary else "")]
+        # A withheld ceiling keeps its values but not its per-rater "better" (the page's withheld 3-of-3 claim).
         rows = [[r.rater, str(r.n_items), fmt(r.human, 3), fmt(r.judge, 3),
-                 "" if r.judge_better is None else "yes" if r.judge_better else "no"] for r in ceiling.raters]
+                 "withheld" if withheld else "" if r.judge_better is None else "yes" if r.judge_better else "no"]
+                for r in ceiling.raters]
         if rows:
             out.append(_table(["rater", "items", "rater vs others", "judge vs the same others", "judge better"], rows))
         out += [f"note: {n}" for n in ceiling.notes]

@@ -466,3 +466,16 @@ def test_the_all_groups_cells_pair_every_item(small_study, client, researcher):
     assert len(kendall) == len(QUESTIONS) and all(r["n"] == 6 for r in kendall)
     confusion = [r for r in result["confusion"] if r["group"] == "(all)"]
     assert all(r["n_items"] + r["n_tied"] + r["n_unpaired"] == 6 for r in confusion)
+
+
+def test_the_text_reports_welch_table_names_both_ps_and_a_withheld_ceiling_claims_no_rater(small_study):
+    # The second review: a bare "p" column (raw) beside sentences with the BH-adjusted p; "judge better: yes" for
+    # each rater under a ceiling heading that says "withheld"; "neg_rmse" in that heading.
+    report = _text_report(small_study)
+    welch = report[report.index("== Welch's t-test"):]
+    assert "p (raw)" in welch.splitlines()[1] and "p (BH)" in welch.splitlines()[1]
+    for block in report.split("== Human ceiling")[1:]:
+        head, *rows = block.split("\n\n")[0].splitlines()
+        assert "neg_rmse" not in head and "negative RMSE against the other raters" in head
+        if "withheld" in head:
+            assert not any(re.search(r"\s(yes|no)$", row) for row in rows)
