@@ -332,7 +332,8 @@ def _evidence_lines(result: AnalysisResult) -> list[str]:
         out.append(_table(["human \\ pool", *c.labels],
                           [[label, *map(str, counts)] for label, counts in zip(c.labels, c.counts, strict=True)]))
     for ceiling in result.ceiling:
-        head = f"== Human ceiling ({CEILING_SCORES.get(ceiling.scoring, ceiling.scoring)}): {ceiling.question} / " \
+        score = CEILING_SCORES.get(ceiling.scoring or "", ceiling.scoring or "")
+        head = f"== Human ceiling ({score}): {ceiling.question} / " \
                f"{ceiling.group} / {pool_label(ceiling.pool, labels)}"
         withheld = next((n for n in ceiling.notes if n.startswith(TOO_FEW)), None)
         summary = ceiling.summary or (f"withheld, {withheld}" if withheld else "")
