@@ -479,3 +479,11 @@ def test_the_text_reports_welch_table_names_both_ps_and_a_withheld_ceiling_claim
         assert "neg_rmse" not in head and "negative RMSE against the other raters" in head
         if "withheld" in head:
             assert not any(re.search(r"\s(yes|no)$", row) for row in rows)
+
+
+def test_the_all_groups_page_names_no_empty_welch_family(small_study, client, researcher):
+    # The second review (U7): "adjusted ... over the 0 contrasts of this analysis" on ?group=(all), which shows no
+    # contrast between groups.
+    client.force_login(researcher)
+    page = client.get(f"/studies/{small_study.slug}/?group=(all)").content.decode()
+    assert "over the 0 contrasts" not in page and "over every contrast between groups of this analysis" in page
