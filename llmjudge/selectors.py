@@ -14,7 +14,6 @@ from django.utils import timezone
 from annotations.models import Study
 from annotations.selectors import studies_for_researcher
 from llmjudge.models import Judge, JudgeCall, JudgeRun, LLMRating
-from llmjudge.parsing.common import CUT_OFF_REASONING
 from llmjudge.runs.pricing import estimate_cost
 
 
@@ -196,6 +195,10 @@ def unparseable_by_reason(ratings: QuerySet[LLMRating]) -> dict[str, int]:
 
 
 def run_review(*, run: JudgeRun) -> RunReview:
+    # On use: the parser's package compiles its word lists at import (0.1 s), and django.setup() imports this
+    # module through the admin (STYLE 15).
+    from llmjudge.parsing.common import CUT_OFF_REASONING
+
     ratings = run.ratings.all()
     by_reason = unparseable_by_reason(ratings)
     answered = ratings.exclude(status=LLMRating.Status.PENDING).count()

@@ -60,6 +60,8 @@ def test_django_setup_imports_no_statistics_library_sdk_or_numpy():
     # The probe did start Django: the admin's autodiscovery imported every app's admin module.
     assert {"evalhub.admin", "annotations.admin", "llmjudge.admin", "evalhub.celery"} <= modules
     assert sorted(modules.intersection(HEAVY)) == []
+    # The parser compiles its ten languages' word lists at import (0.1 s): only what parses imports it.
+    assert "llmjudge.parsing" not in modules
 
 
 def test_manage_py_help_imports_no_statistics_library_sdk_or_numpy():
