@@ -8,7 +8,6 @@ import os
 # 1.51 s) for no gain in wall time. Set before anything imports numpy.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-# The Celery app is imported here so that @shared_task binds to it when Django starts.
-from evalhub.celery import app as celery_app  # noqa: E402
-
-__all__ = ["celery_app"]
+# The Celery app (evalhub/celery.py) is not imported here: it costs a tenth of a second that every process
+# would pay at django.setup() (issue 22). Each tasks module loads it (settings.EVALHUB_CELERY_APP), so a
+# process that queues a task binds @shared_task to it; `celery -A evalhub` finds evalhub.celery by itself.

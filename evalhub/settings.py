@@ -215,7 +215,9 @@ except ValueError:
 if not 0 <= PROLIFIC_SERVICE_FEE < 5:
     raise ImproperlyConfigured(f"PROLIFIC_SERVICE_FEE must be a share such as 0.3333; got {PROLIFIC_SERVICE_FEE}")
 PROLIFIC_TIMEOUT = env_int("PROLIFIC_TIMEOUT", 20, minimum=1)  # seconds per API call
-CELERY_IMPORTS = ["annotations.prolific.tasks"]  # autodiscovery looks only at <app>.tasks
+CELERY_IMPORTS = ["annotations.prolific.tasks", "evalhub.imports.tasks"]  # autodiscovery looks only at <app>.tasks
+# The project's Celery app, loaded by each tasks module (evalhub/__init__.py says why django.setup() does not).
+EVALHUB_CELERY_APP = "evalhub.celery.app"
 CELERY_BEAT_SCHEDULE = {
     "prolific-sync": {"task": "annotations.prolific.tasks.prolific_sync_all", "schedule": float(PROLIFIC_SYNC_SECONDS)},
 }

@@ -17,11 +17,17 @@ import logging
 import time
 
 from celery import shared_task
+from django.conf import settings
 from django.db import close_old_connections
+from django.utils.module_loading import import_string
 
 from llmjudge.runs import chunks
 
 logger = logging.getLogger(__name__)
+
+# The project's Celery app: django.setup() does not load it (start-up, issue 22), so this module does, and
+# @shared_task binds to it (its broker, its eager setting) in whatever process queues these tasks.
+import_string(settings.EVALHUB_CELERY_APP)
 
 _INFRA_ERRORS = chunks.INFRA_ERRORS
 # Seconds between in-process retries: about half a minute in all covers a Redis or PostgreSQL restart.

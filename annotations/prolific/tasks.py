@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from django.conf import settings
+from django.utils.module_loading import import_string
 
 from annotations.models import ProlificStudy
 from annotations.prolific.following import prolific_sync
@@ -12,6 +14,10 @@ from annotations.prolific.records import STUDY_COMPLETED, ProlificError
 from annotations.prolific.tokens import TokenRefused
 
 logger = logging.getLogger(__name__)
+
+# The project's Celery app: django.setup() does not load it (start-up, issue 22), so this module does, and
+# @shared_task binds to it (its broker, its eager setting) in whatever process queues these tasks.
+import_string(settings.EVALHUB_CELERY_APP)
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)

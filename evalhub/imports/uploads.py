@@ -15,7 +15,8 @@ from django.core.files.uploadedfile import UploadedFile
 
 from annotations.importing.services import ImportFileError, ImportResult, uploaded_file
 from annotations.models import ImportJob, Study
-from evalhub.imports.jobs import SERVICES, import_job_start
+from evalhub.imports.job_run import SERVICES
+from evalhub.imports.jobs import import_job_start
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

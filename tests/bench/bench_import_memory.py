@@ -10,7 +10,7 @@ and a malformed file of each kind (its last line is bad: a group the study does 
 the scale), which must be read whole, refused, and change nothing;
 starts gunicorn (one sync worker) on the same database, logs a researcher in and uploads each file to the
 study page: the upload is above IMPORT_TASK_THRESHOLD_BYTES, so the web worker only moves it to the upload
-folder and queues the task. Nothing consumes the queue: the task's function (evalhub.imports.jobs.import_file)
+folder and queues the task. Nothing consumes the queue: the task's function (evalhub.imports.tasks.import_file)
 then runs in a fresh process per file, which reports its RSS after start-up (the baseline) and its peak RSS
 (ru_maxrss). Linux only (/proc).
 """
@@ -84,7 +84,7 @@ def run_job(job_id: int) -> None:
     from django.conf import settings
 
     from annotations.models import ImportJob
-    from evalhub.imports.jobs import import_file
+    from evalhub.imports.tasks import import_file
 
     job = ImportJob.objects.select_related("study").get(pk=job_id)
     list(job.study.questions.all())

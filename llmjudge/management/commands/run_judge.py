@@ -22,15 +22,16 @@ def llm_worker_available(timeout: float = 1.0) -> bool:
     The embedded file-system broker cannot broadcast, so there the answer is always no and
     `--wait` does the work itself.
     """
-    from celery import current_app
     from django.conf import settings
+    from django.utils.module_loading import import_string
 
-    # current_app is the project's Celery app (set up when Django starts); naming it would make
-    # llmjudge import evalhub, the layer above it.
     if settings.CELERY_BROKER_URL.startswith("filesystem"):
         return False
+    # The project's Celery app, named by the settings: importing it would make llmjudge import evalhub, the
+    # layer above it, and django.setup() does not load it (start-up, issue 22).
+    app = import_string(settings.EVALHUB_CELERY_APP)
     try:
-        replies = current_app.control.inspect(timeout=timeout).active_queues() or {}
+        replies = app.control.inspect(timeout=timeout).active_queues() or {}
     except Exception:  # noqa: BLE001 - any broker without remote control means "no worker answers"
         return False
     return any(q.get("name") == "llm" for queues in replies.values() for q in queues or [])

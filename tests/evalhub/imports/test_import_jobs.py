@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from annotations.importing import file_rows
 from annotations.models import ImportJob, Item
-from evalhub.imports import jobs as import_jobs
+from evalhub.imports import job_run as import_jobs
 from tests.support.celery_worker import REPO, celery_broker, service_env, stop_worker, wait_for
 from tests.support.import_files import snapshot
 

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[3]
 
 # What the web worker, the Celery worker and every command paid for at start-up before issue 22.
@@ -58,10 +60,42 @@ def modules_after(body: str) -> set[str]:
 def test_django_setup_imports_no_statistics_library_sdk_or_numpy():
     modules = modules_after(SETUP)
     # The probe did start Django: the admin's autodiscovery imported every app's admin module.
-    assert {"evalhub.admin", "annotations.admin", "llmjudge.admin", "evalhub.celery"} <= modules
+    assert {"evalhub.admin", "annotations.admin", "llmjudge.admin"} <= modules
     assert sorted(modules.intersection(HEAVY)) == []
+    # Celery and its app (0.1 s): only a process that queues or runs a task loads them, through a tasks module.
+    assert sorted(name for name in modules if name.split(".")[0] in ("celery", "kombu") or name == "evalhub.celery") \
+        == []
     # The parser compiles its ten languages' word lists at import (0.1 s): only what parses imports it.
     assert "llmjudge.parsing" not in modules
+
+
+BINDING = """
+import json, os
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalhub.settings")
+import django
+django.setup()
+from django.conf import settings
+from {module} import {task} as task
+print(json.dumps({{"expected": settings.CELERY_BROKER_URL, "name": task.name, "app": task.app.main,
+                   "broker": task.app.conf.broker_url}}))
+"""
+
+
+@pytest.mark.parametrize("module, task", [("llmjudge.tasks", "judge_chunk"),
+                                          ("annotations.prolific.tasks", "prolific_sync_study"),
+                                          ("evalhub.imports.tasks", "import_file")])
+def test_a_process_that_imports_a_tasks_module_binds_its_tasks_to_the_project_app(module: str, task: str):
+    """django.setup() leaves the Celery app unloaded; each tasks module loads it, so a shared task queued from a
+    command or the web goes to the project's broker, not to Celery's default app (amqp://localhost). Each module
+    in its own interpreter: the first one loaded would bind the others."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "evalhub.settings"}
+    result = subprocess.run([sys.executable, "-c", BINDING.format(module=module, task=task)], cwd=REPO, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout.splitlines()[-1])
+    assert found["app"] == "evalhub"
+    assert found["broker"] == found["expected"]
+    assert not found["expected"].startswith("amqp")
 
 
 def test_manage_py_help_imports_no_statistics_library_sdk_or_numpy():
