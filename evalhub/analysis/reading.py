@@ -100,9 +100,20 @@ def pool_summary(pool: Pool) -> PoolSummary:
         top_p=params.get("top_p"), variant=params.get("variant"),
         # "kind" already says human or llm: the judge's kind is "judge_kind".
         judge_kind=params.get("kind"),
-        n_item_questions=int(np.unique(np.stack([pool.item, pool.question]), axis=1).shape[1]) if pool.item.size
-        else 0,
+        n_item_questions=distinct_pairs(pool.item, pool.question),
     )
+
+
+def distinct_pairs(first: np.ndarray, second: np.ndarray) -> int:
+    """How many distinct (first, second) pairs two arrays of small non-negative indices hold: marks in a table of
+    their combined codes, linear in the rows (np.unique over the stacked pairs sorted them: 0.85 s at a million
+    ratings, a third of the whole analysis)."""
+    if first.size == 0:
+        return 0
+    width = int(second.max()) + 1
+    seen = np.zeros((int(first.max()) + 1) * width, dtype=bool)
+    seen[first * width + second] = True
+    return int(np.count_nonzero(seen))
 
 
 def pool_names(study: Study) -> dict[int, str]:

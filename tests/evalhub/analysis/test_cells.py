@@ -1,4 +1,5 @@
-"""``common_items`` gives np.intersect1d's indices of two cells' sorted distinct items."""
+"""``common_items`` gives np.intersect1d's indices of two cells' sorted distinct items; ``distinct_pairs`` counts what
+np.unique counts."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import numpy as np
 import pytest
 
 from evalhub.analysis.cells import common_items
+from evalhub.analysis.reading import distinct_pairs
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -37,3 +39,12 @@ def test_common_items_of_unsorted_items_are_intersect1d_indices(seed: int) -> No
     np.testing.assert_array_equal(got_a, expected_a)
     np.testing.assert_array_equal(got_b, expected_b)
     assert got_a.size == np.intersect1d(a, b).size > 0
+
+
+@pytest.mark.parametrize("n, items, questions", [(0, 1, 1), (1, 1, 1), (7, 3, 2), (5_000, 50, 4), (20_000, 2_000, 7)])
+def test_distinct_pairs_counts_what_numpy_unique_counts(n: int, items: int, questions: int) -> None:
+    """A pool's number of (item, question) pairs, as np.unique over the stacked pairs counts them."""
+    rng = np.random.default_rng(n)
+    item, question = rng.integers(0, items, n), rng.integers(0, questions, n)
+    expected = np.unique(np.stack([item, question]), axis=1).shape[1] if n else 0
+    assert distinct_pairs(item, question) == expected
