@@ -5,6 +5,7 @@ from collections.abc import Mapping
 
 from django import template
 
+from evalhub.analysis.planning.alt_test_plan import chance_error
 from evalhub.analysis.text_report import fmt, p_text, scoring_words, stars
 from evalhub.analysis.trust_notes import group_title, interval_note, note_name, short_note, value_note
 
@@ -33,6 +34,7 @@ def band_class(band: str) -> str:
 
 
 register.filter("scoring_words", scoring_words)  # a score's name in words, never its key
+register.filter("chance_error", chance_error)  # a simulated chance's error; never "± 0 %" when all or none passed
 
 
 @register.filter
