@@ -197,6 +197,13 @@ def test_with_groups_rated_by_different_raters_the_pilot_counts_the_raters_of_on
     assert (pilot.raters, pilot.items_per_rater, pilot.raters_per_item) == (3, 12, 3)  # not 6 raters
 
 
+def test_a_pilot_whose_groups_have_a_median_of_one_rater_is_refused(story_study, tmp_path):
+    # "human" has two raters, "gpt2" one: the median of 1.5 raters per group rounds down to 1, which no test can use.
+    import_long(story_study, grouped_rows(story_study, {"human": ["r0", "r1"], "gpt2": ["r2"]}), tmp_path)
+    with pytest.raises(CommandError, match="a median of 1 human rater per group"):
+        run("story", "--from-pilot")
+
+
 def test_the_plan_says_the_design_is_one_groups_and_names_the_unit(grouped_study):
     text = "\n".join(plan_lines(alt_test_plan_for_study(study=grouped_study, from_pilot=True, replicates=5)))
     assert ("pilot: a median 3 raters per group, a median 12 ratings (one item on one question) per rater within one "
