@@ -282,7 +282,8 @@ class StudyData:
         return [s.scale_min + k / 2 for k in range(2 * (s.scale_max - s.scale_min) + 1)]
 
 
-def _study_groups(study: Study, present: list[str]) -> list[str]:
+def study_groups(study: Study, present: list[str]) -> list[str]:
+    """The groups present, in the study's declared (blocked) order, then the undeclared ones sorted."""
     declared = [g for g in study.groups if g in present]
     return declared + sorted(set(present) - set(declared))
 
@@ -295,7 +296,7 @@ def study_data(*, study: Study, options: AnalysisOptions) -> StudyData:
     question_ids = [q.pk for q in questions]
 
     items = _item_rows(study)
-    groups = _study_groups(study, sorted({g for _, g in items}))
+    groups = study_groups(study, sorted({g for _, g in items}))
     group_index = {g: n for n, g in enumerate(groups)}
     item_ids = np.fromiter((i for i, _ in items), dtype=np.int64, count=len(items))
     item_group = np.fromiter((group_index[g] for _, g in items), dtype=np.int64, count=len(items))

@@ -57,6 +57,19 @@ RATINGS_UNIT_WARNING = ("all individual ratings, treated as independent though r
                         "are not: this p is optimistic")
 
 
+# A score's name in words, never its key (issue 25 review: "scoring neg_rmse" in the verdict's heading, and in the
+# alt-test plan's page and command). The pages (a template filter), the plan and the command all ask this function.
+SCORING_WORDS = {
+    "neg_rmse": "negative RMSE against the other raters (higher = closer; 0 = identical)",
+    "accuracy": "accuracy against the other raters (the share who gave the same label; higher = closer)",
+}
+
+
+def scoring_words(scoring: str | None) -> str:
+    """The words for a scoring key ("neg_rmse", "accuracy"); an unknown key passes as it is."""
+    return SCORING_WORDS.get(scoring or "", scoring or "")
+
+
 CEILING_SCORES = {"neg_rmse": "negative RMSE against the other raters, higher = closer",
                   "accuracy": "accuracy against the other raters"}
 

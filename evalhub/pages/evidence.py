@@ -15,9 +15,10 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString
 
 from evalhub.analysis.result import AnalysisResult, CeilingRater, CeilingRow, ConfusionRow, KappaRow
+from evalhub.analysis.text_report import scoring_words
 from evalhub.analysis.trust_notes import MIN_ITEMS, TOO_FEW
 from evalhub.pages import svg
-from evalhub.templatetags.evalhub_format import SCORING_WORDS, group_title
+from evalhub.templatetags.evalhub_format import group_title
 
 MAX_BLOCKS = 30  # question x group x pool blocks drawn; the JSON and CSV have all
 
@@ -103,7 +104,7 @@ def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], j
             body.append(f'<circle class="ceiling-{shape}" cx="{px(value):.1f}" cy="{y + dy:.1f}" r="4" '
                         f'fill="{fill}"><title>{escape(str(r.rater))}: {shape} vs the other raters '
                         f'{value:.3f}{ci_text} ({r.n_items} items)</title></circle>')
-    label = SCORING_WORDS.get(scoring, scoring)
+    label = scoring_words(scoring)
     body.append(svg.text(left + plot_w / 2, bottom + 28, label, size=10, fill="#57606a"))
     body.append(f'<circle cx="{left}" cy="{bottom + 38}" r="4" fill="#6e7781"/>')
     body.append(svg.text(left + 8, bottom + 41, "the rater", anchor="start", size=10))

@@ -112,6 +112,18 @@ def no_verdict_note(design: Design) -> str | None:
     return None
 
 
+def items_not_reached_note(design: Design, target: float = TARGET_POWER) -> str:
+    """The note when no items per rater in ``ITEMS_GRID`` reaches ``target`` at the design's raters."""
+    return (f"no number of ratings per rater in {ITEMS_GRID} reaches {target:.0%} power "
+            f"with {design.raters} raters")
+
+
+def raters_not_reached_note(design: Design, target: float = TARGET_POWER) -> str:
+    """The note when no number of raters in ``RATERS_GRID`` reaches ``target`` at the design's items per rater."""
+    return (f"no number of raters in {RATERS_GRID} reaches {target:.0%} power "
+            f"with {design.items_per_rater} ratings per rater")
+
+
 def check_inputs(design: Design, model: RatingModel, epsilon: float, replicates: int) -> None:
     """Raise ValueError, with a one-line reason, for a design or model the simulation cannot take."""
     if design.raters < 2 or design.raters_per_item < 2 or design.raters_per_item > design.raters:
@@ -199,11 +211,9 @@ def plan(design: Design, model: RatingModel, *, epsilon: float = DEFAULT_EPSILON
     raters_needed = first_reaching([Design(n, design.items_per_rater, design.raters_per_item) for n in RATERS_GRID
                                     if n >= design.raters_per_item])
     if items_needed is None:
-        notes.append(f"no number of ratings per rater in {ITEMS_GRID} reaches {target:.0%} power "
-                     f"with {design.raters} raters")
+        notes.append(items_not_reached_note(design, target))
     if raters_needed is None:
-        notes.append(f"no number of raters in {RATERS_GRID} reaches {target:.0%} power "
-                     f"with {design.items_per_rater} ratings per rater")
+        notes.append(raters_not_reached_note(design, target))
     return Plan(model, epsilon, target, stated, items_needed, raters_needed, tuple(searched), tuple(notes),
                 time.perf_counter() - started)
 

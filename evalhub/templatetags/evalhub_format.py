@@ -5,7 +5,8 @@ from collections.abc import Mapping
 
 from django import template
 
-from evalhub.analysis.text_report import fmt, p_text, stars
+from evalhub.analysis.planning.alt_test_plan import chance_error
+from evalhub.analysis.text_report import fmt, p_text, scoring_words, stars
 from evalhub.analysis.trust_notes import group_title, interval_note, note_name, short_note, value_note
 
 register = template.Library()
@@ -32,16 +33,8 @@ def band_class(band: str) -> str:
     return "band-" + band.replace(" ", "-")
 
 
-# A score's name in words, never its key (issue 25 review: "scoring neg_rmse" in the verdict's heading).
-SCORING_WORDS = {
-    "neg_rmse": "negative RMSE against the other raters (higher = closer; 0 = identical)",
-    "accuracy": "accuracy against the other raters (the share who gave the same label; higher = closer)",
-}
-
-
-@register.filter
-def scoring_words(scoring: str | None) -> str:
-    return SCORING_WORDS.get(scoring or "", scoring or "")
+register.filter("scoring_words", scoring_words)  # a score's name in words, never its key
+register.filter("chance_error", chance_error)  # a simulated chance's error; never "± 0 %" when all or none passed
 
 
 @register.filter

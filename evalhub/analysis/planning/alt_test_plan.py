@@ -11,10 +11,14 @@ through the analysis reader (``study_data``). The pilot's estimates invert the s
   a_h a_j + (1 - a_h)(1 - a_j) / (C - 1), solved for a_j from the observed p_jh;
 - neg_rmse: two humans' mean squared difference is 2 sigma_h^2, the judge's with a human
   sigma_h^2 + sigma_j^2 (rounding and clipping to the scale are ignored: an approximation).
-The pilot's design is its number of human raters, the median instances per rater and the median human
-raters per instance; instances are (item, question) pairs, pooled over the questions. The judge is one LLM
-pool (the first, or the one named), its label of an instance the majority (nominal) or mean (Likert) of
-its samples.
+The pilot's design is the one a single alt-test of the verdict sees. Instances are (item, question) pairs,
+pooled over the questions (the verdict's "all questions" rows). The verdict tests each group of items apart
+and counts a rater's ratings within the group (``alt_test_rows``: one cell per question x group), so with
+groups the pilot's raters are the median over groups of the raters who rated in the group, its ratings per
+rater the median over (rater, group) of a rater's ratings in that group (issue 25 review: 24 over all groups
+where the test counts 12), and its raters per instance the median over instances (an instance lies in one
+group). Without groups these are the study's. The judge is one LLM pool (the first, or the one named), its
+label of an instance the majority (nominal) or mean (Likert) of its samples.
 """
 
 from __future__ import annotations
@@ -24,9 +28,23 @@ from dataclasses import dataclass
 import numpy as np
 
 from annotations.models import Study
-from evalhub.analysis.reading import AnalysisOptions, Pool, study_data
+from annotations.selectors import counted_items
+from evalhub.analysis.reading import AnalysisOptions, Pool, study_data, study_groups
+from evalhub.analysis.text_report import scoring_words
 from evalhub.stats.alt_test import SCORINGS, Scoring
-from evalhub.stats.alt_test_power import DEFAULT_REPLICATES, Design, Plan, RatingModel, plan
+from evalhub.stats.alt_test_power import (
+    DEFAULT_REPLICATES,
+    ITEMS_GRID,
+    RATERS_GRID,
+    Design,
+    Plan,
+    Power,
+    RatingModel,
+    items_not_reached_note,
+    no_verdict_note,
+    plan,
+    raters_not_reached_note,
+)
 
 DEFAULT_RATERS = 10
 DEFAULT_ITEMS_PER_RATER = 50
@@ -39,17 +57,18 @@ PAGE_RATING_BUDGET = 5_000_000  # simulated ratings per design point on the page
 
 @dataclass(frozen=True)
 class Pilot:
-    """What a study's existing ratings say: the design they follow and the humans' and judge's quality."""
+    """What a study's existing ratings say: the design one alt-test sees (see the module) and the humans' and
+    judge's quality, with the counts each estimate rests on."""
 
-    raters: int
-    items_per_rater: int
+    raters: int  # with groups: the median over groups of the raters who rated in the group
+    items_per_rater: int  # with groups: the median over (rater, group) of a rater's ratings in the group
     raters_per_item: int
     human: float
     judge: float | None  # None: the study has no LLM pool with labels on the humans' instances
     pool: str | None
-    # The test runs per group: the most ratings a rater gave within one group (issue 25 review: the pilot's 24
-    # matched only the "(all)" group, while the test counts 12 per group). None: the study has no groups.
-    most_in_group: int | None = None
+    groups: int = 1  # the groups the verdict tests apart (1: the study has none, or one)
+    n_paired: int = 0  # instances rated by 2 or more humans: the human quality's n
+    n_judged: int = 0  # instances with a human rating that the judge labelled: the judge quality's n
 
 
 @dataclass(frozen=True)
@@ -59,6 +78,69 @@ class StudyPlan:
     pilot: Pilot | None
     sources: tuple[str, ...]  # where each assumption came from, for the reader
     seed: int
+    groups: tuple[str, ...] = ()  # the study's groups of counted items (each tested apart when 2 or more)
+    n_questions: int = 1
+
+    @property
+    def items_grid(self) -> str:
+        return ", ".join(map(str, ITEMS_GRID))
+
+    @property
+    def raters_grid(self) -> str:
+        return ", ".join(map(str, RATERS_GRID))
+
+    @property
+    def per_rater(self) -> str:
+        """What "ratings per rater" counts: within one group when the verdict tests groups apart."""
+        return "ratings per rater within one group" if len(self.groups) > 1 else "ratings per rater"
+
+    @property
+    def other_notes(self) -> tuple[str, ...]:
+        """The simulation's notes that the plan's lines do not already say (no verdict, a grid not reached)."""
+        design, target = self.plan.stated.design, self.plan.target
+        said = {no_verdict_note(design), items_not_reached_note(design, target),
+                raters_not_reached_note(design, target)}
+        return tuple(note for note in self.plan.notes if note not in said)
+
+    @property
+    def model_text(self) -> str:
+        """The simulated model in words (the page's "Assumptions" and the command's "model" line)."""
+        model = self.plan.model
+        values = f"{model.levels} categories" if model.scoring == "accuracy" else f"a {model.levels}-point scale"
+        human, judge = quality_words(model.scoring, model.human), quality_words(model.scoring, model.judge)
+        return (f"scored by {scoring_words(model.scoring)}, {values}; a human: {human}; the judge: {judge}; "
+                f"ε = {self.plan.epsilon} (the advantage granted to the judge for its lower cost)")
+
+    @property
+    def scope(self) -> str:
+        """Which of the verdict's tests the design is that of ("" for a study of one question and no groups)."""
+        pooled = " on all questions pooled (the verdict's “all questions” rows)" if self.n_questions > 1 else ""
+        single = "; one question's test counts only that question's ratings, fewer" if pooled else ""
+        if len(self.groups) > 1:
+            names = ", ".join(f"“{g}”" for g in self.groups)
+            return (f"The design is that of one group's test{pooled}: the verdict tests each of the "
+                    f"{len(self.groups)} groups ({names}) apart and counts a rater's ratings within the group{single}")
+        return f"The design is that of the test{pooled}{single}" if pooled else ""
+
+
+def chance_error(power: Power, digits: int = 0) -> str:
+    """What a simulated chance to pass may be off by: its Monte-Carlo standard error, or, when every replicate (or
+    none) passed and that error is 0, the one-sided 95 % bound 1 - 0.05^(1/n) (issue 25: "100 % ± 0 %" read as
+    certain)."""
+    n = power.replicates
+    if 0.0 < power.power < 1.0:
+        return f"± {100 * power.se:.{digits}f} %: the Monte-Carlo standard error of {n} replicates"
+    bound = 100 * (1 - 0.05 ** (1 / n))
+    if power.power == 1.0:
+        return f"all {n} replicates passed: at 95 % confidence the chance is at least {100 - bound:.{digits}f} %"
+    return f"none of {n} replicates passed: at 95 % confidence the chance is at most {bound:.{digits}f} %"
+
+
+def quality_words(scoring: Scoring, value: float) -> str:
+    """A quality of the model with its unit: a probability (accuracy) or a noise sd in scale points (neg_rmse)."""
+    if scoring == "accuracy":
+        return f"right with probability {value:.3g}"
+    return f"noise sd {value:.3g} scale points"
 
 
 def alt_test_plan_for_study(
@@ -89,12 +171,7 @@ def alt_test_plan_for_study(
     sources: list[str] = []
     pilot = study_pilot(study=study, scoring=chosen, levels=levels, pool=pool) if from_pilot else None
     if pilot is not None:
-        in_group = "" if pilot.most_in_group is None else \
-            f" over all groups (at most {pilot.most_in_group} within one group, where the test counts them)"
-        sources.append(f"pilot: {pilot.raters} raters, a median {pilot.items_per_rater} ratings "
-                       f"(one item on one question) per rater{in_group} and {pilot.raters_per_item} raters per item; "
-                       f"human quality {pilot.human:.3g}"
-                       + (f", judge {pilot.pool!r} {pilot.judge:.3g}" if pilot.judge is not None else ", no judge"))
+        sources.append(pilot_words(pilot, chosen))
     def stated(value: int | None, from_pilot: int | None, default: int) -> int:
         return value if value is not None else (from_pilot if from_pilot is not None else default)
 
@@ -118,7 +195,23 @@ def alt_test_plan_for_study(
     model = RatingModel(scoring=chosen, levels=levels, human=human, judge=judge)
     result = plan(design, model, epsilon=study.alt_epsilon if epsilon is None else epsilon,
                   replicates=replicates, seed=seed, rating_budget=rating_budget)
-    return StudyPlan(plan=result, design=design, pilot=pilot, sources=tuple(sources), seed=seed)
+    present = sorted(set(counted_items(study=study).values_list("group", flat=True)))
+    return StudyPlan(plan=result, design=design, pilot=pilot, sources=tuple(sources), seed=seed,
+                     groups=tuple(study_groups(study, present)), n_questions=max(study.questions.count(), 1))
+
+
+def pilot_words(pilot: Pilot, scoring: Scoring) -> str:
+    """The pilot's design and qualities in words, each quality with its unit and the count it rests on."""
+    if pilot.groups > 1:  # the words name the unit the test counts (issue 25 review, U5)
+        design = (f"a median {pilot.raters} raters per group, a median {pilot.items_per_rater} ratings (one item on "
+                  f"one question) per rater within one group (the verdict tests the {pilot.groups} groups apart)")
+    else:
+        design = f"{pilot.raters} raters, a median {pilot.items_per_rater} ratings (one item on one question) per rater"
+    judge = "no judge" if pilot.judge is None else \
+        f"the judge “{pilot.pool}”: {quality_words(scoring, pilot.judge)} (from the {pilot.n_judged} pairs it labelled)"
+    return (f"pilot: {design} and {pilot.raters_per_item} raters per item; "
+            f"a human: {quality_words(scoring, pilot.human)} "
+            f"(from {pilot.n_paired} (item, question) pairs rated by 2 or more raters); {judge}")
 
 
 def study_pilot(*, study: Study, scoring: Scoring, levels: int, pool: str | None = None) -> Pilot:
@@ -133,7 +226,6 @@ def study_pilot(*, study: Study, scoring: Scoring, levels: int, pool: str | None
     per_inst = np.bincount(inst, minlength=n_inst)
     if per_inst.max() < 2:
         raise ValueError(f"study {study.slug!r} has no item rated by two humans: the pilot cannot measure agreement")
-    per_rater = np.bincount(human.rater_index)
     score = human.score
     llm_pools = [p for p in data.pools if p.kind == "llm"]
     if pool is not None:
@@ -163,19 +255,34 @@ def study_pilot(*, study: Study, scoring: Scoring, levels: int, pool: str | None
             seen = np.isfinite(judge_label[inst])
             msd_jh = float(((score[seen] - judge_label[inst][seen]) ** 2).mean())
             judge_q = float(np.sqrt(max(msd_jh - human_q**2, 0.0)))
+    raters, per_rater, n_groups = _pilot_design(human, data.item_group, len(data.groups))
     rated = per_inst[per_inst > 0]
-    n_groups = len(data.groups)
-    in_group = np.bincount(human.rater_index * max(n_groups, 1) + data.item_group[human.item]) if n_groups > 1 \
-        else None
     return Pilot(
-        raters=int(per_rater.size),
-        items_per_rater=max(1, int(np.median(per_rater))),
-        raters_per_item=max(2, min(int(np.median(rated)), int(per_rater.size))),
+        raters=raters,
+        items_per_rater=per_rater,
+        raters_per_item=max(2, min(int(np.median(rated)), raters)),
         human=human_q,
         judge=judge_q,
         pool=llm_pools[0].name if llm_pools and judge_q is not None else None,
-        most_in_group=None if in_group is None else int(in_group.max()),
+        groups=n_groups,
+        n_paired=int((per_inst >= 2).sum()),
+        n_judged=0 if judge_label is None else int(np.isfinite(judge_label[per_inst > 0]).sum()),
     )
+
+
+def _pilot_design(human: Pool, item_group: np.ndarray, n_groups: int) -> tuple[int, int, int]:
+    """(raters, ratings per rater, groups) as one alt-test counts them: within one group (see the module)."""
+    groups = max(n_groups, 1)
+    n_raters = int(human.raters.size)
+    group = item_group[human.item] if groups > 1 else np.zeros(human.item.size, dtype=np.int64)
+    counts = np.bincount(human.rater_index * groups + group, minlength=n_raters * groups).reshape(n_raters, groups)
+    in_group = (counts > 0).sum(axis=0)
+    tested = in_group > 0
+    raters = int(np.median(in_group[tested]))
+    if raters < 2:
+        raise ValueError(f"the pilot has a median of {raters} human rater per group: the verdict's test of one "
+                         "group needs raters who rate the same items")
+    return raters, max(1, int(np.median(counts[counts > 0]))), int(tested.sum())
 
 
 def _accuracy_from_agreement(p_hh: float, levels: int) -> float:

@@ -5,10 +5,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.management.lookups import study_or_error
-from evalhub.analysis.planning.alt_test_plan import StudyPlan, alt_test_plan_for_study
+from evalhub.analysis.planning.alt_test_plan import StudyPlan, alt_test_plan_for_study, chance_error
 from evalhub.management.checks import COMMAND_CHECKS
 from evalhub.stats.alt_test import SCORINGS
-from evalhub.stats.alt_test_power import DEFAULT_REPLICATES, ITEMS_GRID, RATERS_GRID, Power
+from evalhub.stats.alt_test_power import DEFAULT_REPLICATES, Power
 
 
 class Command(BaseCommand):
@@ -18,20 +18,24 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("study")
-        parser.add_argument("--raters", type=int, default=None, help="Human raters (default: the pilot's, or 10).")
+        parser.add_argument("--raters", type=int, default=None,
+                            help="Human raters in one test, i.e. in one group when the study has groups (default: "
+                                 "the pilot's, or 10).")
         parser.add_argument("--items-per-rater", type=int, default=None,
-                            help="Items each rater rates (default: the pilot's median, or 50).")
+                            help="Ratings (one item on one question) each rater gives, within one group when the "
+                                 "study has groups (default: the pilot's median, or 50).")
         parser.add_argument("--raters-per-item", type=int, default=None,
                             help="Human raters per item, at least 2 (default: the pilot's median, or the study's).")
         parser.add_argument("--human-quality", type=float, default=None,
-                            help="accuracy: probability a human reports the true category; neg_rmse: a human's noise "
-                                 "sd in scale points (default: the pilot's, or 0.8 / 1.0).")
+                            help="accuracy: probability a human reports the true category; neg_rmse (negative "
+                                 "RMSE): a human's noise sd in scale points (default: the pilot's, or 0.8 / 1.0).")
         parser.add_argument("--judge-quality", type=float, default=None,
                             help="The judge's, on the same terms as --human-quality (default: the pilot's, or a "
                                  "human's).")
         parser.add_argument("--epsilon", type=float, default=None, help="Default: the study's epsilon.")
         parser.add_argument("--scoring", choices=list(SCORINGS), default=None,
-                            help="Default: accuracy for nominal studies, neg_rmse for Likert.")
+                            help="accuracy, or neg_rmse (negative RMSE); default: accuracy for nominal studies, "
+                                 "neg_rmse for Likert.")
         parser.add_argument("--replicates", type=int, default=DEFAULT_REPLICATES)
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--from-pilot", action="store_true",
@@ -53,24 +57,31 @@ class Command(BaseCommand):
         self.stdout.write("\n".join(plan_lines(result)))
 
 
-def _power(p: Power) -> str:
+def _power(p: Power, per_rater: str) -> str:
     d = p.design
-    return (f"{p.power:.0%} ± {p.se:.1%} with {d.raters} raters x {d.items_per_rater} ratings per rater, "
-            f"{d.raters_per_item} raters per item ({d.n_items} items)")
+    return (f"{100 * p.power:.0f} % ({chance_error(p, 1)}) with "
+            f"{d.raters} raters x {d.items_per_rater} {per_rater}, {d.raters_per_item} raters per item "
+            f"({d.n_items} (item, question) pairs)")
 
 
 def plan_lines(result: StudyPlan) -> list[str]:
-    plan, model = result.plan, result.plan.model
-    quality = "accuracy" if model.scoring == "accuracy" else "noise sd"
-    lines = [
-        f"model: {model.scoring}, {model.levels} values; human {quality} {model.human:.3g}, "
-        f"judge {quality} {model.judge:.3g}; epsilon {plan.epsilon}",
+    """The plan in words, every number with its unit; no internal key (issue 25 review, U4)."""
+    plan, unit = result.plan, result.per_rater
+    d = plan.stated.design
+    stated = f"no verdict with {d.raters} raters x {d.items_per_rater} {unit}, {d.raters_per_item} raters per " \
+             f"item: {plan.no_verdict}" if plan.no_verdict else _power(plan.stated, unit)
+    items = _power(plan.items_needed, unit) if plan.items_needed else \
+        f"not reached in the grid ({result.items_grid}) with {d.raters} raters"
+    raters = _power(plan.raters_needed, unit) if plan.raters_needed else \
+        f"not reached in the grid ({result.raters_grid}) at {d.items_per_rater} {unit}"
+    return [
+        f"model: {result.model_text}",
+        *([f"scope: {result.scope}"] if result.scope else []),
         *result.sources,
-        f"power: {_power(plan.stated)}",
-        "ratings per rater for 80 %: " + (_power(plan.items_needed) if plan.items_needed else "not reached"),
-        "raters for 80 %: " + (_power(plan.raters_needed) if plan.raters_needed else "not reached"),
-        f"grid: ratings per rater {', '.join(map(str, ITEMS_GRID))}; raters {', '.join(map(str, RATERS_GRID))}",
-        f"{plan.stated.replicates} replicates per design point, seed {result.seed}, {plan.seconds:.2f} s",
-        *(f"note: {note}" for note in plan.notes),
+        f"chance to pass: {stated}",
+        f"{unit} for an 80 % chance to pass: {items}",
+        f"raters for an 80 % chance to pass: {raters}",
+        f"grid searched: {unit} {result.items_grid}; raters {result.raters_grid}",
+        f"{plan.stated.replicates} simulated replicates per design point, seed {result.seed}, {plan.seconds:.2f} s",
+        *(f"note: {note}" for note in result.other_notes),
     ]
-    return lines

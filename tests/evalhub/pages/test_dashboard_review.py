@@ -151,10 +151,11 @@ def test_the_notes_name_statistics_not_keys(small_study, client, researcher):
 def test_the_plan_page_counts_ratings_per_rater_as_items_times_questions(small_study, client, researcher):
     client.force_login(researcher)
     page = client.post(f"/studies/{small_study.slug}/plan/").content.decode()
-    # Each rater saw 6 items x 4 questions: 24 ratings, never "24 items per rater".
-    # ... over both groups; the test counts each group apart (issue 25 review: the 24 matched only "(all)").
-    assert "pilot: 3 raters, a median 24 ratings (one item on one question) per rater over all groups (at most 12 " \
-           "within one group, where the test counts them)" in page
+    # Each rater saw 6 items x 4 questions: 24 ratings, never "24 items per rater"; the test counts each group apart,
+    # so the plan simulates the 12 of one group (issue 25 review, U5: the 24 overstated the chance to pass).
+    assert "pilot: a median 3 raters per group, a median 12 ratings (one item on one question) per rater within one " \
+           "group (the verdict tests the 2 groups apart)" in page
+    assert "a median 24" not in page
     # The plan's panel, not the page: the settings form above it has an "Items per rater" field of its own.
     plan = page[page.index('id="alt-test-plan"'):page.index('id="human-subset"')]
     assert "items per rater" not in plan.lower()
@@ -407,11 +408,11 @@ def test_the_plan_labels_the_chance_at_the_needed_design_and_gives_its_monte_car
     page = client.post(f"/studies/{small_study.slug}/plan/").content.decode()
     found = [re.search(rf'<li id="plan-{key}">(.*?)</li>', page, flags=re.S) for key in ("items", "raters")]
     lines = [re.sub(r"<[^>]+>", "", m.group(1)) for m in found if m]
-    needed = [line for line in lines if "for 80 %:" in line]
+    needed = [line for line in lines if "for an 80 % chance to pass:" in line]
     assert needed  # the grid reaches 80 % for one of them at least
     for line in needed:  # "150 (87 %)" said nothing of what 87 % is, nor of its simulation error
-        assert re.search(r"\(chance to pass there: \d+ % ± \d+ %: the Monte-Carlo standard error of \d+ replicates\)",
-                         line), line
+        assert re.search(r"; chance to pass there: \d+ % \((± \d+ %: the Monte-Carlo standard error of \d+ replicates|"
+                         r"all \d+ replicates passed: at 95 % confidence the chance is at least \d+ %)\)", line), line
 
 
 def test_the_home_and_raters_pages_say_where_imported_ratings_come_from(small_study, client, researcher):

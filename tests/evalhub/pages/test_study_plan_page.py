@@ -5,7 +5,10 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.urls import reverse
 
-from tests.evalhub.analysis.planning.test_plan_alt_test import pilot_study  # noqa: F401  (the fixture)
+from tests.evalhub.analysis.planning.test_plan_alt_test import (  # noqa: F401  (the fixtures)
+    grouped_study,
+    pilot_study,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -29,15 +32,25 @@ def test_the_plan_button_shows_the_plan_from_the_pilot(owner, pilot_study):  # n
     assert 'id="plan-result"' in page
     assert "pilot: 4 raters, a median 12 ratings (one item on one question) per rater and 4 raters per item" in page
     # 12 ratings per rater give no verdict: the note stands in place of a power of "0 %".
-    assert ("Chance to pass with 4 raters × 12 ratings each (4 per item): the test needs at least 3 raters with 30 "
-            "ratings (one item on one question) each: this design gives no verdict.</li>") in page
-    assert "100 replicates at this design, seed 0" in page
+    assert ("Chance to pass with 4 raters × 12 ratings per rater (4 raters per item): the test needs at least 3 "
+            "raters with 30 ratings (one item on one question) each: this design gives no verdict.</li>") in page
+    assert "100 simulated replicates at this design, seed 0" in page
+
+
+def test_the_plan_panel_names_the_scoring_and_the_unit_in_words(owner, grouped_study):  # noqa: F811
+    page = owner.post(reverse("study_plan", args=["story"])).content.decode()
+    panel = page[page.index('id="alt-test-plan"'):page.index("</ul>", page.index('id="plan-result"'))]
+    assert "neg_rmse" not in panel
+    assert ("Assumptions: scored by negative RMSE against the other raters (higher = closer; 0 = identical), a 5-point "
+            "scale; a human: noise sd") in panel
+    assert "Chance to pass with 3 raters × 12 ratings per rater within one group (3 raters per item)" in panel
+    assert "the verdict tests each of the 2 groups (“gpt2”, “human”) apart" in panel
 
 
 def test_without_ratings_the_plan_uses_the_defaults_and_says_why(owner, story_study):
     page = owner.post(reverse("study_plan", args=["story"])).content.decode()
     assert "has no human ratings to use as a pilot; the plan below uses the default assumptions." in page
-    assert "Chance to pass with 10 raters × 50 ratings each (3 per item)" in page
+    assert "Chance to pass with 10 raters × 50 ratings per rater (3 raters per item)" in page
 
 
 def test_the_plan_needs_a_post(owner, story_study):

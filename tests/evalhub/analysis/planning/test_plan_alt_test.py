@@ -9,7 +9,9 @@ import re
 import pytest
 from django.core.management import CommandError, call_command
 
+from evalhub.analysis import AnalysisOptions, study_analysis
 from evalhub.analysis.planning.alt_test_plan import alt_test_plan_for_study, study_pilot
+from evalhub.management.commands.plan_alt_test import plan_lines
 from tests.evalhub.factories import import_long
 
 pytestmark = pytest.mark.django_db
@@ -50,6 +52,7 @@ def test_the_pilot_estimates_invert_the_model_from_the_ratings(pilot_study):
     sd_j = math.sqrt(sum(judge_diffs) / len(judge_diffs) - sd_h**2)
     pilot = study_pilot(study=pilot_study, scoring="neg_rmse", levels=5)
     assert (pilot.raters, pilot.items_per_rater, pilot.raters_per_item) == (RATERS, N_ITEMS, RATERS)
+    assert pilot.groups == 1  # one group: the design is the study's, as before the per-group count
     assert pilot.human == pytest.approx(sd_h, abs=1e-12)
     assert pilot.judge == pytest.approx(sd_j, abs=1e-12)
     assert pilot.pool == "gpt"
@@ -75,11 +78,13 @@ def without_timing(text):
 def test_the_command_prints_the_power_the_needs_the_grid_and_the_seed(pilot_study):
     text = run("story", "--raters", "6", "--items-per-rater", "40", "--raters-per-item", "3",
                "--human-quality", "1.0", "--judge-quality", "0.5", "--replicates", "100", "--seed", "4")
-    assert "model: neg_rmse, 5 values; human noise sd 1, judge noise sd 0.5; epsilon 0.15" in text
-    assert "power: " in text and "with 6 raters x 40 ratings per rater, 3 raters per item (80 items)" in text
-    assert "ratings per rater for 80 %: " in text and "raters for 80 %: " in text
-    assert "grid: ratings per rater 30, 40" in text
-    assert "100 replicates per design point, seed 4" in text
+    assert ("model: scored by negative RMSE against the other raters (higher = closer; 0 = identical), a 5-point "
+            "scale; a human: noise sd 1 scale points; the judge: noise sd 0.5 scale points; ε = 0.15") in text
+    assert "chance to pass: " in text
+    assert "with 6 raters x 40 ratings per rater, 3 raters per item (80 (item, question) pairs)" in text
+    assert "ratings per rater for an 80 % chance to pass: " in text and "raters for an 80 % chance to pass: " in text
+    assert "grid searched: ratings per rater 30, 40" in text
+    assert "100 simulated replicates per design point, seed 4" in text
     again = run("story", "--raters", "6", "--items-per-rater", "40", "--raters-per-item", "3",
                 "--human-quality", "1.0", "--judge-quality", "0.5", "--replicates", "100", "--seed", "4")
     # The same seed gives the same figures; only the last line's wall time ("..., 0.01 s") may differ.
@@ -91,16 +96,20 @@ def test_the_command_agrees_with_the_service(pilot_study):
                                      human_quality=1.0, judge_quality=0.5, replicates=100, seed=4)
     text = run("story", "--raters", "6", "--items-per-rater", "40", "--raters-per-item", "3",
                "--human-quality", "1.0", "--judge-quality", "0.5", "--replicates", "100", "--seed", "4")
-    assert f"power: {result.plan.stated.power:.0%} ± {result.plan.stated.se:.1%}" in text
+    stated = result.plan.stated
+    assert f"chance to pass: {100 * stated.power:.0f} % (± {100 * stated.se:.1f} %: the Monte-Carlo " \
+        "standard error of 100 replicates)" in text
 
 
 def test_from_pilot_takes_the_design_and_qualities_of_the_ratings(pilot_study):
     text = run("story", "--from-pilot", "--replicates", "20")
     assert "pilot: 4 raters, a median 12 ratings (one item on one question) per rater and 4 raters per item" in text
-    assert "judge 'gpt'" in text
-    # 12 items per rater is under the test's 30: the stated design gives no verdict, which is said.
-    assert "power: 0% ± 0.0% with 4 raters x 12 ratings per rater" in text
-    assert "note: the test needs at least 3 raters with 30 ratings (one item on one question) each" in text
+    assert "(from 12 (item, question) pairs rated by 2 or more raters); the judge “gpt”: noise sd" in text
+    assert "(from the 12 pairs it labelled)" in text
+    # 12 items per rater is under the test's 30: the stated design gives no verdict, which is said in its place.
+    assert ("chance to pass: no verdict with 4 raters x 12 ratings per rater, 4 raters per item: the test needs at "
+            "least 3 raters with 30 ratings (one item on one question) each") in text
+    assert "chance to pass: 0 %" not in text
 
 
 def test_without_a_pilot_the_defaults_are_used_and_said(story_study):
@@ -137,3 +146,100 @@ def test_a_pilot_without_an_item_rated_twice_is_refused(story_study, tmp_path):
 def test_an_unknown_pilot_pool_is_refused(pilot_study):
     with pytest.raises(CommandError, match="no LLM pool 'claude'"):
         run("story", "--from-pilot", "--pool", "claude")
+
+
+# The review's study (issue 25): 6 items in groups "human" and "gpt2", 3 raters who rate every item on the 4
+# questions, and a judge. A rater gives 24 ratings over all groups, 12 within one group.
+GROUPS = ("human", "gpt2")
+ITEMS_PER_GROUP = 3
+
+
+def grouped_rows(study, raters_of_group):
+    keys = [q.key for q in study.questions.order_by("order", "id")]
+    rows = []
+    for group in GROUPS:
+        for i in range(ITEMS_PER_GROUP):
+            for qi, key in enumerate(keys):
+                rows += [(f"{group}-{i}", group, key, "human", rater, 1 + (i + qi + r * (i % 2)) % 5)
+                         for r, rater in enumerate(raters_of_group[group])]
+                rows.append((f"{group}-{i}", group, key, "gpt", "0", 1 + (i + qi + 1) % 5))
+    return rows
+
+
+@pytest.fixture
+def grouped_study(story_study, tmp_path):
+    import_long(story_study, grouped_rows(story_study, {g: ["r0", "r1", "r2"] for g in GROUPS}), tmp_path)
+    return story_study
+
+
+def test_with_groups_the_pilot_counts_a_raters_ratings_within_one_group_as_the_test_does(grouped_study):
+    n_questions = grouped_study.questions.count()
+    pilot = study_pilot(study=grouped_study, scoring="neg_rmse", levels=5)
+    assert (pilot.raters, pilot.items_per_rater, pilot.raters_per_item, pilot.groups) == (
+        3, ITEMS_PER_GROUP * n_questions, 3, 2)
+    design = alt_test_plan_for_study(study=grouped_study, from_pilot=True, replicates=5).design
+    assert design.items_per_rater == ITEMS_PER_GROUP * n_questions == 12  # not 24, the count over all groups
+    # The verdict's "all questions" rows, one per group, count the same 12 for every rater (under the test's 30,
+    # each rater is skipped with a note giving the count).
+    rows = study_analysis(study=grouped_study, options=AnalysisOptions(n_boot=20)).alt_test
+    pooled = [row for row in rows if row.question == "(all)"]
+    assert sorted(row.group for row in pooled) == sorted(GROUPS)
+    counted = [re.fullmatch(r"(r\d) gave (\d+) usable ratings; the test needs 30: skipped", note)
+               for row in pooled for note in row.test.notes]
+    assert sorted(m.group(1) for m in counted if m) == ["r0", "r0", "r1", "r1", "r2", "r2"]
+    assert {int(m.group(2)) for m in counted if m} == {design.items_per_rater}
+
+
+def test_with_groups_rated_by_different_raters_the_pilot_counts_the_raters_of_one_group(story_study, tmp_path):
+    import_long(story_study, grouped_rows(story_study, {"human": ["r0", "r1", "r2"], "gpt2": ["r3", "r4", "r5"]}),
+                tmp_path)
+    pilot = study_pilot(study=story_study, scoring="neg_rmse", levels=5)
+    assert (pilot.raters, pilot.items_per_rater, pilot.raters_per_item) == (3, 12, 3)  # not 6 raters
+
+
+def test_a_pilot_whose_groups_have_a_median_of_one_rater_is_refused(story_study, tmp_path):
+    # "human" has two raters, "gpt2" one: the median of 1.5 raters per group rounds down to 1, which no test can use.
+    import_long(story_study, grouped_rows(story_study, {"human": ["r0", "r1"], "gpt2": ["r2"]}), tmp_path)
+    with pytest.raises(CommandError, match="a median of 1 human rater per group"):
+        run("story", "--from-pilot")
+
+
+def test_the_plan_says_the_design_is_one_groups_and_names_the_unit(grouped_study):
+    text = "\n".join(plan_lines(alt_test_plan_for_study(study=grouped_study, from_pilot=True, replicates=5)))
+    assert ("pilot: a median 3 raters per group, a median 12 ratings (one item on one question) per rater within one "
+            "group (the verdict tests the 2 groups apart) and 3 raters per item") in text
+    assert "the verdict tests each of the 2 groups (“gpt2”, “human”) apart" in text
+    assert "chance to pass: no verdict with 3 raters x 12 ratings per rater within one group, 3 raters per item" in text
+    assert "median 24" not in text and "x 24" not in text  # the count over all groups is nowhere
+
+
+@pytest.mark.parametrize(
+    ("scoring", "words"),
+    [("neg_rmse", "scored by negative RMSE against the other raters (higher = closer; 0 = identical), a 5-point scale"),
+     ("accuracy", "scored by accuracy against the other raters (the share who gave the same label; higher = closer), "
+                  "5 categories")],
+)
+def test_the_command_names_the_scoring_in_words_never_its_key(grouped_study, scoring, words):
+    text = "\n".join(plan_lines(alt_test_plan_for_study(study=grouped_study, from_pilot=True, scoring=scoring,
+                                                       replicates=5)))
+    assert words in text
+    assert "neg_rmse" not in text
+    assert run("story", "--scoring", scoring, "--replicates", "5").count(words) == 1
+
+
+@pytest.mark.parametrize(
+    ("power", "se", "replicates", "digits", "words"),
+    [
+        (0.5, 0.05, 100, 0, "± 5 %: the Monte-Carlo standard error of 100 replicates"),
+        (0.94, 0.0237, 100, 1, "± 2.4 %: the Monte-Carlo standard error of 100 replicates"),
+        # 1 - 0.05^(1/100) = 2.95 %: "100 % ± 0 %" would read as certain.
+        (1.0, 0.0, 100, 0, "all 100 replicates passed: at 95 % confidence the chance is at least 97 %"),
+        # 1 - 0.05^(1/20) = 13.9 %
+        (0.0, 0.0, 20, 1, "none of 20 replicates passed: at 95 % confidence the chance is at most 13.9 %"),
+    ],
+)
+def test_a_simulated_chance_says_what_it_may_be_off_by(power, se, replicates, digits, words):
+    from evalhub.analysis.planning.alt_test_plan import chance_error
+    from evalhub.stats.alt_test_power import Design, Power
+
+    assert chance_error(Power(Design(10, 50, 3), power, se, replicates), digits) == words
