@@ -92,7 +92,7 @@ def _name_before(low: str, sep: int) -> str | None:
 
 def _final_tier(r: Prepared) -> list[Verdict]:
     found = [v for p in forms.FINALS for v in find(p, r.text, r.low, "final")]
-    for pattern in (forms.REVISED, forms.DECIDED, *forms.present(forms.DECISION_TEMPLATES, r.low)):
+    for pattern in (forms.REVISED, forms.DECIDED, forms.RESTORED, *forms.present(forms.DECISION_TEMPLATES, r.low)):
         found += find(pattern, r.text, r.low, "revision", prose=True)
     for verdict in find(forms.CORRECTED, r.text, r.low, "revision", prose=True):
         # A correction corrects something: a number stands shortly before it.
