@@ -168,7 +168,8 @@ _COUNT = Lazy(
     r"[^\S\n]+(?!(?:stars?|points?|out|of|and|or|to|for|because|but|since|as|on|in|overall|given|due|is|was|"
     r"would|will|should|seems?|feels?|here|there|at|with|without|from|by|after|before|this|it|considering|too|"
     r"though|while|then|now|also|based|which|so|if|even|despite|being|i|tops|max|instead|rather|myself|"
-    r"leaning|from|après|porque|pois|parce|weil|perché|потому|так|но|aber|mais|pero|ma|mas|\w+ly)\b)"
+    r"leaning|once|until|unless|when|whereas|except|"
+    r"from|après|porque|pois|parce|weil|perché|потому|так|но|aber|mais|pero|ma|mas|\w+ly)\b)"
     # "4 z 5", "7 av 10": a short word and a number make "of" in a language without a word list.
     rf"(?!{LEX.units}|{LEX.of}\s*+\d|{LEX.alternatives}\s*+\d|(?!(?:{JOINS})[^\S\n])[^\W\d_]{{1,3}}[^\S\n]+\d)"
     r"(?-i:[a-zà-ÿа-яё])",

@@ -93,8 +93,10 @@ def _name_before(low: str, sep: int) -> str | None:
 
 def _final_tier(r: Prepared) -> list[Verdict]:
     found = [v for p in forms.FINALS for v in find(p, r.text, r.low, "final")]
-    for pattern in (forms.REVISED, forms.DECIDED, forms.RESTORED, *forms.present(forms.DECISION_TEMPLATES, r.low)):
+    for pattern in (forms.REVISED, forms.DECIDED, *forms.present(forms.DECISION_TEMPLATES, r.low)):
         found += find(pattern, r.text, r.low, "revision", prose=True)
+    # "my first 3 stands": its own words tell the number from a count.
+    found += find(forms.RESTORED, r.text, r.low, "revision")
     for verdict in find(forms.CORRECTED, r.text, r.low, "revision", prose=True):
         # A correction corrects something: a number stands shortly before it.
         if re.search(r"\d", r.low[max(0, verdict.start - 60) : verdict.start]):
@@ -299,7 +301,9 @@ _WHOLE = Lazy(
     r"\w*+(?:[^\S\n]+(?:this|it|that|the|any|a|my|your)(?:[^\S\n]+(?:response|answer|essay|text|submission|content|piece"
     r"|one|output|summary|story|translation|rating|score|grade|evaluation|request|task|number|code|poem)s?)?)?"
     r"(?:[^\S\n]+(?:for|of|to)[^\S\n]+(?:this|it|that|the)(?:[^\S\n]+[^\W\d_]++)?)?"
-    r"(?:[^\S\n]+(?:at\s+all|any\s+further|here|now|either|anymore))?[^\S\n]*+(?:[.!;\n]|\Z|,?[^\S\n]*+and\b)",
+    r"(?:[^\S\n]+(?:at\s+all|any\s+further|here|now|either|anymore))?[^\S\n]*+(?:[.!;\n]|\Z|,?[^\S\n]*+and\b)"
+    # "... a score for propaganda like this at all."
+    r"|[^.!?;\n]{0,60}?\bat\s+all\b",
     FOLDED,
 )
 _DIGIT = Lazy(r"\d")
