@@ -242,7 +242,7 @@ SELF_CORRECTED = [
     ("Rating: 5\n\nUpdate: the second example fails to compile. Lowering to 3.", None, 3.0, "ok"),
     ("Score: 2\n\nEdit: the limit was 300 words, not 200, so the length is fine. Revising to 4.", None, 4.0, "ok"),
     ("Rating: 4. Hmm, maybe 3. No, I'm sticking with 4; the flaw is cosmetic.", None, 4.0, "ok"),
-    ("Score: 3\nCorrection: Score: 2\nOn a second look my first 3 stands: the error is in a footnote.", None, 3.0, "ok"),
+    ("Score: 3\nCorrection: Score: 2\nOn a second look my first 3 stands: the typo is cosmetic.", None, 3.0, "ok"),
     ("Score: 3, or rather 4.", None, 4.0, "ok"),
     ("Score: 4. Hold on, let me reconsider.", None, None, "unparseable"),
     ("Helpfulness: 2. I need to correct that.", "helpfulness", None, "unparseable"),
