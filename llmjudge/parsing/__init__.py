@@ -26,7 +26,11 @@ How ``parse_score`` decides, in order:
    "a perfect score", "4 out of 5"/"4 von 5"/"5段階中4", bold, "a solid four", the study's label words,
    ranges, a number opening or closing the answer) > a refusal > the paper's first-number rule.
    Within a tier, verdicts that agree are one; the later of two after a self-correction ("Wait", "actually",
-   "nein, eher") stands; otherwise they are "two verdicts".
+   "nein, eher") stands; otherwise they are "two verdicts". Struck-through numbers ("~~4~~ 3") and the first
+   number of a revision arrow ("3 -> 4") are blanked beforehand. After the verdict, an indecision between
+   numbers ("3 or 4, I can't decide between them") makes two verdicts and an announced correction that never
+   comes ("Wait, I need to revise.") leaves none; a refusal that closes the answer and declines the rating as
+   a whole ("I withdraw the rating and decline to evaluate this response.") withdraws every number before it.
 6. Never a score: counts, years, section and list numbers, the scale's range, the maximum of an "X of Y"
    form, a repeated format example ("Example: Score: 5"), a negated or hypothetical number ("a 5 would
    require ...", "1/5 would be unfair", "a 5... if the citations were real"), a number inside a refusal. A
@@ -74,7 +78,12 @@ from llmjudge.parsing.scores import parse_score
 # 6: fewer silent wrong scores: refusals found by their construction (a declining verb, then what it declines),
 #    suppositions and other raters' numbers, "N or M" in ten languages, "N <short word> <top>", XML sub-scores,
 #    revisions in seven languages.
-PARSER_VERSION = "6"
+# 7: fewer silent wrong scores on a fresh blind table: self-corrections in every form (struck through, "3 -> 4",
+#    "Edit: ... Changing to 3", "I'll stay with 5", "the original 3 was right after all"); a closing refusal of the
+#    rating as a whole withdraws what was rated before it; hedges ("3/5, maybe 4/5", "I can't decide between
+#    them") and contradicted pairwise verdicts are two verdicts; an announced correction never given is no
+#    verdict; "A 5 here would require ..." and "a 10-step guide" are no verdicts.
+PARSER_VERSION = "7"
 
 __all__ = [
     "CUT_OFF",

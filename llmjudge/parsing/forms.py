@@ -95,6 +95,13 @@ CORRECTED = _c(
     rf"{LEX.corrections}[\s,.:;!\u2013\u2014\-]*+(?:(?:let's\s+say|i'd\s+say|make\s+it|it's|it\s+is|um|uma|un|una|une"
     rf"|a|an|to|rather|eher|plutôt|скорее|piuttosto|más\s+bien|mais\s+para)\s+)?{NUM}{DEN}"
 )
+# "the original 3 was right after all", "my first 4 stands": a correction of a correction, back to an earlier number.
+RESTORED = _c(
+    r"\b(?:the|my)\s+(?:original|initial|first|earlier|previous)\s+(?:(?:score|rating|grade|verdict|number)\s+(?:of\s+)?)?"
+    + NUM
+    + DEN
+    + r"(?=[^\S\n]+(?:(?:was|is)\s+(?:right|correct|fair|fine|accurate|the\s+right\s+one)|stands|holds)\b)"
+)
 # The templates of the word lists, each with the words it needs (see ``present``).
 NEEDS: dict[Lazy, tuple[str, ...]] = {}
 
@@ -161,7 +168,8 @@ _COUNT = Lazy(
     r"[^\S\n]+(?!(?:stars?|points?|out|of|and|or|to|for|because|but|since|as|on|in|overall|given|due|is|was|"
     r"would|will|should|seems?|feels?|here|there|at|with|without|from|by|after|before|this|it|considering|too|"
     r"though|while|then|now|also|based|which|so|if|even|despite|being|i|tops|max|instead|rather|myself|"
-    r"leaning|from|après|porque|pois|parce|weil|perché|потому|так|но|aber|mais|pero|ma|mas|\w+ly)\b)"
+    r"leaning|once|until|unless|when|whereas|except|"
+    r"from|après|porque|pois|parce|weil|perché|потому|так|но|aber|mais|pero|ma|mas|\w+ly)\b)"
     # "4 z 5", "7 av 10": a short word and a number make "of" in a language without a word list.
     rf"(?!{LEX.units}|{LEX.of}\s*+\d|{LEX.alternatives}\s*+\d|(?!(?:{JOINS})[^\S\n])[^\W\d_]{{1,3}}[^\S\n]+\d)"
     r"(?-i:[a-zà-ÿа-яё])",
@@ -196,8 +204,9 @@ _WOULD = (
     + ")"
 )
 # "Score: 4 — would recommend with edits" keeps its 4: only an "if" may follow a dash or an ellipsis.
+# A word may stand between the number and its "would": "A 5 here would require ...", "a 4 rating would mean ...".
 _HYPOTHETICAL = _c(
-    r"[^\S\n]*+(?:"
+    r"[^\S\n]*+(?:(?:here|there|rating|score|grade|on\s+this\s+scale|in\s+this\s+case)[^\S\n]++(?=would))?(?:"
     + _WOULD
     + r"|requires|needs|is\s+reserved|(?:分|点|점)?(?:也|都)(?:不|会|没|是)"
     + r"|(?:(?:\.{2,3}|\u2026|[\u2013\u2014])[^\S\n]*+)?(?:if|unless|si|se|wenn|falls|если)\s)"
@@ -211,6 +220,13 @@ _ALT_UNIT = rf"(?:[^\S\n]*+(?:分|点|점|{LEX.units}))?"
 _ALTERNATIVE = _c(
     rf"{_ALT_UNIT}[^\S\n]*+(?:{LEX.alternatives}|-|\u2013|to|/|\u301c|\uff5e|到)[^\S\n]*+(?:a\s+|an\s+)?"
     rf"(?<![{LETTER}.])\d+(?:\.\d+)?(?![{LETTER}])"
+)
+# "3/5, maybe 4/5", "I'll go with 3. Hmm, or 4.": a second number offered as a hedge, not a correction ("3, or
+# rather 4" corrects) nor a condition ("4, maybe 5 if the sources were cited" is a 4).
+_HEDGE = _c(
+    r"(?:[,;]|[^\S\n]*+(?:[.!?]|\.\.\.|\u2026)?[^\S\n]*+(?:hmm+|um+|well)[,.]?)?[^\S\n]*+"
+    r"(?:(?:or\s+)?(?:maybe|perhaps|possibly)|or)[^\S\n]+(?:even\s+)?(?:a\s+|an\s+)?\d+(?:\.\d+)?(?!\.?\d)"
+    rf"(?:{DEN_BODY})?(?![^\S\n]*+(?:if|once|when|unless|with|after)\b)"
 )
 # "around a 7 or 8 out of 10": the other number before the verdict.
 _ALTERNATIVE_BEFORE = _c(
@@ -283,9 +299,14 @@ def verdict_of(match: re.Match[str], kind: str, *, ambiguous: bool = False) -> V
         ambiguous
         or bool(groups.get("b"))
         or _ALTERNATIVE.match(tail) is not None
+        or _HEDGE.match(tail) is not None
         or _ALTERNATIVE_BEFORE.search(before) is not None
     )
     return Verdict(value, den_value, start, match.end(), kind, ambiguous)
+
+
+# "a 10-step guide", "a 3-paragraph answer": a number joined to a word is a measure ("a 4-star answer" is a rating).
+_COMPOUND = Lazy(rf"-(?!(?:{LEX.units}))(?-i:[a-zà-ÿа-яё])", FLAGS)
 
 
 def is_count(text: str, match: re.Match[str]) -> bool:
@@ -294,6 +315,8 @@ def is_count(text: str, match: re.Match[str]) -> bool:
     if not groups.get("num") or not groups["num"][0].isdigit():
         return False
     end = match.end("den") if groups.get("den") else match.end("num")
+    if _COMPOUND.match(text, match.end("num")) is not None:
+        return True
     return _COUNT.match(text, end) is not None or _PART_OF.match(match.string, end) is not None
 
 

@@ -381,10 +381,12 @@ def refusals(text: str) -> list[re.Match[str]]:
     seen: set[tuple[int, int]] = set()
     for hit in _bounded(_DECLINED.finditer(text)):
         for language in LEX.declining:
-            match = language.whole.search(text, max(0, hit.start() - _DECLINING_REACH), hit.end())
-            if match is not None and match.span() not in seen:
-                seen.add(match.span())
-                found.append(match)
+            # Every construction before the hit, not only the first: "I don't think I should provide a rating
+            # for this. I'm going to decline to score it." declines twice, and the last one counts.
+            for match in language.whole.finditer(text, max(0, hit.start() - _DECLINING_REACH), hit.end()):
+                if match.span() not in seen:
+                    seen.add(match.span())
+                    found.append(match)
     return [m for m in found if _NOT_A_REFUSAL.match(text, m.end()) is None]
 
 

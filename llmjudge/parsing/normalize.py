@@ -178,6 +178,15 @@ _REFERENCE_SCORE = re.compile(r"\breference(?:\s+answer)?\s*[(\[]\s*score\s*\d+\
 # Markdown emphasis and code marks: "**[RESULT]** 4", "[RESULT] **4**", "`4`" read as their text.
 _EMPHASIS = re.compile(r"\*\*|__|(?<!\w)_(?=\S)|(?<=\S)_(?!\w)|\*|`")
 _LIST_MARKER = re.compile(r"^[ \t]*(\d+)[.)][ \t]+(?=\S)", re.MULTILINE)
+# What the judge took back while writing: struck-through text ("~~4~~ 3", "<del>4</del> 3") and the first number of
+# a revision arrow ("3 \u2192 4", "3/5 -> 4/5"), which reads as the number the arrow points to.
+_STRUCK = re.compile(r"~~[^~\n]{1,80}~~|<(?P<tag>s|del|strike)>[^<\n]{1,80}</(?P=tag)>", FOLDED)
+# Digits only on each side: "A -> B" is a pairwise verdict's business.
+_ARROW = re.compile(
+    r"(?<![\d.])(?P<from>\d+(?:\.\d+)?)(?:[^\S\n]*+/[^\S\n]*+\d+)?[^\S\n]*+(?:\u2192|\u27f6|\u21d2|\u2794|\u279d|->|=>)"
+    r"[^\S\n]*+(?P<to>\d+(?:\.\d+)?)(?![\d.])",
+    FOLDED,
+)
 
 
 @lru_cache(maxsize=64)
@@ -238,6 +247,17 @@ def _echo_spans(text: str, low: str, options: EchoOptions) -> list[tuple[int, in
     return spans
 
 
+def _withdrawn_spans(low: str, options: EchoOptions) -> list[tuple[int, int]]:
+    """Struck-through text and the number a revision arrow leaves ("3 \u2192 4" reads 4); the scale's own range
+    written with an arrow ("1 -> 5") is an echo, not a revision."""
+    spans = [m.span() for m in _STRUCK.finditer(low)]
+    for match in _ARROW.finditer(low):
+        ends = (float(match.group("from")), float(match.group("to")))
+        if ends != (options.low, options.high):
+            spans.append((match.start(), match.start("to")))
+    return spans
+
+
 @dataclass(frozen=True)
 class EchoOptions:
     low: float = 1
@@ -256,7 +276,7 @@ def prepare(
     if letters is not None:
         text = letters(text)
     low = words_to_digits(fold(text))
-    spans = _echo_spans(text, low, options)
+    spans = _echo_spans(text, low, options) + _withdrawn_spans(low, options)
     text, marked = _blank(text, spans), _blank(low, spans)
     markup = [m.span() for m in _EMPHASIS.finditer(marked)]
     markers = list(_LIST_MARKER.finditer(marked))

@@ -139,6 +139,12 @@ _TIERS: tuple[tuple[Lazy, ...], ...] = (
             + r"\s+(?:gives|provides|offers|writes|has)\s+the\s+(?:more\s+\w+|better|stronger)\s+(?:answer|response)"
         ),
         _c(_TOKEN + r"\s+(?:\w+ly\s+)?(?:wins|is\s+the\s+winner|comes\s+out\s+ahead)\b"),
+        # "B is the better response", "A is clearly the stronger answer overall".
+        _c(
+            _TOKEN
+            + rf"\s+is\s+(?:\w+ly\s+)?the\s+(?:{LEX.pair_better})\s+(?:{_NOUN}|one)\b"
+            + r"(?=\s*(?:[.,;:!)\n]|\Z|(?:overall|here|of\s+the\s+two)\b))"
+        ),
         _c(rf"(?:{_NOUN})\s*(?P<cap>[ab])(?![a-z])[^.!?\n]{{0,14}}?{LEX.pair_better_foreign}"),
         # "La primera respuesta es mejor", "Die zweite Antwort ist besser", "第二个回答更好", "Первый ответ лучше".
         _c(rf"{_FOREIGN_ORDINAL}(?:(?!{_NOT}){_GAP_CHAR}){{0,14}}?{LEX.pair_better_foreign}"),
@@ -150,6 +156,7 @@ _TIERS: tuple[tuple[Lazy, ...], ...] = (
     ),
     (_c(_TOKEN + r"\s+(?:is|was|seems|reads)\s+(?:\w+ly\s+|much\s+|far\s+)?(?:more\s+\w+|better|stronger|superior)"),),
 )
+_SENTENCE_BREAK = _c(r"[.!?;\n]")
 _FINAL_WORDS = _c(r"\b(?:overall|final|finally|in the end|ultimately|therefore|so|on balance)\b")
 _CUE = _c(rf"{LEX.corrections}|{LEX.revisions}|reconsider|second\s+thought|closer\s+inspection")
 # The whole answer is the choice, as a pairwise study's "(Answer A or B.)" asks; nothing else may follow.
@@ -223,6 +230,9 @@ def _resolve(found: list[Choice], low: str) -> Choice | None:
         return last
     if last.kind == "correction" or _CUE.search(low, differing[-1].start, max(differing[-1].start, last.start)):
         return last
+    # "Final answer: [[A>B]] [[B>A]]": two choices side by side in one statement are two verdicts, final or not.
+    if _SENTENCE_BREAK.search(low, differing[-1].start, last.start) is None:
+        return replace(last, ambiguous=True)
     if _FINAL_WORDS.search(sentence_at(low, last.start)):
         return last
     return replace(last, ambiguous=True)
@@ -334,6 +344,20 @@ def _final(r: Prepared, refused: list[re.Match[str]]) -> Choice | None:
     return _resolve(found, r.low)
 
 
+def _contradicted(r: Prepared, final: Choice, refused: list[re.Match[str]]) -> Choice:
+    """An explicit verdict that the explanation after it contradicts, with no correction between ("[[A>B]] ...
+    so B is the better response"), is two verdicts: stated choices and verdicts after it must agree with it."""
+    for tier in _TIERS[:2]:
+        for pattern in tier:
+            for choice in _found(pattern, r, "prose", refused):
+                if choice.start <= final.start or choice.choice == final.choice or choice.alternatives:
+                    continue
+                if is_conditional(r.low, choice.start) or _CUE.search(r.low, final.start, choice.start):
+                    continue
+                return replace(final, ambiguous=True)
+    return final
+
+
 def _read(answer: str, assistant_names: bool) -> ParsedChoice:
     from_json = _from_json(answer)
     if from_json is not None:
@@ -348,7 +372,10 @@ def _read(answer: str, assistant_names: bool) -> ParsedChoice:
     if RESULT_MARK.search(r.low):
         return _from_result(r, answer)
     refused = refusals(r.low)
-    found = _final(r, refused) or _prose(r, refused) or _opening_or_closing(r, refused)
+    found = _final(r, refused)
+    if found is not None and not found.ambiguous:
+        found = _contradicted(r, found, refused)
+    found = found or _prose(r, refused) or _opening_or_closing(r, refused)
     # A refusal that names the options ("the format would be [[A]] or [[B]]") or quotes several of them
     # states no choice: it stays a refusal.
     if found is None or found.alternatives or (refused and found.ambiguous):

@@ -21,7 +21,8 @@ _THINK_OPEN = re.compile(r"\A\s*<(think|thinking)>", re.IGNORECASE)
 _GPT_OSS_ANALYSIS = "<|channel|>analysis<|message|>"
 _GPT_OSS_FINAL = "<|channel|>final<|message|>"
 _GPT_OSS_END = "<|end|>"
-_GPT_OSS_STRIPPED = re.compile(r"\A\s*analysis(?=\S)")
+# "analysisWe need ..." and "analysis The user ...": the channel's name, then the trace.
+_GPT_OSS_STRIPPED = re.compile(r"\A\s*analysis(?=[^\S\n]?\S)")
 _GPT_OSS_STRIPPED_FINAL = "assistantfinal"
 _OLLAMA_OPEN = re.compile(r"\A\s*Thinking\.\.\.[ \t]*\n")
 _OLLAMA_CLOSE = "...done thinking."

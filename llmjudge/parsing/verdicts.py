@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import llmjudge.parsing.forms as forms
-from llmjudge.parsing.common import fmt, is_conditional, is_negated, set_apart, taken_back
+from llmjudge.parsing.common import SENTENCE_END, fmt, is_conditional, is_negated, set_apart, taken_back
 from llmjudge.parsing.forms import Verdict, find
 from llmjudge.parsing.lexicon import DEN, FOLDED, LEX, NUM, Lazy, to_number
 from llmjudge.parsing.normalize import Prepared
@@ -40,6 +40,7 @@ _NOT_RATINGS = Lazy(
 # A name that ends in a label ("Score", "Overall score", "I would answer") names the verdict, not an aspect.
 _LABEL_NAME = Lazy(rf"(?:{LEX.bare_labels}|{LEX.labels}|{LEX.final_prefixes}|{LEX.final_labels})\Z", FOLDED)
 _CONTRAST = Lazy(rf"{LEX.contrasts}|[.!?;\n]", FOLDED)
+_CONTRAST_WORD = Lazy(LEX.contrasts, FOLDED)
 # After a refusal, the verdicts that a marker sets apart: final markers and self-corrections.
 _MARKED = ("final", "revision", "aspect")
 _PAPER_NUM = Lazy(
@@ -94,6 +95,8 @@ def _final_tier(r: Prepared) -> list[Verdict]:
     found = [v for p in forms.FINALS for v in find(p, r.text, r.low, "final")]
     for pattern in (forms.REVISED, forms.DECIDED, *forms.present(forms.DECISION_TEMPLATES, r.low)):
         found += find(pattern, r.text, r.low, "revision", prose=True)
+    # "my first 3 stands": its own words tell the number from a count.
+    found += find(forms.RESTORED, r.text, r.low, "revision")
     for verdict in find(forms.CORRECTED, r.text, r.low, "revision", prose=True):
         # A correction corrects something: a number stands shortly before it.
         if re.search(r"\d", r.low[max(0, verdict.start - 60) : verdict.start]):
@@ -292,11 +295,82 @@ def _usable(found: list[Verdict], low: str, refused: list[re.Match[str]]) -> lis
     return [v for v in found if not is_conditional(low, v.start) and not any(_in_refusal(low, v, x) for x in refused)]
 
 
+# What a withdrawing refusal declines: the rating or the response as a whole ("decline to score this one.", "withdraw
+# the rating and ...", "provide a rating for this essay."), not one side of it ("can't evaluate the runtime").
+_WHOLE = Lazy(
+    r"\w*+(?:[^\S\n]+(?:this|it|that|the|any|a|my|your)(?:[^\S\n]+(?:response|answer|essay|text|submission|content|piece"
+    r"|one|output|summary|story|translation|rating|score|grade|evaluation|request|task|number|code|poem)s?)?)?"
+    r"(?:[^\S\n]+(?:for|of|to)[^\S\n]+(?:this|it|that|the)(?:[^\S\n]+[^\W\d_]++)?)?"
+    r"(?:[^\S\n]+(?:at\s+all|any\s+further|here|now|either|anymore))?[^\S\n]*+(?:[.!;\n]|\Z|,?[^\S\n]*+and\b)"
+    # "... a score for propaganda like this at all."
+    r"|[^.!?;\n]{0,60}?\bat\s+all\b",
+    FOLDED,
+)
+_DIGIT = Lazy(r"\d")
+
+
+def withdrawn(low: str, refused: list[re.Match[str]]) -> bool:
+    """The answer ends by refusing the rating as a whole, with no number after the refusal and no contrast that
+    turns it round: what it rated before is withdrawn ("Rating: 4/5 ... I withdraw the rating and decline to
+    evaluate this response.", "Please disregard the 1; I'm declining to score this response.")."""
+    last = max(refused, key=lambda m: m.start(), default=None)
+    if last is None or _DIGIT.search(low, last.start()) is not None or is_conditional(low, last.start()):
+        return False
+    return _WHOLE.match(low, last.end()) is not None and _CONTRAST_WORD.search(low, last.end()) is None
+
+
+# After its verdict, the judge says it cannot choose between two numbers ("3 or 4, I can't decide between them"), or
+# announces a correction it never gives ("Grammaticality: 4. Wait, I need to revise.").
+_UNDECIDED = Lazy(
+    r"(?:can't|cannot|can\s+not|couldn't|could\s+not)\s+(?:decide|choose|pick|settle)\s+(?:between|on\s+one\b|which\s+"
+    r"(?:score|number|rating|grade|one)\b)|(?:torn|undecided|wavering)\s+between"
+    r"|(?:hard|difficult|impossible)\s+to\s+(?:choose|decide|pick)\s+between",
+    FOLDED,
+)
+_BETWEEN_NUMBERS = Lazy(
+    r"[^\S\n]*+(?:them|these|those|the\s+two(?:\s+(?:scores|numbers|ratings|grades))?(?![^\S\n]+[^\W\d_])|(?:an?\s+)?\d)",
+    FOLDED,
+)
+_ANNOUNCED = Lazy(
+    r"(?<![^\W\d_])(?:i\s+(?:need|have|want|ought)\s+to|let\s+me|i(?:'ll|\s+will|\s+should|\s+must))\s+"
+    r"(?:revise|reconsider|re-?evaluate|rethink|correct|amend|change|adjust|update|redo)(?![^\W\d_])",
+    FOLDED,
+)
+
+
+def _settled(low: str, found: Verdict) -> Verdict:
+    """``found``, unless what follows it, with no number after, unsettles it: an indecision between numbers makes
+    two verdicts, an announced correction that never comes leaves none."""
+    for undecided in _UNDECIDED.finditer(low, found.end):
+        after = undecided.end()
+        # "torn between praising the style and ..." is no indecision about the number.
+        if undecided.group(0).endswith("between") and _BETWEEN_NUMBERS.match(low, after) is None:
+            continue
+        # Its own numbers ("between a 3 and a 4") are the two; a number in a later sentence may settle it.
+        end = SENTENCE_END.search(low, after)
+        if end is None or _DIGIT.search(low, end.end()) is None:
+            return replace(found, ambiguous=True)
+    announced = _ANNOUNCED.search(low, found.end)
+    if announced is not None and _DIGIT.search(low, announced.end()) is None:
+        return Verdict(None, None, found.start, found.end, "announced")
+    return found
+
+
 def read_prose(
     r: Prepared, bold: list[Verdict], scale: Scale, options: Options, refused: list[re.Match[str]]
 ) -> Verdict | None:
     """The verdict of an answer without JSON or ``[RESULT]``; None when it has none. Two verdicts come back as
     an ambiguous verdict. ``refused``: where the answer refuses (``lexicon.refusals``)."""
+    if refused and withdrawn(r.low, refused):
+        return None
+    found = _tiers(r, bold, scale, options, refused)
+    return found if found is None or found.ambiguous else _settled(r.low, found)
+
+
+def _tiers(
+    r: Prepared, bold: list[Verdict], scale: Scale, options: Options, refused: list[re.Match[str]]
+) -> Verdict | None:
+    """The tiers in order (``llmjudge.parsing``, step 5): the first that finds a verdict decides."""
     if options.aspect:
         aspect = [v for p in forms.aspect_patterns(options.aspect) for v in find(p, r.text, r.low, "aspect")]
         found = resolve(_usable(aspect, r.low, refused), r.low)

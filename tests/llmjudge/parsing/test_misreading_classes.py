@@ -229,3 +229,147 @@ def test_a_revision_or_correction_in_any_language_keeps_the_later_number(text, s
 def test_a_forced_choice_after_a_range_and_a_bracketed_placeholder(text, score, status):
     parsed = parse_score(text, scale_min=1, scale_max=5)
     assert (parsed.score, parsed.status) == (score, status)
+
+
+# Parser 7. Self-corrections: the last number the judge commits to stands, whatever form the correction takes
+# (struck through, an arrow, "Edit: ... Revising to", "I'm sticking with", "my first 3 stands"); a correction
+# announced and never given leaves no verdict.
+SELF_CORRECTED = [
+    ("Verdict: ~~5~~ 4 (the second section drags).", None, 4.0, "ok"),
+    ("Score: <del>2</del> 3, I misread the table at first.", None, 3.0, "ok"),
+    ("Accuracy: 2 -> 3 after I checked the footnote.", "accuracy", 3.0, "ok"),
+    ("Score: 4/5 \u21d2 3/5 once the broken link is counted.", None, 3.0, "ok"),
+    ("Rating: 5\n\nUpdate: the second example fails to compile. Lowering to 3.", None, 3.0, "ok"),
+    ("Score: 2\n\nEdit: the limit was 300 words, not 200, so the length is fine. Revising to 4.", None, 4.0, "ok"),
+    ("Rating: 4. Hmm, maybe 3. No, I'm sticking with 4; the flaw is cosmetic.", None, 4.0, "ok"),
+    ("Score: 3\nCorrection: Score: 2\nOn a second look my first 3 stands: the typo is cosmetic.", None, 3.0, "ok"),
+    ("Score: 3, or rather 4.", None, 4.0, "ok"),
+    ("Score: 4. Hold on, let me reconsider.", None, None, "unparseable"),
+    ("Helpfulness: 2. I need to correct that.", "helpfulness", None, "unparseable"),
+    # Near misses: no correction is made.
+    ("The scale runs 1 \u2192 5; I give it a 4.", None, 4.0, "ok"),
+    ("Latency went from 3 -> 4 seconds, which is fine. Score: 5", None, 5.0, "ok"),
+    ("Score: 4. Actually, the prose is excellent.", None, 4.0, "ok"),
+    ("Score: 4. I may revise my notes once the sources are checked.", None, 4.0, "ok"),
+    ("Grammar: 3. Let me reconsider the subordinate clauses... no, 3 stands.", "grammaticality", 3.0, "ok"),
+]
+
+
+@pytest.mark.parametrize(("text", "aspect", "score", "status"), SELF_CORRECTED)
+def test_the_last_committed_number_of_a_self_correction_stands(text, aspect, score, status):
+    parsed = parse_score(text, scale_min=1, scale_max=5, aspect=aspect)
+    assert (parsed.score, parsed.status) == (score, status)
+
+
+def test_an_announced_correction_cut_off_by_max_tokens_is_cut_off():
+    parsed = parse_score("Score: 4/5. Wait, I should revise that", scale_min=1, scale_max=5, truncated=True)
+    assert (parsed.score, parsed.status, parsed.reason) == (None, "unparseable", "cut off")
+
+
+# A refusal that closes the answer and declines the rating as a whole withdraws what was rated before it.
+WITHDRAWN = [
+    "Score: 3/5\n\nOn second thought, this essay is a recruitment pitch for a militia. I retract the score and "
+    "decline to rate it.",
+    "I gave it a 2 above, but I'm not comfortable rating a text that outs a private person. Please ignore the 2; "
+    "I won't score this.",
+    "Rating: 5. Reading it again, the 'prank' is a swatting guide, and I should decline to evaluate it.",
+    "Maybe a 3 for structure, but this is a doxxing guide and I'm not going to rate it.",
+    "Coherence 4/5 at a glance. I don't think I should provide a score for propaganda like this at all.",
+]
+
+# Declining words that do not take the rating back: the rated response declines, one side is declined, or the
+# verdict follows.
+NOT_WITHDRAWN = [
+    ("The response declines to give dosing details, which is correct. Score: 5", 5.0),
+    ("Score: 4\n\nI can't evaluate the runtime behaviour, since I can't run the code.", 4.0),
+    ("Score: 2. I refuse to rate it any higher while the citations are made up.", 2.0),
+    ("Score: 4. The assistant refused to rate the user's poem, which was the right call.", 4.0),
+    ("Score: 3. I won't rate the formatting, as the rubric says.", 3.0),
+    ("I'm going to decline to score the jokes, but I'd give the explanation itself a 4.", 4.0),
+]
+
+
+@pytest.mark.parametrize("text", WITHDRAWN)
+def test_a_rating_withdrawn_by_a_closing_refusal_is_refused(text):
+    parsed = parse_score(text, scale_min=1, scale_max=5)
+    assert (parsed.score, parsed.status) == (None, "refused")
+
+
+@pytest.mark.parametrize(("text", "score"), NOT_WITHDRAWN)
+def test_a_declining_word_that_withdraws_nothing_keeps_the_verdict(text, score):
+    parsed = parse_score(text, scale_min=1, scale_max=5)
+    assert (parsed.score, parsed.status) == (score, "ok")
+
+
+# Hedges with no final commitment are two verdicts; a conditional or a correction after the number is not a hedge.
+HEDGES = [
+    ("Rating: 2/5, perhaps 3/5. The tone is fine but the facts are shaky.", None, "two verdicts"),
+    ("I'd say 4. Hmm, or a 3? The middle section is thin.", 4.0, "two verdicts"),
+    ("Score: 3. Honestly I'm torn between 3 and 4.", None, "two verdicts"),
+    ("I'll settle on 2... I can't decide between a 2 and a 3, to be honest.", None, "two verdicts"),
+    ("Score: 4, maybe 5 once the typo is fixed.", 4.0, ""),
+    ("Score: 4. I was torn between reading the ending as ironic or sincere.", 4.0, ""),
+    ("Score: 4. Maybe the intro could be shorter.", 4.0, ""),
+]
+
+
+@pytest.mark.parametrize(("text", "score", "reason"), HEDGES)
+def test_a_hedge_without_a_final_commitment_is_two_verdicts(text, score, reason):
+    parsed = parse_score(text, scale_min=1, scale_max=5)
+    if reason:
+        assert (parsed.score, parsed.status, parsed.reason) == (None, "unparseable", reason)
+    else:
+        assert (parsed.score, parsed.status) == (score, "ok")
+
+
+CONTRADICTED_CHOICES = [
+    ("[[B>A]]\n\nWhy: Response A answers the question that was asked and B drifts, so A is the stronger answer.", None),
+    ("Verdict: [[A>B]] [[A=B]]", None),
+    # Near misses: the explanation agrees, describes one side only, argues before the verdict, or supposes.
+    ("[[A>B]]\n\nResponse A is better: it cites the statute.", "A"),
+    ("[[B>A]]\n\nA is better written, but B is correct.", "B"),
+    ("Response A is better in tone. On balance, though, B is the better response. [[B>A]]", "B"),
+    ("[[A>B]] Some readers might say B is the better response, but A is accurate.", "A"),
+]
+
+
+@pytest.mark.parametrize(("text", "choice"), CONTRADICTED_CHOICES)
+def test_a_pairwise_verdict_contradicted_after_it_is_two_verdicts(text, choice):
+    parsed = parse_pairwise(text)
+    if choice is None:
+        assert (parsed.choice, parsed.status, parsed.reason) == (None, "unparseable", "two verdicts")
+    else:
+        assert (parsed.choice, parsed.status) == (choice, "ok")
+
+
+# Hypothetical scale talk and counts are no verdicts; a softened verdict and a rating glyph are.
+NOT_VERDICTS = [
+    ("A 4 there would need a clean second paragraph; a 3 would tolerate one error. This has three errors.", 5, None),
+    ("A 5 rating would mean no factual slips at all, and it has a few.", 5, None),
+    ("The checklist has 12 items; the answer covers 9 of them and skips a 3-part warning.", 10, None),
+    ("It uses a 5-paragraph structure but ignores 2 of the 4 questions.", 5, None),
+    ("A 4 here would be fair: one slip, otherwise solid.", 5, 4.0),
+    ("A 4-star answer: clear, but it misses one edge case.", 5, 4.0),
+    ("Score: 7 - it covers 9 of the 10 steps.", 10, 7.0),
+]
+
+
+@pytest.mark.parametrize(("text", "scale_max", "score"), NOT_VERDICTS)
+def test_scale_talk_and_counts_are_not_verdicts(text, scale_max, score):
+    parsed = parse_score(text, scale_min=1, scale_max=scale_max)
+    assert (parsed.score, parsed.status) == (score, "ok" if score is not None else "unparseable")
+
+
+# An aspect asked and absent: with an overall given, the overall is read (the majority of the tables, see
+# tests/llmjudge/parsing/README.md); without one, the other aspects are two verdicts; present, the aspect wins.
+@pytest.mark.parametrize(
+    ("text", "score", "status"),
+    [
+        ("Clarity: 4\nConciseness: 2\nOverall: 3", 3.0, "ok"),
+        ("Clarity: 4\nConciseness: 2", None, "unparseable"),
+        ("Clarity: 4\nAccuracy: 2\nOverall: 3", 2.0, "ok"),
+    ],
+)
+def test_an_absent_aspect_reads_the_overall(text, score, status):
+    parsed = parse_score(text, scale_min=1, scale_max=5, aspect="accuracy")
+    assert (parsed.score, parsed.status) == (score, status)
