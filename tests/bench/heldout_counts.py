@@ -26,7 +26,8 @@ def counts(name: str) -> tuple[int, int, int]:
     for row in rows:
         if "options" not in row:  # the blind review table keeps its options at the top level
             row = {**row, "options": {"scale_min": row["scale_min"], "scale_max": row["scale_max"],
-                                      "aspect": row["aspect"]} if row["kind"] == "score" else {},
+                                      "aspect": row["aspect"]} if row["kind"] == "score"
+                   else {key: row[key] for key in ("assistant_names",) if key in row},
                    "choice": row.get("score")}
         if row["kind"] == "score":
             parsed = parse_score(row["text"], **row["options"])
@@ -43,6 +44,6 @@ def counts(name: str) -> tuple[int, int, int]:
 
 if __name__ == "__main__":
     for table in ("judge_answers_heldout", "judge_answers_final", "judge_answers_blind_review", "judge_answers_blind2",
-                  "judge_answers_2026"):
+                  "judge_answers_blind3", "judge_answers_2026"):
         n, same, silent = counts(table)
         print(f"{table}: {n} answers, {same} read as the table reads, {silent} silent wrong")
