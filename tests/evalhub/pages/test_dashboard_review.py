@@ -20,11 +20,10 @@ from annotations.models import HumanRating, Item, Rater
 from annotations.studies import study_create_from_template
 from llmjudge.models import JudgeRun
 from tests.evalhub.factories import import_long
+from tests.support.small_study import ITEMS, QUESTIONS, small_study_rows
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
 
-QUESTIONS = ("grammaticality", "cohesiveness", "likability", "relevance")
-ITEMS = [("h1", "human"), ("h2", "human"), ("h3", "human"), ("g1", "gpt2"), ("g2", "gpt2"), ("g3", "gpt2")]
 INTERNAL_KEYS = ("pairwise_kendall", "kendall, welch", "icc1k", "alpha_ci95", "alpha.ordinal", "full_agreement_pct",
                  "mean_tau", "n_items", "cohens_d", "MSB", "rater-1", "None")
 
@@ -60,13 +59,7 @@ class _Reader(HTMLParser):
 
 @pytest.fixture
 def small_study(story_study, tmp_path):
-    rows = []
-    for n, (item, group) in enumerate(ITEMS):
-        for q, question in enumerate(QUESTIONS):
-            rows += [(item, group, question, "human", f"teacher-{r + 1}", 1 + (n * 2 + q + r * (n % 3)) % 5)
-                     for r in range(3)]
-            rows += [(item, group, question, "gpt-4o", str(s), 1 + (n + q + s) % 5) for s in range(3)]
-    import_long(story_study, rows, tmp_path)
+    import_long(story_study, small_study_rows(), tmp_path)
     return story_study
 
 
