@@ -1,12 +1,12 @@
-"""How far an agreement number can be trusted: the notes added beside a defined kappa or alpha (issue 25).
+"""How far an agreement number can be trusted: the notes added beside a defined agreement statistic (issue 25).
 
 The value stays in the result (and its JSON); the note says why a reader should not take it at face value,
 and the pages show the note in its place:
 
-- ``too few items (n = 2)``: kappa, Fleiss' kappa and Krippendorff's alpha rest on fewer than
-  ``MIN_ITEMS`` items (alpha: pairable items, with 2 or more ratings). On so few items one item moves the value
-  by tenths and the bootstrap over items has a handful of distinct resamples (n = 3: 10), so its interval
-  says little. docs/analysis.md documents the minimum.
+- ``too few items (n = 2)``: kappa, Fleiss' kappa, Krippendorff's alpha, ICC, table 6's mean pairwise tau and
+  table 2's Kendall's tau rest on fewer than ``MIN_ITEMS`` items (alpha: pairable items, with 2 or more
+  ratings). On so few items one item moves the value by tenths and the bootstrap over items has a handful of
+  distinct resamples (n = 3: 10), so its interval says little. docs/analysis.md documents the minimum.
 - ``cut at ...``: the ceiling's t interval reached past what its score can be (above 1 for an accuracy) and
   was cut there; near such a bound a t interval is only approximate, and the cut side says nothing.
 - ``no variation: ...``: a bootstrap interval whose bounds are equal. The replicates inside the interval all gave

@@ -30,6 +30,7 @@ from evalhub.analysis.result import (
     AnalysisResult,
     CellRow,
     Distribution,
+    KendallRow,
     PersonalEntry,
     RaterMeanRow,
     RaterMetrics,
@@ -378,8 +379,7 @@ def _scatter_charts(result: AnalysisResult, groups: list[str], labels: dict[str,
                 # Here the series are groups (the heading names the pool): named as groups, never bare.
                 # With its p and band, as table 2 gives it (issue 25 review: 'group "gpt2" (tau -1.00)' on 3 items,
                 # p = 0.333, with no word that it is not significant).
-                legend = group_title(s.group) if tau is None or tau.tau is None else \
-                    f"{group_title(s.group)} (τ {tau.tau:.2f}, {p_text(tau.p)}, {tau.band})"
+                legend = _scatter_legend(s.group, tau)
                 series.append(charts.ScatterSeries(legend, group_colours[s.group], s.points))
             if not series:
                 continue
@@ -389,6 +389,16 @@ def _scatter_charts(result: AnalysisResult, groups: list[str], labels: dict[str,
         if row:
             out.append(Charts(labels[pool], tuple(row)))
     return out
+
+
+def _scatter_legend(group: str, tau: KendallRow | None) -> str:
+    """A scatter series' legend: the group, and its tau as table 2 gives it (with p and band, or the note that
+    withholds it on too few items: issue 25 review, U6)."""
+    if tau is None or tau.tau is None:
+        return group_title(group)
+    if withheld := value_note(tau.notes, "tau"):
+        return f"{group_title(group)} (τ withheld: {withheld})"
+    return f"{group_title(group)} (τ {tau.tau:.2f}, {p_text(tau.p)}, {tau.band})"
 
 
 def _alpha_charts(result: AnalysisResult, groups: list[str], pools: list[str],

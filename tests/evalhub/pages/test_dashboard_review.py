@@ -120,9 +120,14 @@ def test_every_number_and_word_on_a_six_item_three_rater_dashboard_is_labelled_a
     rows = re.findall(r'<tr class="kappa-row".*?</tr>', html, flags=re.S)
     assert rows and not any(re.search(r"p [=<]|\*", row) for row in rows)
 
-    # Kendall's tau on 3 items is never significant: no strength is claimed, and every value says so.
-    bands = re.findall(r'<span class="band [^"]*">([^<]*)</span>', html)
-    assert bands and set(bands) <= {"not significant"}
+    # Kendall's tau on 3 items is withheld as alpha and kappa are (the second review, U6: "τ -1.00" beside their "too
+    # few items (n = 3)"): the note in its place, no band, no p. (Where tau is defined on 3 items and shown: 0 of 8.)
+    table2 = html[html.index('id="kendall"'):html.index("</table>", html.index('id="kendall"'))]
+    tau_cells = re.findall(r'<td class="[^"]*" title="[^"]*">(.*?)</td>', table2)
+    assert len(tau_cells) == 2 * 4
+    assert all(re.fullmatch(r'<span class="undef( tau-note)?">[^<]*</span>', cell) for cell in tau_cells), tau_cells
+    assert 'class="undef tau-note">too few items (n = 3)</span>' in table2
+    assert not re.findall(r'<span class="band [^"]*">', html)
 
     # Charts: legends name pools by their labels, titles name groups as groups.
     assert "Human raters (n = 9)" in reader.svg_texts and "gpt-4o (n = 9)" in reader.svg_texts  # with their n
@@ -312,9 +317,10 @@ def test_the_verdict_and_ppi_texts_name_the_score_and_the_setting_in_words(small
 
 def test_the_scatter_legends_give_tau_with_its_p_and_band_as_table_2(small_study, client, researcher):
     # Issue 25 review: 'group "gpt2" (tau -1.00)' in the bubble-chart legend, with no p and no "not significant".
+    # On 3 items table 2 withholds tau (the second review, U6): so does the legend, with the same words.
     html, reader = _read(client, researcher, small_study)
     legends = [t for t in reader.svg_texts if t.startswith("group “") and "(τ " in t]
-    assert legends and all(re.fullmatch(r"group “(human|gpt2)” \(τ -?\d\.\d\d, p (=|<) \d\.\d{3}, not significant\)", t)
+    assert legends and all(re.fullmatch(r"group “(human|gpt2)” \(τ withheld: too few items \(n = 3\)\)", t)
                            for t in legends), legends
     # Which p: scipy's, exact without ties on few items, else the normal approximation.
     seen = re.sub(r"\s+", " ", " ".join(reader.parts))

@@ -1,0 +1,79 @@
+"""The second review of the small study's dashboard (issue 25; 6 items, 3 raters, 4 questions, one LLM pool):
+findings U3 and U6. Each test reads the page (or the chart, the JSON, the text report) as a reader
+does and names the finding it answers.
+"""
+from __future__ import annotations
+
+import io
+import re
+from html import unescape
+
+import pytest
+from django.core.management import call_command
+
+from tests.evalhub.factories import import_long
+from tests.support.small_study import small_study_rows
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
+
+
+@pytest.fixture
+def small_study(story_study, tmp_path):
+    import_long(story_study, small_study_rows(), tmp_path)
+    return story_study
+
+
+def _page(client, researcher, study, query: str = "") -> str:
+    client.force_login(researcher)
+    response = client.get(f"/studies/{study.slug}/{query}")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def _report(study, *args: str) -> str:
+    out = io.StringIO()
+    call_command("analyze", study.slug, "--format", "table", "--n-boot", "200", *args, stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+def test_u3_welchs_d_stands_beside_the_n_of_each_side_and_its_unit(small_study, client, researcher):
+    html = _page(client, researcher, small_study)
+    lines = re.findall(r'<li class="(?:sig|ns)">(.*?)</li>', html, flags=re.S)
+    tested = [unescape(line) for line in lines if "d = " in line]
+    # 3 items per group: the test compares 3 item means with 3.
+    assert tested and all("; n = 3 “human” and 3 “gpt2” items" in line for line in tested)
+    html = _page(client, researcher, small_study, "?welch=ratings")
+    lines = [unescape(line) for line in re.findall(r'<li class="(?:sig|ns)">(.*?)</li>', html, flags=re.S)]
+    # On all ratings: 3 teachers x 3 items per group, and gpt-4o's 3 samples x 3 items.
+    humans = [line for line in lines if line.startswith("Human raters")]
+    assert humans and all("; n = 9 “human” and 9 “gpt2” ratings" in line for line in humans)
+    # The text report's table names the unit of its n column, and its sentences are the page's.
+    report = _report(small_study)
+    header = report[report.index("== Welch's t-test"):].splitlines()[1]
+    assert re.search(r" d +n \(items\)$", header.rstrip())
+    assert "; n = 3 “human” and 3 “gpt2” items" in report
+
+
+def test_u6_tau_below_the_minimum_is_withheld_as_alpha_and_the_json_keeps_it_with_the_reason(
+        small_study, client, researcher):
+    client.force_login(researcher)
+    kendall = client.get(f"/studies/{small_study.slug}/analysis.json").json()["kendall"]
+    defined = [k for k in kendall if k["tau"] is not None]
+    assert defined and all(k["n"] == 3 and k["notes"]["tau"] == "too few items (n = 3)" for k in defined)
+    html = _page(client, researcher, small_study)
+    notes = unescape(html[html.index("<h2>Notes</h2>"):])
+    assert "Kendall's τ vs the human raters — too few items (n = 3)" in notes
+    # The text report prints the note in place of tau, and neither its p nor its band.
+    report = _report(small_study)
+    table2 = report[report.index("== Kendall's tau-b"):]
+    rows = table2[:table2.index("\n\n")].splitlines()[2:]
+    withheld = [row for row in rows if "too few items (n = 3)" in row]
+    assert len(withheld) == len(defined)
+    assert all(re.search(r"too few items \(n = 3\)\s+–\s+3\s+–$", row) for row in withheld)
+    # From 5 items on tau is shown: all groups together have 6.
+    pooled = client.get(f"/studies/{small_study.slug}/analysis.json?group=(all)").json()["kendall"]
+    pooled = [k for k in pooled if k["group"] == "(all)" and k["tau"] is not None]
+    assert pooled and all(k["n"] == 6 and "tau" not in k["notes"] for k in pooled)
+    html = _page(client, researcher, small_study, "?group=(all)")
+    table2 = html[html.index('id="kendall"'):html.index("</table>", html.index('id="kendall"'))]
+    assert "tau-note" not in table2 and len(re.findall(r'<span class="band ', table2)) == len(pooled)
