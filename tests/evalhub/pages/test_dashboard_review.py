@@ -84,9 +84,11 @@ def test_every_number_and_word_on_a_six_item_three_rater_dashboard_is_labelled_a
     assert "(s)" not in seen
 
     # A withheld alpha withholds its interval in the tooltip too (issue 25 review: "α 95% CI [-0.33, 0.48]; α: too
-    # few items (n = 3)").
+    # few items (n = 3)"), and says so and why (the second review, U8: "α 95% CI –" beside a note on its bootstrap
+    # replicates).
     withheld = [t for t in reader.parts if "α: too few items" in t]
-    assert withheld and all("α 95% CI –" in t for t in withheld)
+    assert withheld and all("α 95% CI withheld: too few items (n = 3)" in t for t in withheld)
+    assert not any("bootstrap" in t or "α 95% CI:" in t for t in withheld)
 
     # Internal keys never reach the page, not even a tooltip.
     for key in INTERNAL_KEYS:

@@ -1,5 +1,5 @@
 """The second review of the small study's dashboard (issue 25; 6 items, 3 raters, 4 questions, one LLM pool):
-findings U3 and U6. Each test reads the page (or the chart, the JSON, the text report) as a reader
+findings U3, U6 and U8. Each test reads the page (or the chart, the JSON, the text report) as a reader
 does and names the finding it answers.
 """
 from __future__ import annotations
@@ -77,3 +77,19 @@ def test_u6_tau_below_the_minimum_is_withheld_as_alpha_and_the_json_keeps_it_wit
     html = _page(client, researcher, small_study, "?group=(all)")
     table2 = html[html.index('id="kendall"'):html.index("</table>", html.index('id="kendall"'))]
     assert "tau-note" not in table2 and len(re.findall(r'<span class="band ', table2)) == len(pooled)
+
+
+def test_u8_no_tooltip_describes_an_interval_that_is_withheld(small_study, client, researcher):
+    client.force_login(researcher)
+    data = client.get(f"/studies/{small_study.slug}/analysis.json").json()
+    # The result does describe some of these intervals (so the page has something to leave out) ...
+    described = [c for c in data["cells"] if c["notes"].get("alpha_ci95") and "alpha" in c["notes"]]
+    kappa_described = [k for k in data["kappa"] if k["notes"].get("ci95") and "kappa" in k["notes"]]
+    assert described or kappa_described
+    html = _page(client, researcher, small_study)
+    table1 = html[html.index('id="table1"'):html.index("</table>", html.index('id="table1"'))]
+    tooltips = [unescape(t) for t in re.findall(r'<td class="[^"]*" title="([^"]*)"', table1)]
+    assert tooltips and all("α 95% CI withheld: too few items (n = 3)" in t for t in tooltips)
+    assert not any("bootstrap" in t or "α 95% CI:" in t or "no variation" in t for t in tooltips)
+    kappa = [unescape(t) for t in re.findall(r'<td class="kappa-value" title="([^"]*)"', html)]
+    assert kappa and not any("95% CI" in t or "bootstrap" in t for t in kappa)
