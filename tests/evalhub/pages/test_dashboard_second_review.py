@@ -1,5 +1,5 @@
 """The second review of the small study's dashboard (issue 25; 6 items, 3 raters, 4 questions, one LLM pool):
-findings U3, U6 and U8. Each test reads the page (or the chart, the JSON, the text report) as a reader
+findings U3, U6, U8 and U9. Each test reads the page (or the chart, the JSON, the text report) as a reader
 does and names the finding it answers.
 """
 from __future__ import annotations
@@ -93,3 +93,13 @@ def test_u8_no_tooltip_describes_an_interval_that_is_withheld(small_study, clien
     assert not any("bootstrap" in t or "α 95% CI:" in t or "no variation" in t for t in tooltips)
     kappa = [unescape(t) for t in re.findall(r'<td class="kappa-value" title="([^"]*)"', html)]
     assert kappa and not any("95% CI" in t or "bootstrap" in t for t in kappa)
+
+
+def test_u9_each_rater_mean_gives_the_n_of_ratings_it_rests_on(small_study, client, researcher):
+    html = _page(client, researcher, small_study)
+    table = html[html.index('id="raters"'):html.index("</table>", html.index('id="raters"'))]
+    cells = re.findall(r"<td title=\"[^\"]*\">(.*?)</td>", table)
+    # 3 teachers and 3 samples, 4 questions x 2 groups; each mean rests on the group's 3 items.
+    assert len(cells) == 6 * 8
+    assert all(re.fullmatch(r'\d\.\d\d<span class="second rater-n">n = 3 ratings</span>', cell) for cell in cells)
+    assert "with the n of ratings it rests on" in html
