@@ -1,5 +1,5 @@
 """The second review of the small study's dashboard (issue 25; 6 items, 3 raters, 4 questions, one LLM pool):
-findings U3, U6, U8 and U9. Each test reads the page (or the chart, the JSON, the text report) as a reader
+findings U2, U3, U6, U8 and U9. Each test reads the page (or the chart, the JSON, the text report) as a reader
 does and names the finding it answers.
 """
 from __future__ import annotations
@@ -11,6 +11,9 @@ from html import unescape
 import pytest
 from django.core.management import call_command
 
+from evalhub.analysis.result import CeilingRater
+from evalhub.pages import svg
+from evalhub.pages.evidence import WITHHELD_GREY, ceiling_chart
 from tests.evalhub.factories import import_long
 from tests.support.small_study import small_study_rows
 
@@ -34,6 +37,27 @@ def _report(study, *args: str) -> str:
     out = io.StringIO()
     call_command("analyze", study.slug, "--format", "table", "--n-boot", "200", *args, stdout=out, stderr=io.StringIO())
     return out.getvalue()
+
+
+def test_u2_a_withheld_ceiling_greys_its_dots_and_says_why_in_the_chart(small_study, client, researcher):
+    html = _page(client, researcher, small_study)
+    figures = re.findall(r'<figure class="evidence-chart ceiling">(.*?)</figure>', html, flags=re.S)
+    assert figures
+    for figure in figures:
+        assert "withheld: too few items (n = 3); the grey dots are not a result" in figure
+        dots = re.findall(r'<circle class="ceiling-(?:rater|judge)"[^>]*>', figure)
+        assert dots and all(WITHHELD_GREY in dot for dot in dots)
+        assert svg.colour(1) not in figure  # the pool's colour (gpt-4o's) paints no dot, no legend
+        assert "ceiling-summary withheld" in figure  # and the caption says it in words
+
+
+def test_u2_a_ceiling_that_is_not_withheld_keeps_its_colours():
+    raters = [CeilingRater("r1", 6, -0.8, (-1.0, -0.6), -0.5, (-0.7, -0.3), True, None)]
+    shown = ceiling_chart(title="t", scoring="neg_rmse", raters=raters, judge_colour="#cf222e")
+    assert "#cf222e" in shown and WITHHELD_GREY not in shown and "not a result" not in shown
+    withheld = ceiling_chart(title="t", scoring="neg_rmse", raters=raters, judge_colour="#cf222e",
+                             withheld="too few items (n = 3)")
+    assert "#cf222e" not in withheld and "withheld: too few items (n = 3)" in withheld
 
 
 def test_u3_welchs_d_stands_beside_the_n_of_each_side_and_its_unit(small_study, client, researcher):
