@@ -1,5 +1,5 @@
 """The second review of the small study's dashboard (issue 25; 6 items, 3 raters, 4 questions, one LLM pool):
-findings U2, U3, U6, U8 and U9. Each test reads the page (or the chart, the JSON, the text report) as a reader
+findings U1, U2, U3, U6, U8 and U9. Each test reads the page (or the chart, the JSON, the text report) as a reader
 does and names the finding it answers.
 """
 from __future__ import annotations
@@ -12,12 +12,17 @@ import pytest
 from django.core.management import call_command
 
 from evalhub.analysis.result import CeilingRater
-from evalhub.pages import svg
+from evalhub.pages import charts, svg
 from evalhub.pages.evidence import WITHHELD_GREY, ceiling_chart
 from tests.evalhub.factories import import_long
 from tests.support.small_study import small_study_rows
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
+
+SVG = re.compile(r"<svg [^>]*viewBox=\"0 0 (\d+) (\d+)\"[^>]*>(.*?)</svg>", flags=re.S)
+# A legend entry: its swatch (10 x 10), then its text.
+LEGEND_ENTRY = re.compile(r'<rect x="[-\d.]+" y="[-\d.]+" width="10" height="10" rx="2" fill="[^"]+"/>'
+                          r'<text x="([-\d.]+)" y="([-\d.]+)"[^>]*>([^<]*)</text>')
 
 
 @pytest.fixture
@@ -37,6 +42,42 @@ def _report(study, *args: str) -> str:
     out = io.StringIO()
     call_command("analyze", study.slug, "--format", "table", "--n-boot", "200", *args, stdout=out, stderr=io.StringIO())
     return out.getvalue()
+
+
+def _legend_entries_outside(markup: str) -> list[tuple[str, float, float, int, int]]:
+    """Every legend text whose line (baseline y, 10 px type) or estimated width falls outside its SVG's viewBox."""
+    outside = []
+    for width, height, body in SVG.findall(markup):
+        for x, y, name in LEGEND_ENTRY.findall(body):
+            text = unescape(name)
+            if float(y) - 10 < 0 or float(y) + 3 > int(height) or float(x) + 6.5 * len(text) > int(width):
+                outside.append((text, float(x), float(y), int(width), int(height)))
+    return outside
+
+
+def test_u1_every_legend_entry_of_the_dashboards_charts_lies_inside_its_svg(small_study, client, researcher):
+    html = _page(client, researcher, small_study)
+    entries = [e for _, _, body in SVG.findall(html) for e in LEGEND_ENTRY.findall(body)]
+    # Both kinds of legend are there: the scatter's (groups, with tau) and the distributions' (pools, with n).
+    assert any(name.startswith("group “") for _, _, name in entries)
+    assert any(name.startswith("Human raters (n = ") for _, _, name in entries)
+    assert not _legend_entries_outside(html)
+
+
+def test_u1_a_chart_grows_with_its_legend_lines_and_its_longest_entry():
+    names = [f"group “g{k}” (τ withheld: too few items (n = 3))" for k in range(4)]
+    series = [charts.ScatterSeries(name, svg.colour(k), [(2.0, 3.0, 1)]) for k, name in enumerate(names)]
+    scatter = charts.scatter_chart(title="relevance", scale=(1, 5), series=series, x_label="x", y_label="y")
+    lines, reach = svg.legend_extent(names, 270)
+    assert lines == 4 and reach > 270  # each entry alone on its line, and wider than the plot
+    found = LEGEND_ENTRY.findall(scatter)
+    assert [unescape(name) for _, _, name in found] == names
+    assert len({y for _, y, _ in found}) == 4  # four lines
+    assert not _legend_entries_outside(scatter)
+    # One short entry: the chart keeps its former size.
+    short = [charts.ScatterSeries("group “a”", svg.colour(0), [(2.0, 3.0, 1)])]
+    one = charts.scatter_chart(title="q", scale=(1, 5), series=short, x_label="x", y_label="y")
+    assert 'viewBox="0 0 320 320"' in one
 
 
 def test_u2_a_withheld_ceiling_greys_its_dots_and_says_why_in_the_chart(small_study, client, researcher):
