@@ -88,6 +88,6 @@ def ticks(low: float, high: float, count: int = 5) -> list[float]:
     first = math.ceil(low / step - 1e-9) * step
     values, value = [], first
     while value <= high + 1e-9:
-        values.append(round(value, 10))
+        values.append(round(value, 10) + 0.0)  # + 0.0: an axis ending at zero reads "0", never "-0"
         value += step
     return values

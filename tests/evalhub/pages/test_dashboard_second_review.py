@@ -168,3 +168,11 @@ def test_u9_each_rater_mean_gives_the_n_of_ratings_it_rests_on(small_study, clie
     assert len(cells) == 6 * 8
     assert all(re.fullmatch(r'\d\.\d\d<span class="second rater-n">n = 3 ratings</span>', cell) for cell in cells)
     assert "with the n of ratings it rests on" in html
+
+
+def test_an_axis_that_ends_at_zero_reads_0_not_minus_0():
+    # Seen beside U2: the ceiling strip's negative-RMSE axis (-1 to 0) ended on a tick labelled "-0".
+    assert [f"{tick:g}" for tick in svg.ticks(-1.0, 0.0, 5)] == ["-1", "-0.8", "-0.6", "-0.4", "-0.2", "0"]
+    raters = [CeilingRater("r1", 6, -0.8, (-1.0, -0.6), -0.5, (-0.7, -0.3), True, None)]
+    strip = ceiling_chart(title="t", scoring="neg_rmse", raters=raters, judge_colour="#cf222e")
+    assert ">0</text>" in strip and ">-0</text>" not in strip
