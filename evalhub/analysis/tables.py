@@ -191,9 +191,11 @@ def _kendall_row(human: Cell, llm: Cell) -> KendallRow:
     l_items, l_means = llm.item_means()
     hi, li = common_items(h_items, l_items)
     result = stats.kendall_tau(h_means[hi], l_means[li])
+    # As alpha, kappa and ICC on the same page (issue 25 review, U6: tau stood on 3 items beside their "too few
+    # items (n = 3)"): the value stays in the result, the pages show the note in its place.
+    note = (result.reason or "undefined") if result.tau is None else too_few_items(result.n)
     return KendallRow(llm.question, llm.group, llm.pool.name, tau=result.tau, p=result.p, n=result.n,
-                      band=stats.tau_band(result.tau, result.p),
-                      notes={} if result.tau is not None else {"tau": result.reason or "undefined"})
+                      band=stats.tau_band(result.tau, result.p), notes={"tau": note} if note else {})
 
 
 def contrasts(study: Study, groups: list[str]) -> list[tuple[str, str]]:

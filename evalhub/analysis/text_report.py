@@ -13,6 +13,7 @@ from evalhub.analysis.result import (
     AltTestRow,
     AnalysisResult,
     KappaRow,
+    KendallRow,
     PoolSummary,
     PositionRow,
     WelchRow,
@@ -74,15 +75,23 @@ CEILING_SCORES = {"neg_rmse": "negative RMSE against the other raters, higher = 
                   "accuracy": "accuracy against the other raters"}
 
 
+def welch_n_text(row: WelchRow) -> str:
+    """The n of each side and its unit, e.g. 'n = 3 “human” and 3 “gpt2” items' (issue 25 review, U3: d stood
+    without the n it rests on)."""
+    unit = "item" if row.test.unit == "item means" else "rating"
+    plural = "" if row.test.n_a == row.test.n_b == 1 else "s"
+    return f"n = {row.test.n_a} “{row.group_a}” and {row.test.n_b} “{row.group_b}” {unit}{plural}"
+
+
 def welch_d_text(row: WelchRow) -> str:
-    """Cohen's d with its sign as the table gives it (group_a - group_b) and the SD it divides by, e.g.
-    'd = -0.79, “human” − “gpt2” over the pooled SD of the item means' (sentences name the higher group first;
-    the sign keeps the table's direction)."""
+    """Cohen's d with its sign as the table gives it (group_a - group_b), the SD it divides by and the n of each side,
+    e.g. 'd = -0.79, “human” − “gpt2” over the pooled SD of the item means; n = 3 “human” and 3 “gpt2” items'
+    (sentences name the higher group first; the sign keeps the table's direction)."""
     d = row.test.cohens_d
     if d is None:
-        return "d undefined"
+        return f"d undefined; {welch_n_text(row)}"
     unit = "item means" if row.test.unit == "item means" else "individual ratings"
-    return f"d = {fmt(d)}, “{row.group_a}” − “{row.group_b}” over the pooled SD of the {unit}"
+    return f"d = {fmt(d)}, “{row.group_a}” − “{row.group_b}” over the pooled SD of the {unit}; {welch_n_text(row)}"
 
 
 def welch_sentence(row: WelchRow, labels: dict[str, str] | None = None) -> str:
@@ -209,13 +218,21 @@ def _cell_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
     return out
 
 
+def _tau_cells(row: KendallRow) -> list[str]:
+    """Tau, p, n and band as table 2 prints them: a tau withheld on too few items prints its note in place of the
+    value, and neither p nor band (as the page)."""
+    withheld = value_note(row.notes, "tau") if row.tau is not None else ""
+    if withheld:
+        return [withheld, "–", str(row.n), "–"]
+    return [fmt(row.tau, 3), p_text(row.p), str(row.n), row.band]
+
+
 def _paper_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
     """Kendall's tau (table 2), Welch's test with its sentences, the majority table, pairwise tau (table 6)."""
     out: list[str] = []
     if result.kendall:
         out += ["", "== Kendall's tau-b: per-item mean of the human raters vs the LLM pool"]
-        rows = [[k.question, k.group, labels.get(k.pool, k.pool), fmt(k.tau, 3), p_text(k.p), str(k.n), k.band]
-                for k in result.kendall]
+        rows = [[k.question, k.group, labels.get(k.pool, k.pool), *_tau_cells(k)] for k in result.kendall]
         out.append(_table(["question", "group", "pool", "tau", "p", "n", "band"], rows))
     if result.welch:
         out += ["", f"== Welch's t-test between groups ({result.settings.welch_unit})"]
@@ -224,7 +241,8 @@ def _paper_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
                  f"{w.test.n_a}/{w.test.n_b}"] for w in result.welch]
         # Both p-values, named: a bare "p" column beside BH-adjusted sentences read as significant where the
         # sentences say not (the second dashboard review).
-        out.append(_table(["question", "pool", "groups", "t", "df", "p (raw)", "p (BH)", "d", "n"], rows))
+        n_unit = "items" if result.settings.welch_unit == "item means" else "ratings"
+        out.append(_table(["question", "pool", "groups", "t", "df", "p (raw)", "p (BH)", "d", f"n ({n_unit})"], rows))
         out += [welch_sentence(w, labels) for w in result.welch]
     if result.majority:
         out += ["", "== Pairwise: each pool's majority choice vs the human majority choice"]

@@ -1,12 +1,12 @@
-"""How far an agreement number can be trusted: the notes added beside a defined kappa or alpha (issue 25).
+"""How far an agreement number can be trusted: the notes added beside a defined agreement statistic (issue 25).
 
 The value stays in the result (and its JSON); the note says why a reader should not take it at face value,
 and the pages show the note in its place:
 
-- ``too few items (n = 2)``: kappa, Fleiss' kappa and Krippendorff's alpha rest on fewer than
-  ``MIN_ITEMS`` items (alpha: pairable items, with 2 or more ratings). On so few items one item moves the value
-  by tenths and the bootstrap over items has a handful of distinct resamples (n = 3: 10), so its interval
-  says little. docs/analysis.md documents the minimum.
+- ``too few items (n = 2)``: kappa, Fleiss' kappa, Krippendorff's alpha, ICC, table 6's mean pairwise tau and
+  table 2's Kendall's tau rest on fewer than ``MIN_ITEMS`` items (alpha: pairable items, with 2 or more
+  ratings). On so few items one item moves the value by tenths and the bootstrap over items has a handful of
+  distinct resamples (n = 3: 10), so its interval says little. docs/analysis.md documents the minimum.
 - ``cut at ...``: the ceiling's t interval reached past what its score can be (above 1 for an accuracy) and
   was cut there; near such a bound a t interval is only approximate, and the cut side says nothing.
 - ``no variation: ...``: a bootstrap interval whose bounds are equal. The replicates inside the interval all gave
@@ -94,7 +94,7 @@ def interval_note(notes: Mapping[str, str], ci: Interval | None, ci_key: str, *v
     return short_note(note) if note.startswith(NO_VARIATION) else ""
 
 
-def _shown(notes: Mapping[str, str], hidden: tuple[str, ...], *value_keys: str) -> dict[str, str]:
+def shown_notes(notes: Mapping[str, str], hidden: tuple[str, ...], *value_keys: str) -> dict[str, str]:
     """A row's notes as a reader meets them: the notes of ``hidden`` (its interval, its p) go when its value is
     withheld, since neither is shown then."""
     if value_note(notes, *value_keys):
@@ -118,12 +118,12 @@ def note_lines(result: AnalysisResult) -> list[str]:
         return f"{question} / {group_title(group)} / {labels.get(pool, pool)}"
 
     lines = {f"{where(c.question, c.group, c.pool)}: {note_name(k)} — {v}" for c in result.cells
-             for k, v in _shown(c.notes, ("alpha_ci95",), "alpha", f"alpha.{level}").items()}
+             for k, v in shown_notes(c.notes, ("alpha_ci95",), "alpha", f"alpha.{level}").items()}
     for k in result.kappa:
         name = "Fleiss' κ among the raters" if k.against == "raters" else \
             f"κ vs {'the human majority' if k.rater is None else k.rater} ({k.weights})"
         lines |= {f"{where(k.question, k.group, k.pool)}: {name}{'' if key == 'kappa' else ', ' + note_name(key)}"
-                  f" — {v}" for key, v in _shown(k.notes, ("ci95", "p"), "kappa").items()}
+                  f" — {v}" for key, v in shown_notes(k.notes, ("ci95", "p"), "kappa").items()}
     lines |= {f"{where(t.question, t.group, t.pool)}: Kendall's τ vs the human raters"
               f"{'' if key == 'tau' else ', ' + note_name(key)} — {v}"
               for t in result.kendall for key, v in t.notes.items()}

@@ -50,8 +50,12 @@ def distribution_chart(*, title: str, bins: Sequence[float], series: Sequence[Di
     some pool gave them.
     """
     used = [k for k in range(len(bins)) if float(bins[k]).is_integer() or any(s.counts[k] for s in series)]
-    width, height, left, right, top, bottom = 360, 232, 34, 8, 34, 58
-    plot_w, plot_h = width - left - right, height - top - bottom
+    width, left, right, top, plot_h = 360, 34, 8, 34, 140
+    plot_w = width - left - right
+    names = [f"{pool_labels.get(s.pool, s.pool)} (n = {s.n})" for s in series]
+    lines, reach = svg.legend_extent(names, plot_w)  # the SVG makes room for every legend entry (issue 25, U1)
+    width, legend_y = max(width, math.ceil(left + reach + right)), top + plot_h + 46
+    height = legend_y + svg.LEGEND_LINE * (lines - 1) + 12
     shares = [[100 * s.counts[k] / s.n if s.n else 0.0 for k in used] for s in series]
     peak = max([max(row) for row in shares if row] + [1.0])
     # The axis ends on a tick at or above the highest bar (issue 25 review: ticks stopped at 40 % under a 56 % bar).
@@ -62,7 +66,7 @@ def distribution_chart(*, title: str, bins: Sequence[float], series: Sequence[Di
             svg.text(left + plot_w / 2, top + plot_h + 26, "score", size=9, fill="#57606a")]
     for tick in svg.ticks(0, ymax, 4):
         y = top + plot_h - tick / ymax * plot_h
-        body.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" stroke="#d8dee4"/>')
+        body.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#d8dee4"/>')
         body.append(svg.text(left - 4, y + 3, f"{tick:g}%", anchor="end", size=9, fill="#57606a"))
     slot = plot_w / max(len(used), 1)
     bar = min(18.0, 0.8 * slot / max(len(series), 1))
@@ -75,17 +79,19 @@ def distribution_chart(*, title: str, bins: Sequence[float], series: Sequence[Di
                         f'height="{h:.1f}" fill="{pool_colours[s.pool]}"><title>{escape(name)}: '
                         f'{shares[i][j]:.1f}% of {s.n} {ratings} scored {bins[k]:g}</title></rect>')
         body.append(svg.text(left + j * slot + slot / 2, top + plot_h + 13, f"{bins[k]:g}", size=10))
-    body.append(f'<line x1="{left}" x2="{width - right}" y1="{top + plot_h}" y2="{top + plot_h}" stroke="#57606a"/>')
-    body += svg.legend([f"{pool_labels.get(s.pool, s.pool)} (n = {s.n})" for s in series], left, height - 12,
-                       [pool_colours[s.pool] for s in series], plot_w)
+    body.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{top + plot_h}" y2="{top + plot_h}" stroke="#57606a"/>')
+    body += svg.legend(names, left, legend_y, [pool_colours[s.pool] for s in series], plot_w)
     return svg.figure(width, height, body, title)
 
 
 def scatter_chart(*, title: str, scale: tuple[float, float], series: Sequence[ScatterSeries],
                   x_label: str, y_label: str) -> SafeString:
     """Per-item human mean (x) vs LLM mean (y); a bubble's area grows with the items at that point."""
-    width, height, left, right, top, bottom = 320, 320, 40, 10, 24, 58
-    plot_w, plot_h = width - left - right, height - top - bottom
+    width, left, right, top, plot_h = 320, 40, 10, 24, 238
+    plot_w = width - left - right
+    lines, reach = svg.legend_extent([s.group for s in series], plot_w)  # room for every entry (issue 25, U1)
+    width, legend_y = max(width, math.ceil(left + reach + right)), top + plot_h + 50
+    height = legend_y + svg.LEGEND_LINE * (lines - 1) + 8
     lo, hi = scale[0] - 0.25, scale[1] + 0.25
 
     def px(v: float) -> float:
@@ -115,7 +121,7 @@ def scatter_chart(*, title: str, scale: tuple[float, float], series: Sequence[Sc
     body.append(svg.text(left + plot_w / 2, top + plot_h + 28, x_label, size=10, fill="#57606a"))
     body.append(f'<text transform="translate(11 {top + plot_h / 2:.1f}) rotate(-90)" text-anchor="middle" '
                 f'font-size="10" fill="#57606a">{escape(y_label)}</text>')
-    body += svg.legend([s.group for s in series], left, height - 8, [s.colour for s in series], plot_w)
+    body += svg.legend([s.group for s in series], left, legend_y, [s.colour for s in series], plot_w)
     return svg.figure(width, height, body, title)
 
 

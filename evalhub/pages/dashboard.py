@@ -30,6 +30,7 @@ from evalhub.analysis.result import (
     AnalysisResult,
     CellRow,
     Distribution,
+    KendallRow,
     PersonalEntry,
     RaterMeanRow,
     RaterMetrics,
@@ -37,14 +38,14 @@ from evalhub.analysis.result import (
     WelchRow,
 )
 from evalhub.analysis.text_report import SIGNIFICANCE, p_text, pool_label, stars, welch_sentence
-from evalhub.analysis.trust_notes import MAX_NOTE_LINES, interval_note, note_lines, value_note
+from evalhub.analysis.trust_notes import MAX_NOTE_LINES, interval_note, note_lines, shown_notes, value_note
 from evalhub.imports.exports import TABLE_COLUMNS, csv_lines, demographic_rows, rating_rows, table_rows
 from evalhub.pages import charts, svg
 from evalhub.pages.evidence import evidence_context
 from evalhub.pages.forms import EpsilonForm
 from evalhub.pages.ppi_panel import ppi_context
 from evalhub.pages.verdict import verdict_context
-from evalhub.templatetags.evalhub_format import group_title
+from evalhub.templatetags.evalhub_format import group_title, notes_text
 
 
 class _HasWhere(Protocol):
@@ -191,7 +192,8 @@ class Table1Cell:
     cell: CellRow | None
     alpha: float | None  # at the result's ci_level
     alpha_note: str  # shown in place of alpha: why it is undefined or not to be read ("too few items (n = 2)")
-    alpha_ci_note: str  # shown in place of its interval ("–" when alpha is withheld), "" to show the interval
+    alpha_ci_note: str  # shown in place of its interval ("withheld: too few items (n = 3)"), "" to show the interval
+    notes_text: str  # the notes a reader meets: none on an interval that is withheld (issue 25 review, U8)
     stars: str
     mark_title: str
 
@@ -304,14 +306,22 @@ def _table1(result: AnalysisResult, columns: list[Column], labels: dict[str, str
         for q, g in columns:
             c = cells.get((q, g, pool.name))
             mark = marks.get((q, g, pool.name), [])
-            keys = ("alpha", f"alpha.{level}")  # too few items, then undefined at the level shown
-            note = value_note(c.notes, *keys) if c else ""
-            ci_note = interval_note(c.notes, c.alpha_ci95, "alpha_ci95", *keys) if c else "–"
-            row.append(Table1Cell(cell=c, alpha=c.alpha[level] if c else None, alpha_note=note, alpha_ci_note=ci_note,
-                                  stars=max((m.split(" ")[0] for m in mark), key=len, default=""),
-                                  mark_title="; ".join(mark)))
+            row.append(_table1_cell(c, level, mark))
         rows.append(PoolRow(pool.name, pool_label(pool.name, labels), pool_colours[pool.name], tuple(row)))
     return rows
+
+
+def _table1_cell(c: CellRow | None, level: str, mark: list[str]) -> Table1Cell:
+    keys = ("alpha", f"alpha.{level}")  # too few items, then undefined at the level shown
+    note = value_note(c.notes, *keys) if c else ""
+    alpha = c.alpha[level] if c else None
+    # A withheld alpha's interval is withheld too, and its tooltip says so and why, not how it was bootstrapped.
+    ci_note = interval_note(c.notes, c.alpha_ci95, "alpha_ci95", *keys) if c else "–"
+    if note:
+        ci_note = f"withheld: {note}" if alpha is not None else f"undefined: {note}"
+    return Table1Cell(cell=c, alpha=alpha, alpha_note=note, alpha_ci_note=ci_note,
+                      notes_text=notes_text(shown_notes(c.notes, ("alpha_ci95",), *keys)) if c else "",
+                      stars=max((m.split(" ")[0] for m in mark), key=len, default=""), mark_title="; ".join(mark))
 
 
 MAX_RATER_ROWS = 60  # the CSV has all
@@ -378,8 +388,7 @@ def _scatter_charts(result: AnalysisResult, groups: list[str], labels: dict[str,
                 # Here the series are groups (the heading names the pool): named as groups, never bare.
                 # With its p and band, as table 2 gives it (issue 25 review: 'group "gpt2" (tau -1.00)' on 3 items,
                 # p = 0.333, with no word that it is not significant).
-                legend = group_title(s.group) if tau is None or tau.tau is None else \
-                    f"{group_title(s.group)} (τ {tau.tau:.2f}, {p_text(tau.p)}, {tau.band})"
+                legend = _scatter_legend(s.group, tau)
                 series.append(charts.ScatterSeries(legend, group_colours[s.group], s.points))
             if not series:
                 continue
@@ -389,6 +398,16 @@ def _scatter_charts(result: AnalysisResult, groups: list[str], labels: dict[str,
         if row:
             out.append(Charts(labels[pool], tuple(row)))
     return out
+
+
+def _scatter_legend(group: str, tau: KendallRow | None) -> str:
+    """A scatter series' legend: the group, and its tau as table 2 gives it (with p and band, or the note that
+    withholds it on too few items: issue 25 review, U6)."""
+    if tau is None or tau.tau is None:
+        return group_title(group)
+    if withheld := value_note(tau.notes, "tau"):
+        return f"{group_title(group)} (τ withheld: {withheld})"
+    return f"{group_title(group)} (τ {tau.tau:.2f}, {p_text(tau.p)}, {tau.band})"
 
 
 def _alpha_charts(result: AnalysisResult, groups: list[str], pools: list[str],

@@ -61,7 +61,8 @@ def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], j
 
     Each score is a dot with its 95 % t interval; a row whose judge dot lies right of the rater's
     is a rater the judge agrees with the others better than. ``withheld`` (the analysis's "too few items"
-    note) replaces every interval; an interval of width 0 is named, not drawn.
+    note) replaces every interval, greys every dot (the judge's hollow) and is written under the title, so that
+    no one reads the dots as a result (issue 25 review, U2); an interval of width 0 is named, not drawn.
     """
     values = [v for r in raters if r.human is not None and r.judge is not None
               for v in [r.human, r.judge, *(r.human_ci95 or []), *(r.judge_ci95 or [])]]
@@ -70,7 +71,7 @@ def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], j
     else:
         lo, hi = min(values + [-1.0]), 0.0
         lo = svg.ticks(lo, hi, 5)[0] if svg.ticks(lo, hi, 5)[0] <= lo else lo - 0.1
-    row_h, top, left, right, width = 18, 30, 130, 16, 520
+    row_h, top, left, right, width = 18, 44 if withheld else 30, 130, 16, 520
     height = top + row_h * max(len(raters), 1) + 44
     plot_w = width - left - right
 
@@ -78,6 +79,10 @@ def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], j
         return left + (v - lo) / ((hi - lo) or 1) * plot_w
 
     body = [svg.text(width / 2, 14, title, size=12, weight="600")]
+    if withheld:
+        body.append(f'<text class="ceiling-withheld" x="{width / 2}" y="30" text-anchor="middle" font-size="10" '
+                    f'fill="#a40e26">withheld: {escape(withheld)}; the grey dots are not a result</text>')
+    marks = _ceiling_marks(judge_colour, withheld=bool(withheld))
     bottom = top + row_h * len(raters)
     for tick in svg.ticks(lo, hi, 5):
         body.append(f'<line x1="{px(tick):.1f}" x2="{px(tick):.1f}" y1="{top - 4}" y2="{bottom}" stroke="#eaeef2"/>')
@@ -91,8 +96,8 @@ def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], j
             body.append(svg.text(left + 6, y + 4, f"undefined: {r.reason}"[:70], anchor="start", size=10,
                                  fill="#8c959f"))
             continue
-        for value, ci, fill, dy, shape in ((r.human, r.human_ci95, "#6e7781", -3, "rater"),
-                                           (r.judge, r.judge_ci95, judge_colour, 3, "judge")):
+        for (value, ci, dy, shape), paint in zip(((r.human, r.human_ci95, -3, "rater"),
+                                                   (r.judge, r.judge_ci95, 3, "judge")), marks, strict=True):
             if withheld or (ci and ci[0] == ci[1]):
                 ci_text = f"; {withheld}" if withheld else "; no variation (an interval of width 0)"
                 ci = None
@@ -100,17 +105,29 @@ def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], j
                 ci_text = f", 95% CI [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
             if ci:
                 body.append(f'<line x1="{px(ci[0]):.1f}" x2="{px(ci[1]):.1f}" y1="{y + dy:.1f}" y2="{y + dy:.1f}" '
-                            f'stroke="{fill}" stroke-width="2" stroke-opacity="0.5"/>')
-            body.append(f'<circle class="ceiling-{shape}" cx="{px(value):.1f}" cy="{y + dy:.1f}" r="4" '
-                        f'fill="{fill}"><title>{escape(str(r.rater))}: {shape} vs the other raters '
+                            f'stroke="{judge_colour if shape == "judge" else "#6e7781"}" stroke-width="2" '
+                            'stroke-opacity="0.5"/>')
+            body.append(f'<circle class="ceiling-{shape}" cx="{px(value):.1f}" cy="{y + dy:.1f}" r="4" {paint}>'
+                        f'<title>{escape(str(r.rater))}: {shape} vs the other raters '
                         f'{value:.3f}{ci_text} ({r.n_items} items)</title></circle>')
     label = scoring_words(scoring)
     body.append(svg.text(left + plot_w / 2, bottom + 28, label, size=10, fill="#57606a"))
-    body.append(f'<circle cx="{left}" cy="{bottom + 38}" r="4" fill="#6e7781"/>')
+    body.append(f'<circle cx="{left}" cy="{bottom + 38}" r="4" {marks[0]}/>')
     body.append(svg.text(left + 8, bottom + 41, "the rater", anchor="start", size=10))
-    body.append(f'<circle cx="{left + 80}" cy="{bottom + 38}" r="4" fill="{judge_colour}"/>')
+    body.append(f'<circle cx="{left + 80}" cy="{bottom + 38}" r="4" {marks[1]}/>')
     body.append(svg.text(left + 88, bottom + 41, "the judge, on the same items", anchor="start", size=10))
     return svg.figure(width, height, body, title)
+
+
+WITHHELD_GREY = "#afb8c1"
+
+
+def _ceiling_marks(judge_colour: str, *, withheld: bool) -> tuple[str, str]:
+    """The paint of the rater's dot and the judge's: grey both when the ceiling is withheld (the judge's hollow,
+    to tell them apart), else the rater's grey and the pool's colour."""
+    if withheld:
+        return f'fill="{WITHHELD_GREY}"', f'fill="#fff" stroke="{WITHHELD_GREY}" stroke-width="1.5"'
+    return 'fill="#6e7781"', f'fill="{judge_colour}"'
 
 
 @dataclass(frozen=True)

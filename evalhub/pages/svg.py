@@ -37,16 +37,43 @@ def text(x: float, y: float, content: str, anchor: str = "middle", size: int = 1
             f'font-weight="{weight}">{escape(content)}</text>')
 
 
-def legend(names: Sequence[str], x: float, y: float, colours: Sequence[str], width: float) -> list[str]:
-    """A swatch and a name per entry, from (x, y) rightwards, wrapping within ``width``."""
-    parts, cx, cy = [], x, y
-    for name, fill in zip(names, colours, strict=True):
-        w = 16 + 6.5 * len(name)
+LEGEND_LINE = 15  # the distance between a legend's lines
+
+
+def _entry_width(name: str) -> float:
+    """A generous estimate of a legend entry's width: the swatch, its gap and the name at font size 10."""
+    return 16 + 6.5 * len(name)
+
+
+def _legend_places(names: Sequence[str], x: float, y: float, width: float) -> list[tuple[float, float]]:
+    """Where each entry's swatch goes: rightwards from (x, y), a new line when the next entry would pass ``width``."""
+    places, cx, cy = [], x, y
+    for name in names:
+        w = _entry_width(name)
         if cx + w > x + width and cx > x:
-            cx, cy = x, cy + 15
+            cx, cy = x, cy + LEGEND_LINE
+        places.append((cx, cy))
+        cx += w + 10
+    return places
+
+
+def legend_extent(names: Sequence[str], width: float) -> tuple[int, float]:
+    """How many lines ``legend`` takes within ``width`` and how far right of its x it reaches (an entry wider than
+    ``width`` sits alone on its line and reaches further): a chart sizes itself so that every entry shows (issue 25
+    review, U1: the scatter's second legend line fell below the SVG's height)."""
+    places = _legend_places(names, 0, 0, width)
+    lines = 1 + round(max((cy for _, cy in places), default=0) / LEGEND_LINE)
+    reach = max((cx + _entry_width(name) for (cx, _), name in zip(places, names, strict=True)), default=0.0)
+    return lines, reach
+
+
+def legend(names: Sequence[str], x: float, y: float, colours: Sequence[str], width: float) -> list[str]:
+    """A swatch and a name per entry, from (x, y) rightwards, wrapping within ``width`` (``legend_extent`` says how
+    many lines of ``LEGEND_LINE`` it takes)."""
+    parts = []
+    for (cx, cy), name, fill in zip(_legend_places(names, x, y, width), names, colours, strict=True):
         parts.append(f'<rect x="{cx:.1f}" y="{cy - 8:.1f}" width="10" height="10" rx="2" fill="{fill}"/>')
         parts.append(text(cx + 14, cy + 1, name, anchor="start", size=10))
-        cx += w + 10
     return parts
 
 
@@ -61,6 +88,6 @@ def ticks(low: float, high: float, count: int = 5) -> list[float]:
     first = math.ceil(low / step - 1e-9) * step
     values, value = [], first
     while value <= high + 1e-9:
-        values.append(round(value, 10))
+        values.append(round(value, 10) + 0.0)  # + 0.0: an axis ending at zero reads "0", never "-0"
         value += step
     return values

@@ -7,7 +7,7 @@ from django import template
 
 from evalhub.analysis.planning.alt_test_plan import chance_error
 from evalhub.analysis.text_report import fmt, p_text, scoring_words, stars
-from evalhub.analysis.trust_notes import group_title, interval_note, note_name, short_note, value_note
+from evalhub.analysis.trust_notes import group_title, interval_note, note_name, short_note, shown_notes, value_note
 
 register = template.Library()
 
@@ -59,3 +59,12 @@ def interval_note_filter(row: object, keys: str) -> str:
     keys; the note in place of the interval ("–" when the value is withheld), or "" to show it."""
     ci_key, *value_keys = keys.split(",")
     return interval_note(getattr(row, "notes", {}), getattr(row, ci_key, None), ci_key, *value_keys)
+
+
+@register.filter("shown_notes_text")
+def shown_notes_text(notes: Mapping[str, str] | None, keys: str) -> str:
+    """``{{ k.notes|shown_notes_text:"kappa;ci95,p" }}``: the notes a reader meets, as ``notes_text``; the notes of
+    the keys after ";" (an interval, a p) go when the value of the keys before it is withheld (issue 25 review, U8:
+    a tooltip described the bootstrap of an interval shown as "–")."""
+    value_keys, hidden = keys.split(";")
+    return notes_text(shown_notes(notes or {}, tuple(hidden.split(",")), *value_keys.split(",")))

@@ -75,7 +75,7 @@ def test_the_labels_appear_in_the_text_report_the_csv_the_json_and_the_dashboard
         assert sum(line.startswith(f"{label}  ") for line in lines) == 4  # table 1 of each question
         assert sum(line.startswith((f"{label} prefers", f"{label} shows")) for line in lines) == 4  # Welch
     welch_header = report.split("== Welch's t-test")[1].splitlines()[1].split()
-    assert welch_header == ["question", "pool", "groups", "t", "df", "p", "(raw)", "p", "(BH)", "d", "n"]
+    assert welch_header == ["question", "pool", "groups", "t", "df", "p", "(raw)", "p", "(BH)", "d", "n", "(items)"]
     assert "gpt-4#" not in report  # the keys stay in the JSON and the CSV's pool column
 
     rows = list(csv.DictReader(io.StringIO("".join(csv_lines(table_rows(result))))))
@@ -124,14 +124,17 @@ def test_every_welch_sentence_gives_cohens_d():
     # d with the table's sign (group_a - group_b) and the SD it divides by; groups quoted (issue 25 review).
     assert welch_sentence(row, {"gpt-4#3": "gpt-4 · T=0.7"}) == (
         "gpt-4 · T=0.7 shows no significant preference between the groups “human” and “gpt2” on coherence "
-        "(3.00 vs 2.90, p = 0.400, d = -0.25, “human” − “gpt2” over the pooled SD of the item means).")
+        "(3.00 vs 2.90, p = 0.400, d = -0.25, “human” − “gpt2” over the pooled SD of the item means; n = 6 “human” and "
+        "6 “gpt2” items).")
     significant = replace(row, test=replace(test, p=0.001, cohens_d=1.5))
     assert welch_sentence(significant).endswith(
-        "(3.00 vs 2.90, p = 0.001, d = 1.50, “human” − “gpt2” over the pooled SD of the item means).")
+        "(3.00 vs 2.90, p = 0.001, d = 1.50, “human” − “gpt2” over the pooled SD of the item means; n = 6 “human” and "
+        "6 “gpt2” items).")
     # The adjusted p, when there is one, is the one quoted and judged.
     assert welch_sentence(replace(row, test=replace(test, p=0.001), p_adjusted=0.2)).endswith(
         "no significant preference between the groups “human” and “gpt2” on coherence (3.00 vs 2.90, "
-        "BH-adjusted p = 0.200, d = -0.25, “human” − “gpt2” over the pooled SD of the item means).")
+        "BH-adjusted p = 0.200, d = -0.25, “human” − “gpt2” over the pooled SD of the item means; n = 6 “human” and 6 "
+        "“gpt2” items).")
 
 
 def test_a_welch_sentence_quotes_the_groups_shows_ds_sign_and_warns_on_all_ratings():
@@ -142,7 +145,8 @@ def test_a_welch_sentence_quotes_the_groups_shows_ds_sign_and_warns_on_all_ratin
                    mean_b=3.78, test=test, notes={}, p_adjusted=0.0004, p_family=8)
     assert welch_sentence(row) == (
         "Human raters prefer the group “gpt2” over “human” on grammaticality (3.78 vs 3.11, BH-adjusted p < 0.001, "
-        "d = -0.79, “human” − “gpt2” over the pooled SD of the individual ratings; all individual ratings, treated "
+        "d = -0.79, “human” − “gpt2” over the pooled SD of the individual ratings; n = 9 “human” and 9 “gpt2” ratings; "
+        "all individual ratings, treated "
         "as independent though ratings of one item or one rater are not: this p is optimistic).")
     on_items = replace(row, test=replace(test, unit="item means"))
     assert "optimistic" not in welch_sentence(on_items) and "pooled SD of the item means" in welch_sentence(on_items)

@@ -91,6 +91,17 @@ def test_a_tau_whose_p_is_above_005_claims_no_strength(researcher, client, tmp_p
     assert row.p == pytest.approx(1.0)
     assert row.band == "not significant"
     assert result.to_json()["kendall"][0]["band"] == "not significant"
+    # On 3 items the page withholds tau as it does alpha (issue 25, second review U6); the JSON keeps it.
+    assert row.notes == {"tau": "too few items (n = 3)"}
+    assert 'class="undef tau-note">too few items (n = 3)<' in _dashboard(client, researcher, study)
+
+    # From 5 items on the page shows tau, and its band: 0.6 on 5 items is strong by size, p = 0.233 (exact).
+    study = _study(researcher, "five-items")
+    humans = {f"i{k}": [k, k] for k in range(1, 6)}
+    judge = {"i1": [1, 1], "i2": [3, 3], "i3": [2, 2], "i4": [5, 5], "i5": [4, 4]}
+    (row,) = _analyse(study, _rows("human", humans) + _rows("judge", judge), tmp_path).kendall
+    assert (row.tau, row.band, row.notes) == (pytest.approx(0.6), "not significant", {})
+    assert row.p == pytest.approx(0.2333, abs=1e-4)
     assert ">not significant<" in _dashboard(client, researcher, study)
 
 

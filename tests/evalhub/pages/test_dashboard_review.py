@@ -20,11 +20,10 @@ from annotations.models import HumanRating, Item, Rater
 from annotations.studies import study_create_from_template
 from llmjudge.models import JudgeRun
 from tests.evalhub.factories import import_long
+from tests.support.small_study import ITEMS, QUESTIONS, small_study_rows
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
 
-QUESTIONS = ("grammaticality", "cohesiveness", "likability", "relevance")
-ITEMS = [("h1", "human"), ("h2", "human"), ("h3", "human"), ("g1", "gpt2"), ("g2", "gpt2"), ("g3", "gpt2")]
 INTERNAL_KEYS = ("pairwise_kendall", "kendall, welch", "icc1k", "alpha_ci95", "alpha.ordinal", "full_agreement_pct",
                  "mean_tau", "n_items", "cohens_d", "MSB", "rater-1", "None")
 
@@ -60,13 +59,7 @@ class _Reader(HTMLParser):
 
 @pytest.fixture
 def small_study(story_study, tmp_path):
-    rows = []
-    for n, (item, group) in enumerate(ITEMS):
-        for q, question in enumerate(QUESTIONS):
-            rows += [(item, group, question, "human", f"teacher-{r + 1}", 1 + (n * 2 + q + r * (n % 3)) % 5)
-                     for r in range(3)]
-            rows += [(item, group, question, "gpt-4o", str(s), 1 + (n + q + s) % 5) for s in range(3)]
-    import_long(story_study, rows, tmp_path)
+    import_long(story_study, small_study_rows(), tmp_path)
     return story_study
 
 
@@ -91,9 +84,11 @@ def test_every_number_and_word_on_a_six_item_three_rater_dashboard_is_labelled_a
     assert "(s)" not in seen
 
     # A withheld alpha withholds its interval in the tooltip too (issue 25 review: "α 95% CI [-0.33, 0.48]; α: too
-    # few items (n = 3)").
+    # few items (n = 3)"), and says so and why (the second review, U8: "α 95% CI –" beside a note on its bootstrap
+    # replicates).
     withheld = [t for t in reader.parts if "α: too few items" in t]
-    assert withheld and all("α 95% CI –" in t for t in withheld)
+    assert withheld and all("α 95% CI withheld: too few items (n = 3)" in t for t in withheld)
+    assert not any("bootstrap" in t or "α 95% CI:" in t for t in withheld)
 
     # Internal keys never reach the page, not even a tooltip.
     for key in INTERNAL_KEYS:
@@ -127,9 +122,14 @@ def test_every_number_and_word_on_a_six_item_three_rater_dashboard_is_labelled_a
     rows = re.findall(r'<tr class="kappa-row".*?</tr>', html, flags=re.S)
     assert rows and not any(re.search(r"p [=<]|\*", row) for row in rows)
 
-    # Kendall's tau on 3 items is never significant: no strength is claimed, and every value says so.
-    bands = re.findall(r'<span class="band [^"]*">([^<]*)</span>', html)
-    assert bands and set(bands) <= {"not significant"}
+    # Kendall's tau on 3 items is withheld as alpha and kappa are (the second review, U6: "τ -1.00" beside their "too
+    # few items (n = 3)"): the note in its place, no band, no p. (Where tau is defined on 3 items and shown: 0 of 8.)
+    table2 = html[html.index('id="kendall"'):html.index("</table>", html.index('id="kendall"'))]
+    tau_cells = re.findall(r'<td class="[^"]*" title="[^"]*">(.*?)</td>', table2)
+    assert len(tau_cells) == 2 * 4
+    assert all(re.fullmatch(r'<span class="undef( tau-note)?">[^<]*</span>', cell) for cell in tau_cells), tau_cells
+    assert 'class="undef tau-note">too few items (n = 3)</span>' in table2
+    assert not re.findall(r'<span class="band [^"]*">', html)
 
     # Charts: legends name pools by their labels, titles name groups as groups.
     assert "Human raters (n = 9)" in reader.svg_texts and "gpt-4o (n = 9)" in reader.svg_texts  # with their n
@@ -320,9 +320,10 @@ def test_the_verdict_and_ppi_texts_name_the_score_and_the_setting_in_words(small
 
 def test_the_scatter_legends_give_tau_with_its_p_and_band_as_table_2(small_study, client, researcher):
     # Issue 25 review: 'group "gpt2" (tau -1.00)' in the bubble-chart legend, with no p and no "not significant".
+    # On 3 items table 2 withholds tau (the second review, U6): so does the legend, with the same words.
     html, reader = _read(client, researcher, small_study)
     legends = [t for t in reader.svg_texts if t.startswith("group “") and "(τ " in t]
-    assert legends and all(re.fullmatch(r"group “(human|gpt2)” \(τ -?\d\.\d\d, p (=|<) \d\.\d{3}, not significant\)", t)
+    assert legends and all(re.fullmatch(r"group “(human|gpt2)” \(τ withheld: too few items \(n = 3\)\)", t)
                            for t in legends), legends
     # Which p: scipy's, exact without ties on few items, else the normal approximation.
     seen = re.sub(r"\s+", " ", " ".join(reader.parts))

@@ -147,7 +147,7 @@ def test_hanna_personalized_and_persona_runs_from_the_browser_show_per_rater_met
         assert sorted(h.split(" · ")[-1] for h in headings.all_inner_texts()) == questions
         kendall_shown = 0
         for question in questions:
-            table = page.locator(f"h3:has-text('({method}, run {run_id}) · {question}') + table.per-rater")
+            table = page.locator(f"h3:has-text('({method}, run {run_id}) · {question}') + div.scroll > table.per-rater")
             rows = _cells(table)
             # One row per rater, then the average; columns: rater, n, missing, Kendall, Pearson, Spearman,
             # accuracy, MAE.
