@@ -187,6 +187,10 @@ _PART_OF = _c(
     r"\s+(?:of|de|dei|degli|delle|des|du|von|из|em)\s+(?:the|which|them|los|las|les|la|el|der|den|die|das|os|as|"
     r"i|gli|le|these|those|its|all)\b"
 )
+# "the response gave 7, two of which are duplicates": a count whose part is counted next.
+_COUNTED = _c(
+    r",[^\S\n]*+(?:\d+|[^\W\d_]+)[^\S\n]+(?:of|de|von|из)[^\S\n]+(?:which|them|these|those|denen|ellos|elles)\b"
+)
 # "A score of 5 would require vivid imagery", "1/5 would be unfair", "Un 2 sería injusto", "deserves a 5... if the
 # citations were real": a number the answer talks about, not its rating. A number that "would be fair" (or
 # "right", "my score", "justo", "angemessen"...) is the verdict, in a softer voice.
@@ -350,7 +354,11 @@ def is_count(text: str, match: re.Match[str]) -> bool:
     end = match.end("den") if groups.get("den") else match.end("num")
     if _COMPOUND.match(text, match.end("num")) is not None:
         return True
-    return _COUNT.match(text, end) is not None or _PART_OF.match(match.string, end) is not None
+    return (
+        _COUNT.match(text, end) is not None
+        or _PART_OF.match(match.string, end) is not None
+        or _COUNTED.match(match.string, end) is not None
+    )
 
 
 def is_reference(text: str, start: int) -> bool:

@@ -97,11 +97,18 @@ _FINAL: tuple[Lazy, ...] = (
     _c(rf"\[\s*+(?:{_NOUN})\s+(?P<choice>a|b)\s*+\]"),
     _LABELED,
     _FOREIGN_LABELED,
+    # "Both are fine. But if I'm forced to pick one: B": a commitment, not a supposition.
+    _c(
+        r"\bif\s+(?:(?:i(?:'m|\s+am|\s+was)\s+)?(?:forced|made|pushed|required|asked)\s+to|i\s+(?:must|had\s+to|have\s+to))"
+        r"\s+(?:pick|choose)(?:\s+(?:one|1))?[^\S\n]*+[,:\u2013\u2014]?[^\S\n]*+(?:i'd\s+(?:say|pick|go\s+with)\s+|it'?s\s+)?"
+        + _TOKEN
+    ),
 )
 # The final markers searched in the middle of a long answer, and the words one of which each match holds.
 _FINALS = Finals(
     _FINAL,
     ("[", "\\boxed", ">", "<", "=", "winner", "verdict", "answer", "choice", "prefer", "better response")
+    + ("pick", "choose")
     + LEX.pair_label_words,
 )
 _CORRECTION = _c(
