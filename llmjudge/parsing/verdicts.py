@@ -111,7 +111,7 @@ def _named(r: Prepared) -> list[Verdict]:
     found = []
     for match in forms.bounded(_NAMED, r.low):
         name = _name_before(r.low, match.start())
-        if name is None or _NOT_RATINGS.match(name) or forms.is_count(r.text, match):
+        if name is None or _NOT_RATINGS.match(name) or forms.is_count(r.text, match) or _is_list_item(r.low, match):
             continue
         if forms.is_hypothetical(r.low, match.end()) or forms.is_supposed(r.low, match.start()):
             continue
