@@ -404,10 +404,10 @@ def _contradicted(r: Prepared, final: Choice, refused: list[re.Match[str]]) -> C
     return final
 
 
-def _by_scores(r: Prepared, prose: Choice | None) -> Choice | None:
+def _by_scores(r: Prepared, prose: Choice | None, assistant_names: bool) -> Choice | None:
     """Side-by-side scores ("Response A: 5/10 ... Response B: 7/10") choose the higher; a prose choice that
     disagrees with them makes two verdicts."""
-    side = side_by_side(r.low)
+    side = side_by_side(r.low, pair_line=assistant_names)
     if side is None:
         return prose
     if prose is None or prose.ambiguous or prose.alternatives:
@@ -432,7 +432,7 @@ def _read(answer: str, assistant_names: bool) -> ParsedChoice:
     found = _final(r, refused)
     if found is not None and not found.ambiguous:
         found = _contradicted(r, found, refused)
-    found = found or _by_scores(r, _prose(r, refused)) or _opening_or_closing(r, refused)
+    found = found or _by_scores(r, _prose(r, refused), assistant_names) or _opening_or_closing(r, refused)
     # A refusal that names the options ("the format would be [[A]] or [[B]]") or quotes several of them
     # states no choice: it stays a refusal.
     if found is None or found.alternatives or (refused and found.ambiguous):

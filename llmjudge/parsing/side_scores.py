@@ -1,8 +1,9 @@
 """A pairwise answer that scores both responses side by side and says nothing else: the higher score wins.
 
-"Response A: 5/10 ... Response B: 7/10", MT-bench's pair format "8 6" on the first line (Assistant 1's score
-first), and a JSON ``{"model_a": 7, "model_b": 4}``. Equal scores are a tie. Scores on different scales ("4/5"
-beside "7/10"), a side scored twice with two numbers (per-criterion lines) or one side alone give nothing here.
+"Response A: 5/10 ... Response B: 7/10", FastChat's pair format "8 6" on the first line (Assistant 1's score first;
+read with ``assistant_names`` only) and a JSON ``{"model_a": 7, "model_b": 4}``. Equal scores are a tie. Scores on
+different scales ("4/5" beside "7/10"), a side scored twice with two numbers (per-criterion lines) or one side
+alone give nothing here.
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ def _winner(a: float, b: float) -> str:
     return "A" if a > b else "B" if b > a else "tie"
 
 
-def side_by_side(low: str) -> str | None:
-    """The choice the two scores of the folded ``low`` make, or None when it does not score both sides once."""
-    pair = _PAIR_LINE.match(low)
+def side_by_side(low: str, *, pair_line: bool) -> str | None:
+    """The choice the two scores of the folded ``low`` make, or None when it does not score both sides once.
+    ``pair_line``: the study's prompt names the responses "Assistant 1/2", as FastChat's pair format does."""
+    pair = _PAIR_LINE.match(low) if pair_line else None
     if pair is not None:
         a, b = to_number(pair.group("a")), to_number(pair.group("b"))
         return _winner(a, b) if a is not None and b is not None else None

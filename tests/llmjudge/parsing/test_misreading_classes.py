@@ -468,9 +468,14 @@ SIDE_SCORES = [
 ]
 
 
+def test_a_pair_of_numbers_opening_the_answer_needs_the_assistant_names():
+    parsed = parse_pairwise("6 9\nAssistant 1 guesses; Assistant 2 cites the manual.")
+    assert (parsed.choice, parsed.status) == (None, "unparseable")
+
+
 @pytest.mark.parametrize(("text", "choice"), SIDE_SCORES)
 def test_side_by_side_scores_choose_the_higher(text, choice):
-    parsed = parse_pairwise(text)
+    parsed = parse_pairwise(text, assistant_names=text.startswith("6 9"))
     assert (parsed.choice, parsed.status) == (choice, "ok" if choice is not None else "unparseable")
 
 
