@@ -39,7 +39,7 @@ from llmjudge.parsing.lexicon import FLAGS, FOLDED, LEX, Lazy, fold, is_refusal,
 from llmjudge.parsing.normalize import EchoOptions, Finals, Prepared, prepare, window
 from llmjudge.parsing.reasoning import split_reasoning
 from llmjudge.parsing.score_json import RATIONALE_KEYS
-from llmjudge.parsing.side_scores import json_sides, side_by_side
+from llmjudge.parsing.side_scores import INCOMPARABLE, json_sides, side_by_side
 
 
 @dataclass(frozen=True)
@@ -410,6 +410,8 @@ def _by_scores(r: Prepared, prose: Choice | None, assistant_names: bool) -> Choi
     side = side_by_side(r.low, pair_line=assistant_names)
     if side is None:
         return prose
+    if side == INCOMPARABLE:
+        return prose or Choice("A", 0, "scores", ambiguous=True)
     if prose is None or prose.ambiguous or prose.alternatives:
         return Choice(side, 0, "scores") if prose is None else prose
     return prose if prose.choice == side else replace(prose, ambiguous=True)

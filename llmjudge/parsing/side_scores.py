@@ -2,8 +2,8 @@
 
 "Response A: 5/10 ... Response B: 7/10", FastChat's pair format "8 6" on the first line (Assistant 1's score first;
 read with ``assistant_names`` only) and a JSON ``{"model_a": 7, "model_b": 4}``. Equal scores are a tie. Scores on
-different scales ("4/5" beside "7/10"), a side scored twice with two numbers (per-criterion lines) or one side
-alone give nothing here.
+different scales ("4/5" beside "7/10") are ``INCOMPARABLE``; a side scored twice with two numbers (per-criterion
+lines) or one side alone give nothing here.
 """
 
 from __future__ import annotations
@@ -30,6 +30,10 @@ _JSON_SIDES = {
 _MAX_LINES = 4
 
 
+# Both sides scored on different scales: no choice, and none may be read from the answer's opening either.
+INCOMPARABLE = "incomparable"
+
+
 def _winner(a: float, b: float) -> str:
     return "A" if a > b else "B" if b > a else "tie"
 
@@ -50,9 +54,10 @@ def side_by_side(low: str, *, pair_line: bool) -> str | None:
     if len(scores["a"]) != 1 or len(scores["b"]) != 1:
         return None
     (a, den_a), (b, den_b) = scores["a"].pop(), scores["b"].pop()
-    if a is None or b is None or den_a != den_b:
+    if a is None or b is None:
         return None
-    return _winner(a, b)
+    # "Response A: 4/5 ... Response B: 7/10": both scored, on scales that do not compare.
+    return _winner(a, b) if den_a == den_b else INCOMPARABLE
 
 
 def json_sides(value: dict[str, object]) -> str | None:

@@ -465,6 +465,7 @@ SIDE_SCORES = [
     ('{"response_a": 3, "response_b": 8}', "B"),
     ("Response A: 4/10\nResponse B: 8/10\nOverall, I prefer Response A.", None),
     ("Response A: 4/10\nResponse B: 8/10\nI prefer Response B.", "B"),
+    ("Response A: 4/5\nResponse B: 7/10", None),
 ]
 
 
