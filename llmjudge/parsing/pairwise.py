@@ -4,8 +4,11 @@ Same principles as ``parse_score``: the reasoning trace is split off and never r
 (``[RESULT] A``, a JSON ``winner``, ``[[A>B]]``, ``\\boxed{A}``, ``[Response B]``, "Winner: B", a correction
 "B, no wait, A"), then prose a careful reader takes as a choice, in tiers (a stated choice "I prefer the second
 response" > a verdict "Output (a) is better", "Antwort B ist besser" > a description "B is more concise"), then an
-answer that is only, opens or closes with the choice. Two different choices and no final one are "two
-verdicts"; naming both ("A or B") is no verdict; a refusal without a verdict is ``refused``.
+answer that is only, opens or closes with the choice; an answer that only scores both sides ("Response A: 5/10 ...
+Response B: 7/10") chooses the higher (``side_scores``). Two different choices and no final one are "two
+verdicts" (also two final markers that disagree, and a summing-up choice before a marker for the other side); naming
+both ("A or B") is no verdict; an answer cut off right after "Verdict: Response A is" is no verdict; a refusal
+without a verdict is ``refused``.
 "Assistant 1/2" are read as A/B only when the study's prompt names the responses so (``assistant_names``).
 """
 
