@@ -175,6 +175,8 @@ _UNFINISHED = _c(
     r"(?:[^\S\n]+(?:clearly|also|still|slightly|much|far|definitely|overall|the))?[\s*_:,]*+\Z"
 )
 _UNFINISHED_REACH = 60
+# The markers before the last that are compared with it: a judge's answer has one or two.
+_LAST_MARKS = 8
 _SUMMING = _c(r"\b(?:overall|in\s+the\s+end|ultimately|on\s+balance|all\s+in\s+all|in\s+sum(?:mary)?|to\s+sum\s+up)\b")
 _CUE = _c(rf"{LEX.corrections}|{LEX.revisions}|reconsider|second\s+thought|closer\s+inspection")
 # The whole answer is the choice, as a pairwise study's "(Answer A or B.)" asks; nothing else may follow.
@@ -318,7 +320,7 @@ def _from_result(r: Prepared, answer: str) -> ParsedChoice:
     rationale = feedback_before(answer, last_result_mark(answer))
     marks = list(RESULT_MARK.finditer(r.low))
     match = _RESULT.match(r.low, marks[-1].start())
-    earlier = [m for x in marks[:-1] if (m := _RESULT.match(r.low, x.start())) is not None]
+    earlier = [m for x in marks[-_LAST_MARKS:-1] if (m := _RESULT.match(r.low, x.start())) is not None]
     if match is not None and any(
         _choice_of(m.group("choice")) != _choice_of(match.group("choice"))
         and not _CUE.search(r.low, m.end(), match.start())

@@ -39,6 +39,7 @@ _RESULT = Lazy(
     FOLDED,
 )
 _GENERIC_LABELS = {"lowest", "highest"}
+_LAST_MARKS = 8
 _FINALS = Finals((*forms.FINALS, _RESULT), (*forms.FINAL_KEYS, "[result"))
 
 
@@ -86,7 +87,10 @@ def _from_result(r: Prepared, answer: str, scale: Scale, words: dict[str, float]
     match = _RESULT.match(r.low, marks[-1].start())
     if match is not None:
         # "[RESULT] 4 ... [RESULT] 2": two verdicts unless a correction stands between them ("Wait, ... [RESULT] 2").
-        found = [forms.verdict_of(m, "result") for x in marks if (m := _RESULT.match(r.low, x.start())) is not None]
+        # A judge's answer has a marker or two: the last few are compared, so a page of markers costs no more.
+        found = [
+            forms.verdict_of(m, "result") for x in marks[-_LAST_MARKS:] if (m := _RESULT.match(r.low, x.start()))
+        ]
         return _judged(resolve(found, r.low), scale, rationale)
     found = label_words(r.low, words, marks[-1].end())
     return _judged(found[0] if found else None, scale, rationale, refused=refused)
