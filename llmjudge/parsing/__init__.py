@@ -18,22 +18,25 @@ How ``parse_score`` decides, in order:
    its last 6 KB and the last two explicit final markers of its middle.
 3. A JSON answer (also loosely written) gives the aspect's key, else ``overall``/``final_score``, else
    ``score``/``rating``/... (``score_json``).
-4. Prometheus ``[RESULT] 4``: the last marker; a marker with nothing readable after it is no verdict.
+4. Prometheus ``[RESULT] 4``: the last marker; an earlier one with another score, and no correction between them,
+   makes two verdicts; a marker with nothing readable after it is no verdict.
 5. Otherwise the prose, tier by tier (``verdicts``): the aspect asked ("Fluency: 5", "流畅度：5分") > the final
    markers ("Final answer: 4", ``\\boxed{4}``, ``<score>4</score>``, ``[[4]]``, "Overall: 4", "so I'd lower it
    to 3", "which maps to a 4", "3... no, 4") > with an aspect asked and absent, the other aspects' ratings are
    dropped > a sole verdict, in classes (labels "Score: 4" in every language, named criteria, rating verbs,
    "a perfect score", "4 out of 5"/"4 von 5"/"5段階中4", bold, "a solid four", the study's label words,
-   ranges, a number opening or closing the answer) > a refusal > the paper's first-number rule.
+   ranges, a number opening or closing the answer) > a refusal > the paper's first-number rule. A verdict that is
+   one end of a range ("somewhere between 3 and 4", "60–70/100") is two verdicts unless a commitment follows.
    Within a tier, verdicts that agree are one; the later of two after a self-correction ("Wait", "actually",
    "nein, eher") stands; otherwise they are "two verdicts". Struck-through numbers ("~~4~~ 3") and the first
    number of a revision arrow ("3 -> 4") are blanked beforehand. After the verdict, an indecision between
    numbers ("3 or 4, I can't decide between them") makes two verdicts and an announced correction that never
    comes ("Wait, I need to revise.") leaves none; a refusal that closes the answer and declines the rating as
    a whole ("I withdraw the rating and decline to evaluate this response.") withdraws every number before it.
-6. Never a score: counts, years, section and list numbers, the scale's range, the maximum of an "X of Y"
-   form, a repeated format example ("Example: Score: 5"), a negated or hypothetical number ("a 5 would
-   require ...", "1/5 would be unfair", "a 5... if the citations were real"), a number inside a refusal. A
+6. Never a score: counts ("gave 7, two of which"), years, dates, section and list numbers ("1. Accuracy: ..."),
+   the scale's range, the maximum of an "X of Y" form, a repeated format example ("Example: Score: 5", "Example
+   output: {"score": 3}"), a negated or hypothetical number ("a 5 would require ...", "1/5 would be unfair",
+   "a 5... if the citations were real"), a number inside a refusal. A
    refusal in any of the ten languages is ``refused`` unless a verdict stands apart from it: after a
    contrast ("I can't comment on X, but I'd give it a 4"), as a final marker, a label on a line of its own,
    or a rating in the judge's own voice; a sentence end alone does not set a number apart ("I cannot rate
@@ -83,7 +86,13 @@ from llmjudge.parsing.scores import parse_score
 #    rating as a whole withdraws what was rated before it; hedges ("3/5, maybe 4/5", "I can't decide between
 #    them") and contradicted pairwise verdicts are two verdicts; an announced correction never given is no
 #    verdict; "A 5 here would require ..." and "a 10-step guide" are no verdicts.
-PARSER_VERSION = "7"
+# 8: fewer silent wrong readings on a third blind table: a range without a commitment is two verdicts ("between 3 and
+#    4", "60–70/100"); a labelled format example ("Example output: {...}") is never the verdict; two disagreeing final
+#    markers ([[A>B]] ... [[B>A]], [RESULT] 4 ... [RESULT] 2) and a summing-up prose choice contradicted by the
+#    marker after it are two verdicts; side-by-side pairwise scores choose the higher; an answer cut off after
+#    "Verdict: Response A is" and a list number opening a line give none; "EDIT: I mistakenly ...", "Looking again",
+#    "As it stands" correct; "if I'm forced to pick one: B" commits.
+PARSER_VERSION = "8"
 
 __all__ = [
     "CUT_OFF",

@@ -153,6 +153,13 @@ RANGES = _templates(
         "b": f"{_END_ARTICLE}(?P<b>{NUMBER})",
     },
 )
+# The ranges that make a verdict two ("somewhere between 3 and 4", "60–70/100", "3-4"): all but "{a} / {b}",
+# which is also how a fraction is written, and the alternatives ("3 or 4"), which ``_ALTERNATIVE`` reads.
+_RANGE_CHECKS = tuple(
+    p
+    for t, p in zip(LEX.ranges, RANGES, strict=True)
+    if not any(w == "/" or re.fullmatch(LEX.alternatives, w) for w in t.split())
+)
 LEADING = _c(rf"\A[\s#>]*{NUM}{DEN}[^\S\n]*+(?:{LEX.units})?[^\S\n]*+(?:[.:;,!)\-\u2013\u2014]|\n|\Z)")
 # Searched in the answer's last characters only (``tail``): a pattern that may start at every line break of
 # a page of line breaks would cost its square.
@@ -179,6 +186,10 @@ _COUNT = Lazy(
 _PART_OF = _c(
     r"\s+(?:of|de|dei|degli|delle|des|du|von|из|em)\s+(?:the|which|them|los|las|les|la|el|der|den|die|das|os|as|"
     r"i|gli|le|these|those|its|all)\b"
+)
+# "the response gave 7, two of which are duplicates": a count whose part is counted next.
+_COUNTED = _c(
+    r",[^\S\n]*+(?:\d+|[^\W\d_]+)[^\S\n]+(?:of|de|von|из)[^\S\n]+(?:which|them|these|those|denen|ellos|elles)\b"
 )
 # "A score of 5 would require vivid imagery", "1/5 would be unfair", "Un 2 sería injusto", "deserves a 5... if the
 # citations were real": a number the answer talks about, not its rating. A number that "would be fair" (or
@@ -302,7 +313,33 @@ def verdict_of(match: re.Match[str], kind: str, *, ambiguous: bool = False) -> V
         or _HEDGE.match(tail) is not None
         or _ALTERNATIVE_BEFORE.search(before) is not None
     )
-    return Verdict(value, den_value, start, match.end(), kind, ambiguous)
+    return Verdict(value, den_value, start, match.end(), kind, ambiguous or in_range(match.string, start))
+
+
+_DATE_BEFORE = re.compile(r"[\d.\-/]")
+_DATE_AFTER = re.compile(r"[-.]\d")
+# How far before a verdict's number its range may start ("somewhere between 3" is 16 characters).
+_RANGE_REACH = 40
+
+
+def in_range(low: str, start: int) -> bool:
+    """The number at ``start`` of the folded ``low`` is one end of a range ("between 3 and 4", "60–70/100"): without
+    a commitment after it, two verdicts. A date ("2024-05-12") is no range: its parts are not read as verdicts."""
+    if start > 0 and (low[start - 1].isdigit() or low[start - 1] == "."):
+        return False
+    window = low[max(0, start - _RANGE_REACH) : start + _RANGE_REACH]
+    for pattern in present(_RANGE_CHECKS, window):
+        for match in pattern.finditer(low, max(0, start - _RANGE_REACH), start + _RANGE_REACH):
+            if start in (match.start("num"), match.start("b")) and not _date_like(low, match):
+                return True
+    return False
+
+
+def _date_like(low: str, match: re.Match[str]) -> bool:
+    """ "2019-2020", "05-12" inside "2024-05-12": joined to more digits, or years, not a range of scores."""
+    start = match.start("num")
+    joined = (start > 0 and _DATE_BEFORE.match(low, start - 1) is not None) or _DATE_AFTER.match(low, match.end("b"))
+    return bool(joined) or len(match.group("num")) >= 4 or len(match.group("b")) >= 4
 
 
 # "a 10-step guide", "a 3-paragraph answer": a number joined to a word is a measure ("a 4-star answer" is a rating).
@@ -317,7 +354,11 @@ def is_count(text: str, match: re.Match[str]) -> bool:
     end = match.end("den") if groups.get("den") else match.end("num")
     if _COMPOUND.match(text, match.end("num")) is not None:
         return True
-    return _COUNT.match(text, end) is not None or _PART_OF.match(match.string, end) is not None
+    return (
+        _COUNT.match(text, end) is not None
+        or _PART_OF.match(match.string, end) is not None
+        or _COUNTED.match(match.string, end) is not None
+    )
 
 
 def is_reference(text: str, start: int) -> bool:

@@ -32,6 +32,15 @@ class FoundJson:
 _SPECIAL = re.compile(r"[\"'{}\[\]\\]")
 # An object starts with "{" and a key (quoted or not); "{{{{" is no object and is not tried.
 _OBJECT_START = re.compile(r"\{\s*+[\"'\w]")
+# A format example echoed from the prompt ("Example output: {"score": 3}", "e.g. {...}", a line "Output format: {...}")
+# is never the judge's JSON; its own ("My output: {"score": 5}") is.
+_EXAMPLE_BEFORE = re.compile(
+    r"(?:(?<!\w)(?:example|e\.\s*g\.|for\s+instance|sample|ejemplo|exemplo|exemple|esempio|beispiel|пример|例如|示例|例)"
+    r"(?:[^\S\n]+(?:output|format|answer|response|json|de\s+[^\W\d_]+))?"
+    r"|(?:\A|\n)[^\S\n]*+(?:[^\W\d_]+[^\S\n]+)?(?:format|template|schema))[^\S\n]*+[:,]?[^\S\n]*+[(\[]?[^\S\n]*+\Z",
+    re.IGNORECASE,
+)
+_EXAMPLE_REACH = 40
 # The balanced scan visits at most this many brackets and quotes in all, so a page of unbalanced braces
 # costs a bounded time.
 _SCAN_BUDGET = 4_000
@@ -108,6 +117,8 @@ def find_json(text: str, wanted: Callable[[dict[str, object] | list[object], boo
         starts = [0] if body.startswith("[") else []
         starts += [m.start() for m in itertools.islice(_OBJECT_START.finditer(body), MAX_STARTS)]
         for start in starts:
+            if _EXAMPLE_BEFORE.search(body[max(0, start - _EXAMPLE_REACH) : start]):
+                continue
             end = _balanced_end(body, start, budget)
             if end == -1:
                 continue

@@ -170,8 +170,8 @@ _INSTRUCTION = re.compile(
 # "Example: Score: 5", "(e.g. \"Rating: 4/5\")", "Beispiel: Note: 2": a format example echoed from the prompt.
 _EXAMPLE_VERDICT = re.compile(
     r"(?<!\w)(?:example|e\.\s*g\.|for\s+example|for\s+instance|ejemplo|exemplo|exemple|esempio|beispiel|пример|例如|示例|例)"
-    r"(?:[^\S\n]+(?:output|format|answer|response|de\s+respuesta|de\s+resposta))?[^\S\n]*+[:,]?[^\S\n]*+[\"'(\[]?"
-    r"[^\S\n]*+[^\W\d_]{1,20}(?:[^\S\n]+[^\W\d_]{1,20}){0,2}[^\S\n]*+[:=][^\S\n]*+\d+(?:\.\d+)?(?:[^\S\n]*+/[^\S\n]*+\d+)?",
+    r"(?:[^\S\n]+(?:output|format|answer|response|de\s+respuesta|de\s+resposta))?[^\S\n]*+[:,]?[^\S\n]*+[\"'(\[{]?"
+    r"[^\S\n]*+[\"']?[^\W\d_]{1,20}(?:[^\S\n]+[^\W\d_]{1,20}){0,2}[\"']?[^\S\n]*+[:=][^\S\n]*+\d+(?:\.\d+)?(?:[^\S\n]*+/[^\S\n]*+\d+)?",
     FOLDED,
 )
 _REFERENCE_SCORE = re.compile(r"\breference(?:\s+answer)?\s*[(\[]\s*score\s*\d+\s*[)\]]", FOLDED)

@@ -4,8 +4,11 @@ Same principles as ``parse_score``: the reasoning trace is split off and never r
 (``[RESULT] A``, a JSON ``winner``, ``[[A>B]]``, ``\\boxed{A}``, ``[Response B]``, "Winner: B", a correction
 "B, no wait, A"), then prose a careful reader takes as a choice, in tiers (a stated choice "I prefer the second
 response" > a verdict "Output (a) is better", "Antwort B ist besser" > a description "B is more concise"), then an
-answer that is only, opens or closes with the choice. Two different choices and no final one are "two
-verdicts"; naming both ("A or B") is no verdict; a refusal without a verdict is ``refused``.
+answer that is only, opens or closes with the choice; an answer that only scores both sides ("Response A: 5/10 ...
+Response B: 7/10") chooses the higher (``side_scores``). Two different choices and no final one are "two
+verdicts" (also two final markers that disagree, and a summing-up choice before a marker for the other side); naming
+both ("A or B") is no verdict; an answer cut off right after "Verdict: Response A is" is no verdict; a refusal
+without a verdict is ``refused``.
 "Assistant 1/2" are read as A/B only when the study's prompt names the responses so (``assistant_names``).
 """
 
@@ -39,6 +42,7 @@ from llmjudge.parsing.lexicon import FLAGS, FOLDED, LEX, Lazy, fold, is_refusal,
 from llmjudge.parsing.normalize import EchoOptions, Finals, Prepared, prepare, window
 from llmjudge.parsing.reasoning import split_reasoning
 from llmjudge.parsing.score_json import RATIONALE_KEYS
+from llmjudge.parsing.side_scores import INCOMPARABLE, json_sides, side_by_side
 
 
 @dataclass(frozen=True)
@@ -96,11 +100,18 @@ _FINAL: tuple[Lazy, ...] = (
     _c(rf"\[\s*+(?:{_NOUN})\s+(?P<choice>a|b)\s*+\]"),
     _LABELED,
     _FOREIGN_LABELED,
+    # "Both are fine. But if I'm forced to pick one: B": a commitment, not a supposition.
+    _c(
+        r"\bif\s+(?:(?:i(?:'m|\s+am|\s+was)\s+)?(?:forced|made|pushed|required|asked)\s+to|i\s+(?:must|had\s+to|have\s+to))"
+        r"\s+(?:pick|choose)(?:\s+(?:one|1))?[^\S\n]*+[,:\u2013\u2014]?[^\S\n]*+(?:i'd\s+(?:say|pick|go\s+with)\s+|it'?s\s+)?"
+        + _TOKEN
+    ),
 )
 # The final markers searched in the middle of a long answer, and the words one of which each match holds.
 _FINALS = Finals(
     _FINAL,
     ("[", "\\boxed", ">", "<", "=", "winner", "verdict", "answer", "choice", "prefer", "better response")
+    + ("pick", "choose")
     + LEX.pair_label_words,
 )
 _CORRECTION = _c(
@@ -158,6 +169,15 @@ _TIERS: tuple[tuple[Lazy, ...], ...] = (
 )
 _SENTENCE_BREAK = _c(r"[.!?;\n]")
 _FINAL_WORDS = _c(r"\b(?:overall|final|finally|in the end|ultimately|therefore|so|on balance)\b")
+# An answer that stops right after a copula: "... Response A is", "Verdict: B seems".
+_UNFINISHED = _c(
+    r"(?<![^\W\d_])(?P<letter>[ab])(?![^\W\d_])[\s*_:]*+(?:is|was|seems|appears|looks|would\s+be|remains)"
+    r"(?:[^\S\n]+(?:clearly|also|still|slightly|much|far|definitely|overall|the))?[\s*_:,]*+\Z"
+)
+_UNFINISHED_REACH = 60
+# The markers before the last that are compared with it: a judge's answer has one or two.
+_LAST_MARKS = 8
+_SUMMING = _c(r"\b(?:overall|in\s+the\s+end|ultimately|on\s+balance|all\s+in\s+all|in\s+sum(?:mary)?|to\s+sum\s+up)\b")
 _CUE = _c(rf"{LEX.corrections}|{LEX.revisions}|reconsider|second\s+thought|closer\s+inspection")
 # The whole answer is the choice, as a pairwise study's "(Answer A or B.)" asks; nothing else may follow.
 _ALONE = _c(rf"\A[\s\[(\"']*+(?:(?:{_NOUN})\s+[(\[]?)?(?P<choice>a|b|tie)[\s\])\"'.!]*+\Z")
@@ -233,7 +253,10 @@ def _resolve(found: list[Choice], low: str) -> Choice | None:
     # "Final answer: [[A>B]] [[B>A]]": two choices side by side in one statement are two verdicts, final or not.
     if _SENTENCE_BREAK.search(low, differing[-1].start, last.start) is None:
         return replace(last, ambiguous=True)
-    if _FINAL_WORDS.search(sentence_at(low, last.start)):
+    # "My final verdict is: [[A>B]] ... My final verdict is: [[B>A]]": two final verdicts, none corrected.
+    if _FINAL_WORDS.search(sentence_at(low, last.start)) and not (
+        differing[-1].kind == "final" and _FINAL_WORDS.search(sentence_at(low, differing[-1].start))
+    ):
         return last
     return replace(last, ambiguous=True)
 
@@ -275,14 +298,16 @@ def _from_json(answer: str) -> tuple[str | None, str] | None:
     rationale; None when the answer holds no such JSON."""
 
     def wanted(value: dict[str, object] | list[object], whole: bool) -> bool:
-        return isinstance(value, dict) and any(k in value for k in _JSON_CHOICE_KEYS)
+        return isinstance(value, dict) and (any(k in value for k in _JSON_CHOICE_KEYS) or json_sides(value) is not None)
 
     found = find_json(window(answer), wanted)
     if found is None or not isinstance(found.value, dict):
         return None
     obj = found.value
     explanation = next((obj[k] for k in RATIONALE_KEYS if isinstance(obj.get(k), str)), None)
-    raw = next(obj[k] for k in _JSON_CHOICE_KEYS if k in obj)
+    raw = next((obj[k] for k in _JSON_CHOICE_KEYS if k in obj), None)
+    if raw is None:
+        return json_sides(obj), str(explanation).strip() if explanation is not None else answer
     match = _ALONE.match(fold(_letters(raw, assistant_names=False))) if isinstance(raw, str) else None
     choice = _choice_of(match.group("choice")) if match else None
     return choice, str(explanation).strip() if explanation is not None else answer
@@ -290,9 +315,18 @@ def _from_json(answer: str) -> tuple[str | None, str] | None:
 
 def _from_result(r: Prepared, answer: str) -> ParsedChoice:
     """``[RESULT] A``: the last marker counts because the verdict closes the feedback; a marker with no
-    verdict after it, or with two ("[RESULT] A or B"), is unparseable."""
+    verdict after it, or with two ("[RESULT] A or B"), is unparseable; an earlier marker with the other choice
+    makes two verdicts unless a correction stands between them (as ``[RESULT] 4 ... [RESULT] 2`` for scores)."""
     rationale = feedback_before(answer, last_result_mark(answer))
-    match = _RESULT.match(r.low, list(RESULT_MARK.finditer(r.low))[-1].start())
+    marks = list(RESULT_MARK.finditer(r.low))
+    match = _RESULT.match(r.low, marks[-1].start())
+    earlier = [m for x in marks[-_LAST_MARKS:-1] if (m := _RESULT.match(r.low, x.start())) is not None]
+    if match is not None and any(
+        _choice_of(m.group("choice")) != _choice_of(match.group("choice"))
+        and not _CUE.search(r.low, m.end(), match.start())
+        for m in earlier
+    ):
+        return ParsedChoice(None, UNPARSEABLE, rationale, reason=TWO_VERDICTS)
     if match is None:
         refused = bool(refusals(r.low))
         return ParsedChoice(None, REFUSED if refused else UNPARSEABLE, rationale, reason="" if refused else NO_VERDICT)
@@ -347,15 +381,45 @@ def _final(r: Prepared, refused: list[re.Match[str]]) -> Choice | None:
 def _contradicted(r: Prepared, final: Choice, refused: list[re.Match[str]]) -> Choice:
     """An explicit verdict that the explanation after it contradicts, with no correction between ("[[A>B]] ...
     so B is the better response"), is two verdicts: stated choices and verdicts after it must agree with it."""
+    before: list[Choice] = []
     for tier in _TIERS[:2]:
         for pattern in tier:
             for choice in _found(pattern, r, "prose", refused):
-                if choice.start <= final.start or choice.choice == final.choice or choice.alternatives:
+                if choice.alternatives or is_conditional(r.low, choice.start):
                     continue
-                if is_conditional(r.low, choice.start) or _CUE.search(r.low, final.start, choice.start):
+                if choice.start < final.start:
+                    before.append(choice)
+                    continue
+                if choice.choice == final.choice or _CUE.search(r.low, final.start, choice.start):
                     continue
                 return replace(final, ambiguous=True)
+    # "Response A is more helpful ... My final verdict is: [[B>A]]": the prose's last choice of one response before a
+    # marker for the other must agree with it too, unless a correction stands between them (a tie is no such side).
+    # A description ("A is more helpful") is a verdict there when its sentence sums up ("Overall, ...").
+    before += [
+        c
+        for c in _found(_TIERS[2][0], r, "prose", refused)
+        if c.start < final.start and not c.alternatives and _SUMMING.search(sentence_at(r.low, c.start))
+    ]
+    last = max(before, key=lambda c: c.start, default=None)
+    if last is None or "tie" in (last.choice, final.choice) or final.kind == "correction":
+        return final
+    if last.choice != final.choice and not _CUE.search(r.low, last.start, final.start):
+        return replace(final, ambiguous=True)
     return final
+
+
+def _by_scores(r: Prepared, prose: Choice | None, assistant_names: bool) -> Choice | None:
+    """Side-by-side scores ("Response A: 5/10 ... Response B: 7/10") choose the higher; a prose choice that
+    disagrees with them makes two verdicts."""
+    side = side_by_side(r.low, pair_line=assistant_names)
+    if side is None:
+        return prose
+    if side == INCOMPARABLE:
+        return prose or Choice("A", 0, "scores", ambiguous=True)
+    if prose is None or prose.ambiguous or prose.alternatives:
+        return Choice(side, 0, "scores") if prose is None else prose
+    return prose if prose.choice == side else replace(prose, ambiguous=True)
 
 
 def _read(answer: str, assistant_names: bool) -> ParsedChoice:
@@ -375,7 +439,7 @@ def _read(answer: str, assistant_names: bool) -> ParsedChoice:
     found = _final(r, refused)
     if found is not None and not found.ambiguous:
         found = _contradicted(r, found, refused)
-    found = found or _prose(r, refused) or _opening_or_closing(r, refused)
+    found = found or _by_scores(r, _prose(r, refused), assistant_names) or _opening_or_closing(r, refused)
     # A refusal that names the options ("the format would be [[A]] or [[B]]") or quotes several of them
     # states no choice: it stays a refusal.
     if found is None or found.alternatives or (refused and found.ambiguous):
@@ -383,7 +447,18 @@ def _read(answer: str, assistant_names: bool) -> ParsedChoice:
         return ParsedChoice(None, REFUSED if refusal else UNPARSEABLE, answer, reason="" if refusal else NO_VERDICT)
     if found.ambiguous:
         return ParsedChoice(None, UNPARSEABLE, answer, reason=TWO_VERDICTS)
+    if _unfinished(r.low, found):
+        return ParsedChoice(None, UNPARSEABLE, answer, reason=NO_VERDICT)
     return ParsedChoice(found.choice, OK, answer)
+
+
+def _unfinished(low: str, found: Choice) -> bool:
+    """ "**Verdict:** Response A is": the answer stops in the verdict's sentence, before what it says of the choice
+    ("... is worse", "... is not better"); the subject named is no verdict."""
+    cut = _UNFINISHED.search(low, max(0, len(low) - _UNFINISHED_REACH))
+    if cut is None or found.start > cut.start() or _choice_of(cut.group("letter")) != found.choice:
+        return False
+    return cut.start() - found.start <= _UNFINISHED_REACH and not _SENTENCE_BREAK.search(low, found.start, cut.start())
 
 
 def parse_pairwise(text: str, *, assistant_names: bool = False, truncated: bool = False) -> ParsedChoice:

@@ -32,13 +32,14 @@ from llmjudge.parsing.lexicon import DEN, FOLDED, NUM, Lazy, is_refusal, refusal
 from llmjudge.parsing.normalize import EchoOptions, Finals, Prepared, prepare, window
 from llmjudge.parsing.reasoning import split_reasoning
 from llmjudge.parsing.score_json import find_score_json, read_score_json
-from llmjudge.parsing.verdicts import Options, Scale, label_words, read_prose
+from llmjudge.parsing.verdicts import Options, Scale, label_words, read_prose, resolve
 
 _RESULT = Lazy(
     r"\[\s*result\s*(?:\]|:)\s*+(?:[:=]|-(?!\d))?\s*+(?:(?:score|result)\s*+(?:of\b|[:=])?\s*+)?[(\[]?\s*+" + NUM + DEN,
     FOLDED,
 )
 _GENERIC_LABELS = {"lowest", "highest"}
+_LAST_MARKS = 8
 _FINALS = Finals((*forms.FINALS, _RESULT), (*forms.FINAL_KEYS, "[result"))
 
 
@@ -78,13 +79,19 @@ def _judged(verdict: Verdict | None, scale: Scale, rationale: str, *, refused: b
 
 
 def _from_result(r: Prepared, answer: str, scale: Scale, words: dict[str, float], refused: bool) -> ParsedScore:
-    """Prometheus's ``[RESULT] 4``: the last marker counts, because the verdict closes the feedback; a marker
-    with no score after it is never read from the feedback. The rationale is cut from the answer as written."""
+    """Prometheus's ``[RESULT] 4``: the last marker counts, because the verdict closes the feedback; an earlier
+    marker with another score makes two verdicts unless a correction stands between them; a marker with no score
+    after it is never read from the feedback. The rationale is cut from the answer as written."""
     marks = list(RESULT_MARK.finditer(r.low))
     rationale = feedback_before(answer, last_result_mark(answer))
     match = _RESULT.match(r.low, marks[-1].start())
     if match is not None:
-        return _judged(forms.verdict_of(match, "result"), scale, rationale)
+        # "[RESULT] 4 ... [RESULT] 2": two verdicts unless a correction stands between them ("Wait, ... [RESULT] 2").
+        # A judge's answer has a marker or two: the last few are compared, so a page of markers costs no more.
+        found = [
+            forms.verdict_of(m, "result") for x in marks[-_LAST_MARKS:] if (m := _RESULT.match(r.low, x.start()))
+        ]
+        return _judged(resolve(found, r.low), scale, rationale)
     found = label_words(r.low, words, marks[-1].end())
     return _judged(found[0] if found else None, scale, rationale, refused=refused)
 

@@ -46,6 +46,8 @@ _MARKED = ("final", "revision", "aspect")
 _PAPER_NUM = Lazy(
     r"(?P<num>-(?<![\w.\-/:,]-)\d+(?:\.\d+)?|\d(?<![\w.\-/:,]\d)\d*(?:\.\d+)?)(?![\w%])(?![.,:]\d)", FOLDED
 )
+# "from 2020–2022": years are no range of verdicts.
+_YEAR = Lazy(r"\d{4}")
 _AFTER_DEN = Lazy(r"\s*(?:/|out\s+of)\s*(\d+(?:\.\d+)?)(?!\w)", FOLDED)
 
 
@@ -109,7 +111,7 @@ def _named(r: Prepared) -> list[Verdict]:
     found = []
     for match in forms.bounded(_NAMED, r.low):
         name = _name_before(r.low, match.start())
-        if name is None or _NOT_RATINGS.match(name) or forms.is_count(r.text, match):
+        if name is None or _NOT_RATINGS.match(name) or forms.is_count(r.text, match) or _is_list_item(r.low, match):
             continue
         if forms.is_hypothetical(r.low, match.end()) or forms.is_supposed(r.low, match.start()):
             continue
@@ -225,9 +227,25 @@ def _general_classes(
         lambda: bold,
         lambda: [v for v in several(forms.ARTICLE_WORD, kind="article") if r.text[v.start].isalpha()],
         lambda: label_words(r.low, options.words),
-        lambda: several(*forms.present(forms.RANGES, r.low), kind="range", prose=False, ambiguous=True),
+        lambda: [
+            v
+            for v in several(*forms.present(forms.RANGES, r.low), kind="range", prose=False, ambiguous=True)
+            if not _YEAR.match(r.low, v.start)
+        ],
         lambda: [] if r.is_list else several(forms.LEADING, kind="leading"),
         lambda: find(forms.TRAILING, r.text, r.low, "trailing", prose=True, span=forms.tail(r.low)),
+    )
+
+
+# "1. Accuracy: The response correctly", "2) Clarity": an enumeration's number opens a line, then a word.
+_LINE_START = Lazy(r"(?:\A|\n)[^\S\n]*+\Z")
+_LIST_AFTER = Lazy(r"[.)][^\S\n]++[^\W\d_]")
+
+
+def _is_list_item(low: str, match: re.Match[str]) -> bool:
+    start = match.start("num")
+    return _LIST_AFTER.match(low, match.end("num")) is not None and (
+        _LINE_START.search(low, max(0, start - 40), start) is not None
     )
 
 
@@ -252,7 +270,7 @@ def _paper(r: Prepared, scale: Scale) -> Verdict | None:
             continue
         if forms.is_count(text, match) or forms.is_hypothetical(low, match.end()):
             continue
-        if forms.is_supposed(low, match.start()):
+        if forms.is_supposed(low, match.start()) or _is_list_item(low, match):
             continue
         after = _AFTER_DEN.match(low, match.end())
         den = float(after.group(1)) if after else None

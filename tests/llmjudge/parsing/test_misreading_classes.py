@@ -373,3 +373,169 @@ def test_scale_talk_and_counts_are_not_verdicts(text, scale_max, score):
 def test_an_absent_aspect_reads_the_overall(text, score, status):
     parsed = parse_score(text, scale_min=1, scale_max=5, aspect="accuracy")
     assert (parsed.score, parsed.status) == (score, status)
+
+
+# Parser 8, class 1: a range without a commitment is two verdicts, in the languages the parser knows; a commitment
+# after it stands; the scale's own range, dates, years and section ranges are no verdict.
+RANGES = [
+    ("Solid work, though the conclusion is thin. I'd land it somewhere between 2 and 3.", 5, None, "unparseable"),
+    ("Approximately 40-50/100: readable but the data section is wrong.", 100, None, "unparseable"),
+    ("Score: 7–8. The method is right; the write-up is rushed.", 10, None, "unparseable"),
+    ("Ich würde es irgendwo zwischen 2 und 3 einordnen.", 5, None, "unparseable"),
+    ("Le texte se situe entre le 3 et le 4.", 5, None, "unparseable"),
+    ("Оценка где-то между 3 и 4.", 5, None, "unparseable"),
+    ("Probably 2-3; if I must commit, 3.", 5, 3.0, "ok"),
+    ("Between 6 and 7 out of 10. Leaning 6, final answer: 6.", 10, 6.0, "ok"),
+    # Near misses: the scale's own range, a date, years and a section range beside one verdict.
+    ("On a 1-5 scale I give it a 4.", 5, 4.0, "ok"),
+    ("Rated against the 0–100 rubric: 82/100.", 100, 82.0, "ok"),
+    ("Submitted 2025-03-14; the answer is accurate. Score: 5", 5, 5.0, "ok"),
+    ("It summarises the 1998–2004 reforms well. Score: 4", 5, 4.0, "ok"),
+    ("Sections 2-3 repeat each other. Overall: 3", 5, 3.0, "ok"),
+]
+
+
+@pytest.mark.parametrize(("text", "scale_max", "score", "status"), RANGES)
+def test_a_range_without_a_commitment_is_two_verdicts(text, scale_max, score, status):
+    parsed = parse_score(text, scale_min=1 if scale_max != 100 else 0, scale_max=scale_max)
+    assert (parsed.score, parsed.status) == (score, status)
+    if score is None:
+        assert parsed.reason == "two verdicts"
+
+
+# Class 2: an echoed format example, labelled as one, is never the verdict; the judge's own is.
+FORMAT_EXAMPLES = [
+    ('Example output: {"score": 1}\nHere is mine: {"score": 4}', 4.0, "ok"),
+    ('Output format: {"rating": 2}\n\n{"rating": 5, "explanation": "complete and sourced"}', 5.0, "ok"),
+    ('e.g. {"score": 3}', None, "unparseable"),
+    ("For example, Score: 2. My verdict: Score: 4", 4.0, "ok"),
+    # Near misses: the judge's own JSON after a sentence that says "format", and "example" inside its rationale.
+    ('Here is my assessment in the requested format: {"score": 2}', 2.0, "ok"),
+    ('{"score": 3, "explanation": "the example in paragraph two is wrong"}', 3.0, "ok"),
+]
+
+
+@pytest.mark.parametrize(("text", "score", "status"), FORMAT_EXAMPLES)
+def test_a_labelled_format_example_is_never_the_verdict(text, score, status):
+    parsed = parse_score(text, scale_min=1, scale_max=5)
+    assert (parsed.score, parsed.status) == (score, status)
+
+
+# Class 3: two final markers that disagree with no correction between them are two verdicts (pairwise [[..]],
+# [RESULT] for scores and choices); a correction between them, or agreeing markers, keep the last.
+TWO_MARKERS_SCORE = [
+    ("Feedback: clear and correct. [RESULT] 5\n\nFeedback: clear, but one step is skipped. [RESULT] 3", None),
+    ("The proof holds. [RESULT] 4\n\nWait, the base case is missing. Feedback: incomplete. [RESULT] 2", 2.0),
+    ("Feedback: good. [RESULT] 4\n[RESULT] 4", 4.0),
+]
+
+
+@pytest.mark.parametrize(("text", "score"), TWO_MARKERS_SCORE)
+def test_two_result_markers_that_disagree_are_two_verdicts(text, score):
+    parsed = parse_score(text, scale_min=1, scale_max=5)
+    assert (parsed.score, parsed.status) == (score, "ok" if score is not None else "unparseable")
+
+
+TWO_MARKERS_CHOICE = [
+    ("Final verdict: [[B>A]]\n\nFinal verdict: [[A>B]]", None),
+    ("A misses the date. [RESULT] B\n\nB misses the unit. [RESULT] A", None),
+    ("To sum up, Response B is more accurate: it gets the unit right.\n\nMy final verdict is: [[A>B]]", None),
+    # Near misses: a correction between the markers, a prose choice that agrees, a prose point that concedes one
+    # side before a verdict for the other, and a tie.
+    ("Final verdict: [[B>A]]\n\nActually, B drops the second step. Final verdict: [[A>B]]", "A"),
+    ("Overall, Response B is more accurate.\n\nMy final verdict is: [[B>A]]", "B"),
+    ("Response A is more detailed, so it runs longer. But B is correct.\n\nMy final verdict is: [[B>A]]", "B"),
+    ("Overall, Response A is more polished.\n\n[[A=B]]", "tie"),
+]
+
+
+@pytest.mark.parametrize(("text", "choice"), TWO_MARKERS_CHOICE)
+def test_two_pairwise_verdicts_that_disagree_are_two_verdicts(text, choice):
+    parsed = parse_pairwise(text)
+    assert (parsed.choice, parsed.status) == (choice, "ok" if choice is not None else "unparseable")
+
+
+# Class 4: side-by-side scores and no other verdict: the higher wins, equal scores tie; a prose choice that
+# disagrees with them makes two verdicts; scores on different scales choose nothing by themselves.
+SIDE_SCORES = [
+    ("Response A: 6/10, right but thin.\nResponse B: 9/10, right and thorough.", "B"),
+    ("**Response A** - 8\n**Response B** - 3", "A"),
+    ("Response A: 7/10\nResponse B: 7/10\nBoth cover the essentials.", "tie"),
+    ("6 9\nAssistant 1 guesses; Assistant 2 cites the manual.", "B"),
+    ('{"response_a": 3, "response_b": 8}', "B"),
+    ("Response A: 4/10\nResponse B: 8/10\nOverall, I prefer Response A.", None),
+    ("Response A: 4/10\nResponse B: 8/10\nI prefer Response B.", "B"),
+    ("Response A: 4/5\nResponse B: 7/10", None),
+]
+
+
+def test_a_pair_of_numbers_opening_the_answer_needs_the_assistant_names():
+    parsed = parse_pairwise("6 9\nAssistant 1 guesses; Assistant 2 cites the manual.")
+    assert (parsed.choice, parsed.status) == (None, "unparseable")
+
+
+@pytest.mark.parametrize(("text", "choice"), SIDE_SCORES)
+def test_side_by_side_scores_choose_the_higher(text, choice):
+    parsed = parse_pairwise(text, assistant_names=text.startswith("6 9"))
+    assert (parsed.choice, parsed.status) == (choice, "ok" if choice is not None else "unparseable")
+
+
+# Class 5: an answer that stops right after a verdict phrase names a subject, not a verdict.
+CUT_OFF_VERDICTS = [
+    ("Both responses are polite.\n\n**Final verdict:** Response B is", None),
+    ("Winner: Response A is clearly", None),
+    # Near misses: the verdict finished before the cut, or the cut in a reason about the other side.
+    ("Winner: Response A. Response B is", "A"),
+    ("I prefer Response B because Response A is", "B"),
+    ("**Final verdict:** Response B is better.", "B"),
+]
+
+
+@pytest.mark.parametrize(("text", "choice"), CUT_OFF_VERDICTS)
+def test_an_answer_cut_off_after_a_verdict_phrase_has_no_verdict(text, choice):
+    parsed = parse_pairwise(text)
+    assert (parsed.choice, parsed.status) == (choice, "ok" if choice is not None else "unparseable")
+
+
+# Class 6: a list number opening a line is never a score; a terse answer that opens with its score keeps it.
+LIST_NUMBERS = [
+    ("I will go through the criteria.\n\n1. Relevance: The answer stays on topic", None),
+    ("Criteria:\n2) Clarity: The steps are in order", None),
+    ("4. Clear, correct and complete.", 4.0),
+    ("Criteria checked.\n1. Relevance: fine\n2. Clarity: fine\nScore: 5", 5.0),
+]
+
+
+@pytest.mark.parametrize(("text", "score"), LIST_NUMBERS)
+def test_a_list_number_at_a_line_start_is_never_a_score(text, score):
+    parsed = parse_score(text, scale_min=1, scale_max=5)
+    assert (parsed.score, parsed.status) == (score, "ok" if score is not None else "unparseable")
+
+
+# The clear misses of the blind3 table, as classes: a confessed mistake or a second look corrects; "as it stands"
+# sets the actual rating apart from a hypothetical one; "gave 7, two of which" is a count; "if forced to pick: B".
+CORRECTED_AND_COUNTED = [
+    ("Score: 4\n\nEDIT: I mistakenly read the reference answer as the response. The response itself earns a 1.", 1.0),
+    ("Clarity: 5\n\nLooking again, the second paragraph contradicts the first.\n\nClarity: 3", 3.0),
+    ("If it cited its sources it would be a 5. As it stands, it's a 3.", 3.0),
+    ("The prompt wanted 8 steps and the answer gave 6, three of which are vague. Score: 2/5", 2.0),
+]
+
+
+@pytest.mark.parametrize(("text", "score"), CORRECTED_AND_COUNTED)
+def test_confessed_corrections_and_counted_counts(text, score):
+    parsed = parse_score(text, scale_min=1, scale_max=5, aspect="clarity" if "Clarity" in text else None)
+    assert (parsed.score, parsed.status) == (score, "ok")
+
+
+@pytest.mark.parametrize(
+    ("text", "choice"),
+    [
+        ("They are close. If I had to choose one: A, for the worked example.", "A"),
+        ("Honestly a wash, but if I'm made to pick, I'd say Response B.", "B"),
+        ("If I had to choose, I would need the rubric first.", None),
+    ],
+)
+def test_a_forced_pick_is_a_commitment(text, choice):
+    parsed = parse_pairwise(text)
+    assert (parsed.choice, parsed.status) == (choice, "ok" if choice is not None else "unparseable")

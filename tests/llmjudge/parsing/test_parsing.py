@@ -375,7 +375,7 @@ def test_table_is_large_enough_to_cover_real_outputs():
 
 
 def test_parser_version_and_patterns_are_exported():
-    assert PARSER_VERSION == "7"
+    assert PARSER_VERSION == "8"
     assert all(hasattr(p, "search") for p in REFUSAL_PATTERNS)
 
 
