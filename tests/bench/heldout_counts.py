@@ -44,6 +44,6 @@ def counts(name: str) -> tuple[int, int, int]:
 
 if __name__ == "__main__":
     for table in ("judge_answers_heldout", "judge_answers_final", "judge_answers_blind_review", "judge_answers_blind2",
-                  "judge_answers_blind3", "judge_answers_2026"):
+                  "judge_answers_blind3", "judge_answers_blind4", "judge_answers_2026"):
         n, same, silent = counts(table)
         print(f"{table}: {n} answers, {same} read as the table reads, {silent} silent wrong")
