@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django import forms
@@ -146,14 +147,14 @@ class AssignmentAdmin(StudyScopedAdmin):
     readonly_fields = ("position",)  # the rater's finished items, counted by the submit service
     search_fields = ("rater__external_id",)  # never the completion code (admin_access.CREDENTIAL_FIELDS)
 
-    def get_list_display(self, request: HttpRequest) -> Any:
+    def get_list_display(self, request: HttpRequest) -> tuple[str | Callable[[Assignment], str], ...]:
         # The completion code of the rows whose study the user may change; a read-only viewer sees a dash.
         def completion_code(obj: Assignment) -> str:
             return obj.completion_code if study_changeable(user=request.user, study=obj.rater.study) else "–"
 
         return ("rater", "position", completion_code, "started_at", "completed_at")
 
-    def get_exclude(self, request: HttpRequest, obj: Assignment | None = None) -> Any:
+    def get_exclude(self, request: HttpRequest, obj: Assignment | None = None) -> list[str]:
         changeable = obj is None or study_changeable(user=request.user, study=obj.rater.study)
         return [*(super().get_exclude(request, obj) or ()), *(() if changeable else ("completion_code",))]
 

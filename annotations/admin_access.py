@@ -84,7 +84,7 @@ class StudyScopedAdmin(admin.ModelAdmin):
     def lookup_allowed(self, lookup: str, value: str, request: HttpRequest) -> bool:
         return not names_a_credential(lookup) and super().lookup_allowed(lookup, value, request)
 
-    def get_search_fields(self, request: HttpRequest) -> Any:
+    def get_search_fields(self, request: HttpRequest) -> list[str]:
         return [f for f in super().get_search_fields(request) if not names_a_credential(f.lstrip("^=@"))]
 
     def get_list_filter(self, request: HttpRequest) -> list[_ListFilterT]:

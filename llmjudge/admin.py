@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib import admin, messages
@@ -21,6 +21,9 @@ from llmjudge.kinds import kind_for, kind_names, kind_options
 from llmjudge.models import Experiment, Judge, JudgeCall, JudgeRun, LLMRating
 from llmjudge.selectors import history_words_hidden, owns_judge, run_error_for, server_words_hidden
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
+
 FK_STUDY_PATHS.update({JudgeRun: "study", Experiment: "study"})
 # llmjudge.forms and the run lifecycle are imported in the methods that use them: django.setup() imports every
 # admin module in every process, and they bring the judge kinds, the answer parsers and the run machinery.
@@ -30,7 +33,8 @@ class JudgeForm(forms.ModelForm):
     """The kind's options checked as the judge-creation service checks them (a rubric option is a template:
     issue 23, finding 2); the key variable and base URL by the model's validators; the name per owner."""
 
-    request_user: Any = None  # set by JudgeAdmin.get_form: the owner of a judge whose form has no owner field
+    # Set by JudgeAdmin.get_form: the owner of a judge whose form has no owner field.
+    request_user: User | None = None
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -89,9 +93,11 @@ class JudgeAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: Judge | None = None) -> list[str]:
         return [] if request.user.is_superuser else ["owner"]
 
-    def get_form(self, request: HttpRequest, obj: Judge | None = None, change: bool = False, **kwargs: Any) -> Any:
+    def get_form(self, request: HttpRequest, obj: Judge | None = None, change: bool = False, **kwargs: Any
+                 ) -> type[forms.ModelForm[Judge]]:
         form = super().get_form(request, obj, change=change, **kwargs)
-        setattr(form, "request_user", request.user)  # noqa: B010  a class made for this request (modelform_factory)
+        # A class made for this request (modelform_factory).
+        setattr(form, "request_user", signed_in_user(request.user))  # noqa: B010
         return form
 
     def save_model(self, request: HttpRequest, obj: Judge, form: forms.Form, change: bool) -> None:
@@ -125,11 +131,11 @@ class JudgeAdmin(admin.ModelAdmin):
 
 
 # Who reads a change page, for the read-only fields that depend on it (a ModelAdmin is shared by every request).
-_reader: ContextVar[Any] = ContextVar("admin_reader", default=None)
+_reader: ContextVar[User | AnonymousUser] = ContextVar("admin_reader")
 
 
 class _ReaderAware(StudyScopedAdmin):
-    def changeform_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+    def changeform_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         token = _reader.set(request.user)
         try:
             response = super().changeform_view(request, *args, **kwargs)
@@ -200,14 +206,14 @@ class _ServerWordsForOwner(_ReaderAware):
 
     hidden_text_fields: tuple[str, ...] = ()
 
-    def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> Any:
+    def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> list[str]:
         fields = list(super().get_readonly_fields(request, obj))
         run = getattr(obj, "run", None)
         if obj is None or run is None or owns_judge(run=run, user=request.user):
             return fields
         return [f"{f}_shown" if f in (*self.hidden_text_fields, "history") else f for f in fields]
 
-    def get_exclude(self, request: HttpRequest, obj: Model | None = None) -> Any:
+    def get_exclude(self, request: HttpRequest, obj: Model | None = None) -> list[str]:
         run = getattr(obj, "run", None)
         hidden = run is not None and not owns_judge(run=run, user=request.user)
         excluded = (*self.hidden_text_fields, "history") if hidden else ()

@@ -10,7 +10,10 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
 
 Grant = tuple[str, frozenset[str] | None]  # (pattern, scopes; None: everyone)
 
@@ -38,7 +41,7 @@ class KeyHolder:
     superuser: bool = False
 
     @classmethod
-    def of(cls, user: Any) -> KeyHolder:
+    def of(cls, user: User | AnonymousUser | None) -> KeyHolder:
         """A user's grants; no user (a judge whose owner was deleted) holds only the unscoped entries."""
         if user is None:
             return cls(username="")

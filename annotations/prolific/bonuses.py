@@ -16,7 +16,7 @@ before the next call:
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, transaction
 
@@ -24,6 +24,9 @@ from annotations.models import ProlificBonus, ProlificStudy, ProlificSubmission
 from annotations.prolific.client import ProlificClient
 from annotations.prolific.publishing import link_client
 from annotations.prolific.records import BonusLine, ProlificError, new_bonus_payments
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 State = ProlificBonus.State
 
@@ -33,7 +36,7 @@ class BonusError(ValueError):
 
 
 def prolific_bonus_pay(
-    *, link: ProlificStudy, submission_id: str, amount_cents: int, key: str, user: Any
+    *, link: ProlificStudy, submission_id: str, amount_cents: int, key: str, user: User | None
 ) -> ProlificBonus:
     """Pay ``amount_cents`` to the submission's participant once per ``key``: calling again with the same key
     resumes where the last attempt stopped (module docstring) and never pays a second time."""
@@ -52,7 +55,7 @@ def prolific_bonus_pay(
 
 
 def _recorded(
-    client: ProlificClient, link: ProlificStudy, submission_id: str, amount_cents: int, key: str, user: Any
+    client: ProlificClient, link: ProlificStudy, submission_id: str, amount_cents: int, key: str, user: User | None
 ) -> ProlificBonus:
     existing = ProlificBonus.objects.filter(key=key).first()
     if existing is None:

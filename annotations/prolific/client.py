@@ -44,7 +44,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
 from email.utils import parsedate_to_datetime
-from typing import Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final, Protocol, cast
 
 from annotations.prolific.records import (
     REJECTION_CATEGORIES,
@@ -65,6 +65,9 @@ from annotations.prolific.records import (
     study_from_json,
     submission_from_json,
 )
+
+if TYPE_CHECKING:
+    from email.message import Message
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +97,8 @@ class _Secret:
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     # Refusing turns the 3xx into an HTTPError: the Authorization header never follows a redirect.
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+    def redirect_request(self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str,
+                         headers: http.client.HTTPMessage, newurl: str) -> None:
         return None
 
 
@@ -295,7 +299,9 @@ class ProlificClient:
         try:
             response = self._opener.open(request, timeout=self.timeout)
         except urllib.error.HTTPError as exc:
-            raw = b"" if exc.fp is None else _read_within(exc.fp, deadline, method, path, tolerate_errors=True)
+            # urllib keeps the answer (an http.client.HTTPResponse) as the error's fp; typeshed says IO[bytes].
+            raw = b"" if exc.fp is None else _read_within(cast("_Body", exc.fp), deadline, method, path,
+                                                          tolerate_errors=True)
             exc.close()
             raise self._unexpected(method, path, exc.code, raw, exc.headers) from None
         except urllib.error.URLError as exc:
@@ -307,7 +313,7 @@ class ProlificClient:
         with response:
             return response.status, _read_within(response, deadline, method, path)
 
-    def _unexpected(self, method: str, path: str, status: int, raw: bytes, headers: Any) -> ProlificError:
+    def _unexpected(self, method: str, path: str, status: int, raw: bytes, headers: Message | None) -> ProlificError:
         title, detail = _error_text(raw)
         text = self._scrub(f"{method} {path}: HTTP {status}{f' {title}' if title else ''}: {detail}")
         retry_after = None
@@ -337,7 +343,13 @@ class ProlificClient:
         return cleaned if len(cleaned) <= 600 else cleaned[:600] + "…"
 
 
-def _read_within(response: Any, deadline: float, method: str, path: str, *, tolerate_errors: bool = False) -> bytes:
+class _Body(Protocol):
+    """An answer's body as urllib hands it over (an http.client.HTTPResponse)."""
+
+    def read1(self, n: int = -1, /) -> bytes: ...
+
+
+def _read_within(response: _Body, deadline: float, method: str, path: str, *, tolerate_errors: bool = False) -> bytes:
     """The body, read in pieces with the deadline checked between them. An error body that cannot be read
     (``tolerate_errors``) is empty: the status already says what happened."""
     chunks: list[bytes] = []

@@ -19,8 +19,9 @@ Calls to Prolific happen outside transactions; each submission's row is written 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -56,6 +57,9 @@ from annotations.prolific.webhooks import (
     verify_webhook_signature,
 )
 from annotations.selectors import study_overview
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 logger = logging.getLogger(__name__)
 RULE = "evalhub"  # the actor of what the approval rule and the full-study rule do
@@ -174,7 +178,7 @@ def _pause_when_full(link: ProlificStudy, client: ProlificClient) -> bool:
     return True
 
 
-def prolific_reject(*, link: ProlificStudy, submission_id: str, message: str, category: str, user: Any) -> None:
+def prolific_reject(*, link: ProlificStudy, submission_id: str, message: str, category: str, user: User) -> None:
     """The researcher rejects a listed submission; its seats are freed. ValueError on a short message or an
     unknown category (nothing is sent)."""
     if len(message.strip()) < REJECTION_MESSAGE_MIN_LENGTH:
@@ -196,7 +200,7 @@ def submissions_to_review(*, link: ProlificStudy) -> list[ProlificSubmission]:
     return [row for row in rows if not passes_rule(row.rater)]
 
 
-def prolific_webhook_receive(*, body: bytes, headers: Any) -> int:
+def prolific_webhook_receive(*, body: bytes, headers: Mapping[str, str]) -> int:
     """A webhook delivery: 204 when handled or a duplicate, 400/403 when refused, 404 without a secret, 503 when
     following the submission failed (Prolific delivers again).
 

@@ -12,7 +12,7 @@ import math
 import secrets
 import statistics
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.urls import reverse
@@ -23,6 +23,9 @@ from annotations.prolific.client import ProlificClient
 from annotations.prolific.records import STUDY_PAUSED, CompletionCode, ProlificError, StudyDraft
 from annotations.prolific.tokens import prolific_client, token_variable_check
 from annotations.selectors import counted_items, study_rater_stats
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc="
 PLACEHOLDERS = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
@@ -76,7 +79,7 @@ def open_link_url(*, study: Study, base_url: str) -> str:
     return base_url.rstrip("/") + reverse("annotations:open_link", args=[study.open_token]) + PLACEHOLDERS
 
 
-def _link_row(*, study: Study, token_env: str, terms: Terms, user: Any) -> ProlificStudy:
+def _link_row(*, study: Study, token_env: str, terms: Terms, user: User | None) -> ProlificStudy:
     """The row, written (and committed) before any call; a second publish reuses an unfinished one."""
     with transaction.atomic():
         Study.objects.select_for_update().filter(pk=study.pk).first()
@@ -97,7 +100,7 @@ def _link_row(*, study: Study, token_env: str, terms: Terms, user: Any) -> Proli
 
 
 def prolific_publish(
-    *, study: Study, token_env: str, reward_cents: int, minutes: int, base_url: str, user: Any
+    *, study: Study, token_env: str, reward_cents: int, minutes: int, base_url: str, user: User | None
 ) -> ProlificStudy:
     """Create and publish the study on Prolific (module docstring). PublishError or TokenRefused change
     nothing; a ProlificError after the row was written leaves it unpublished, and publishing again resumes."""
@@ -142,7 +145,7 @@ def _create_once(client: ProlificClient, link: ProlificStudy, study: Study, base
         return found[0].id
 
 
-def prolific_transition(*, link: ProlificStudy, action: str, user: Any) -> ProlificStudy:
+def prolific_transition(*, link: ProlificStudy, action: str, user: User | None) -> ProlificStudy:
     """PAUSE, START (resume) or STOP the Prolific study, recorded with who did it."""
     if not link.prolific_id or link.published_at is None:
         raise PublishError("the study is not published on Prolific")
@@ -155,11 +158,11 @@ def prolific_transition(*, link: ProlificStudy, action: str, user: Any) -> Proli
     return link
 
 
-def prolific_pause(*, link: ProlificStudy, user: Any) -> ProlificStudy:
+def prolific_pause(*, link: ProlificStudy, user: User | None) -> ProlificStudy:
     return prolific_transition(link=link, action="PAUSE", user=user)
 
 
-def prolific_resume(*, link: ProlificStudy, user: Any) -> ProlificStudy:
+def prolific_resume(*, link: ProlificStudy, user: User | None) -> ProlificStudy:
     if link.status != STUDY_PAUSED:
         raise PublishError(f"the Prolific study is {link.status or 'not published'}, not paused")
     return prolific_transition(link=link, action="START", user=user)
@@ -172,7 +175,7 @@ def link_client(*, link: ProlificStudy) -> ProlificClient:
     return prolific_client(token_env=link.token_env)
 
 
-def _who(user: Any) -> str:
+def _who(user: User | None) -> str:
     return user.get_username() if user is not None else "evalhub"
 
 

@@ -4,10 +4,10 @@ readers that turn the API's JSON into them. Field names follow docs.prolific.com
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any, Final
+from typing import Any, Final, TypedDict
 
 # Study statuses (studies/the-study-object) and actions ("Transition a study's status"; the CLI's list).
 STUDY_UNPUBLISHED: Final = "UNPUBLISHED"
@@ -75,10 +75,10 @@ class ProlificError(Exception):
             f"outcome_unknown={self.outcome_unknown})"
         )
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[Callable[[str, _ErrorFields], ProlificError], tuple[str, _ErrorFields]]:
         # Exception's default pickling replays only the message, and the keyword-only fields would be lost
         # (or the rebuild would fail) wherever Celery or multiprocessing carries the error.
-        fields = {
+        fields: _ErrorFields = {
             "transient": self.transient,
             "status": self.status,
             "retry_after": self.retry_after,
@@ -87,7 +87,14 @@ class ProlificError(Exception):
         return (_rebuild_error, (self.message, fields))
 
 
-def _rebuild_error(message: str, fields: dict[str, Any]) -> ProlificError:
+class _ErrorFields(TypedDict):
+    transient: bool
+    status: int | None
+    retry_after: float | None
+    outcome_unknown: bool
+
+
+def _rebuild_error(message: str, fields: _ErrorFields) -> ProlificError:
     return ProlificError(message, **fields)
 
 

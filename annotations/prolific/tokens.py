@@ -9,13 +9,16 @@ The grants are read as the judges' are, by annotations/guards/variable_grants.py
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 
 from annotations.guards.env_secrets import SecretFileError, env_or_file
 from annotations.guards.variable_grants import Grant, KeyHolder, matching_scopes, variable_grants
 from annotations.prolific.client import ProlificClient
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
 
 # The deployment's secrets: never a Prolific token, even if an operator's pattern matches them.
 FORBIDDEN_NAMES = frozenset({
@@ -34,7 +37,7 @@ def _grants() -> list[Grant]:
     return variable_grants(settings.PROLIFIC_TOKEN_VARIABLES)
 
 
-def token_variable_check(*, name: str, user: Any) -> None:
+def token_variable_check(*, name: str, user: User | AnonymousUser | None) -> None:
     """Refuse a name that is a deployment secret, is not in PROLIFIC_TOKEN_VARIABLES, or is not granted to ``user``."""
     upper = name.upper()
     forbidden = upper in FORBIDDEN_NAMES or upper.startswith(FORBIDDEN_PREFIXES) or upper.endswith(FORBIDDEN_SUFFIXES)
@@ -50,7 +53,7 @@ def token_variable_check(*, name: str, user: Any) -> None:
                            "Prolific tokens per user or group in PROLIFIC_TOKEN_VARIABLES (docs/raters.md)")
 
 
-def granted_token_variables(*, user: Any) -> list[str]:
+def granted_token_variables(*, user: User | AnonymousUser | None) -> list[str]:
     """The plain names (not patterns) granted to ``user``: what the page offers to pick from."""
     names = []
     for pattern, _ in _grants():

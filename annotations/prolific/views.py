@@ -14,6 +14,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
+from annotations.guards.signed_in import signed_in_user
 from annotations.models import ProlificStudy, Study
 from annotations.prolific.bonuses import BonusError, prolific_bonus_pay
 from annotations.prolific.following import prolific_reject, prolific_sync, prolific_webhook_receive
@@ -60,7 +61,8 @@ def study_prolific_publish(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, "Choose a token variable granted to you, a reward and the minutes.")
         return redirect("annotations:study_prolific", slug=study.slug)
     try:
-        link = prolific_publish(study=study, base_url=settings.PUBLIC_BASE_URL, user=request.user, **form.cleaned_data)
+        link = prolific_publish(study=study, base_url=settings.PUBLIC_BASE_URL, user=signed_in_user(request.user),
+                                **form.cleaned_data)
     except REFUSALS as exc:
         _refused(request, exc)
     else:
@@ -80,9 +82,9 @@ def study_prolific_action(request: HttpRequest, slug: str, action: str) -> HttpR
         if action == "sync":
             prolific_sync(link=link)
         elif action == "pause":
-            prolific_pause(link=link, user=request.user)
+            prolific_pause(link=link, user=signed_in_user(request.user))
         else:
-            prolific_resume(link=link, user=request.user)
+            prolific_resume(link=link, user=signed_in_user(request.user))
     except REFUSALS as exc:
         _refused(request, exc)
     else:
@@ -100,7 +102,7 @@ def study_prolific_reject(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, "A rejection needs a category and a message of at least 100 characters.")
         return redirect("annotations:study_prolific", slug=study.slug)
     try:
-        prolific_reject(link=link, user=request.user, **form.cleaned_data)
+        prolific_reject(link=link, user=signed_in_user(request.user), **form.cleaned_data)
     except REFUSALS as exc:
         _refused(request, exc)
     else:
@@ -119,7 +121,7 @@ def study_prolific_bonus(request: HttpRequest, slug: str) -> HttpResponse:
     data = form.cleaned_data
     try:
         bonus = prolific_bonus_pay(link=link, submission_id=data["submission_id"], amount_cents=data["amount_cents"],
-                                   key=f"{study.slug}:{data['key']}", user=request.user)
+                                   key=f"{study.slug}:{data['key']}", user=signed_in_user(request.user))
     except REFUSALS as exc:
         _refused(request, exc)
     else:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -54,6 +54,9 @@ from llmjudge.forms import runnable_judges
 from llmjudge.models import JudgeRun
 from llmjudge.runs import lifecycle as judging
 from llmjudge.selectors import AmbiguousJudgeName, judge_named, run_for_researcher, run_progress
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
 
 
 class ThrottledAPIView(APIView):
@@ -372,7 +375,7 @@ class RunSerializer(serializers.Serializer):
     judge = serializers.CharField()
 
 
-def run_json(run: JudgeRun, viewer: Any) -> dict[str, Any]:
+def run_json(run: JudgeRun, viewer: User | AnonymousUser) -> dict[str, Any]:
     """A run's progress; its error as ``viewer`` may read it (a judge server's words only for the judge's owner)."""
     progress = run_progress(run=run, viewer=viewer).as_dict()
     return {"id": run.pk, "study": run.study.slug, "judge": run.judge.name, **progress}

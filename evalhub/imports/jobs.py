@@ -22,7 +22,7 @@ import logging
 import shutil
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
@@ -75,7 +75,20 @@ def remove_waiting_file(sender: type[ImportJob], instance: ImportJob, **kwargs: 
         Path(instance.path).unlink(missing_ok=True)
 
 
-def import_job_progress(*, job: ImportJob) -> dict[str, Any]:
+class ImportJobProgress(TypedDict):
+    id: int
+    kind: str
+    file: str
+    status: str
+    percent: int
+    bytes_done: int
+    size: int
+    error: str
+    summary: str
+    live: bool
+
+
+def import_job_progress(*, job: ImportJob) -> ImportJobProgress:
     """What the study page's progress bar polls (evalhub.pages.studies.import_progress)."""
     return {"id": job.pk, "kind": job.kind, "file": job.file_name, "status": job.status, "percent": job.percent,
             "bytes_done": job.bytes_done, "size": job.size_bytes, "error": job.error, "summary": job.summary,

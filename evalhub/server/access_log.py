@@ -11,9 +11,16 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gunicorn.glogging import Logger
+
+if TYPE_CHECKING:
+    from datetime import timedelta
+
+    from _typeshed.wsgi import WSGIEnvironment
+    from gunicorn.http.message import Request
+    from gunicorn.http.wsgi import Response
 
 _LINK = re.compile(r"(/[rs]/)[A-Za-z0-9_-]+")
 _PARTICIPANT = re.compile(r"((?:PROLIFIC_PID|STUDY_ID|SESSION_ID)=)[^&\s\"']*")
@@ -27,11 +34,13 @@ def mask_tokens(text: str) -> str:
 class MaskedAccessLogger(Logger):
     """gunicorn's logger with rater tokens masked (``--logger-class evalhub.server.access_log.MaskedAccessLogger``)."""
 
-    def atoms(self, resp: Any, req: Any, environ: dict[str, Any], request_time: Any) -> dict[str, Any]:
-        atoms = super().atoms(resp, req, environ, request_time)
+    def atoms(self, resp: Response, req: Request, environ: WSGIEnvironment, request_time: timedelta
+              ) -> dict[str, object]:
+        atoms: dict[str, object] = super().atoms(resp, req, environ, request_time)
         for key in ("r", "U", "q", "f", "{referer}i"):
-            if isinstance(atoms.get(key), str):
-                atoms[key] = mask_tokens(atoms[key])
+            value = atoms.get(key)
+            if isinstance(value, str):
+                atoms[key] = mask_tokens(value)
         return atoms
 
 

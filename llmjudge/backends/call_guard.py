@@ -26,10 +26,15 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING
 
 import httpcore2
 from httpcore2._backends.sync import SyncBackend
+
+if TYPE_CHECKING:
+    import ssl
+
+    import httpx2
 
 
 class CallGuard:
@@ -134,12 +139,12 @@ class GuardedStream(httpcore2.NetworkStream):
     def close(self) -> None:
         self._inner.close()
 
-    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+    def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
                   timeout: float | None = None) -> httpcore2.NetworkStream:
         inner = self._inner.start_tls(ssl_context, server_hostname, _left(_guard(), timeout, httpcore2.ConnectTimeout))
         return GuardedStream(inner)
 
-    def get_extra_info(self, info: str) -> Any:
+    def get_extra_info(self, info: str) -> object:
         return self._inner.get_extra_info(info)
 
 
@@ -150,12 +155,13 @@ class GuardedBackend(httpcore2.NetworkBackend):
         self._inner = SyncBackend()
 
     def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                    socket_options: Iterable[Any] | None = None) -> httpcore2.NetworkStream:
+                    socket_options: Iterable[httpcore2.SOCKET_OPTION] | None = None) -> httpcore2.NetworkStream:
         left = _left(_guard(), timeout, httpcore2.ConnectTimeout)
         return GuardedStream(self._inner.connect_tcp(host, port, left, local_address, socket_options))
 
     def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: Iterable[Any] | None = None) -> httpcore2.NetworkStream:
+                            socket_options: Iterable[httpcore2.SOCKET_OPTION] | None = None
+                            ) -> httpcore2.NetworkStream:
         left = _left(_guard(), timeout, httpcore2.ConnectTimeout)
         return GuardedStream(self._inner.connect_unix_socket(path, left, socket_options))
 
@@ -163,7 +169,7 @@ class GuardedBackend(httpcore2.NetworkBackend):
         self._inner.sleep(seconds)
 
 
-def guard_transports(client: Any) -> int:
+def guard_transports(client: httpx2.Client) -> int:
     """Give every connection pool of an httpx2 client (its transport and any proxy mounts) the guarded
     network backend; returns how many pools it changed.
 

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from annotations.guards.variable_grants import KeyHolder
 
 # Token counts are stored in 32-bit columns; a server may send anything in ``usage`` (10**20, 1e308, "abc").
 TOKENS_MAX = 2**31 - 1
@@ -104,4 +107,4 @@ class BackendConfig:
     answer_max_bytes: int = 262144
     # The judge owner's key grants (llmjudge.backends.endpoint_rules.KeyHolder), checked again before the key is
     # read; None outside a run (a benchmark's backend), which checks the name against the list only.
-    key_holder: Any = None
+    key_holder: KeyHolder | None = None

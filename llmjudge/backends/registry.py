@@ -23,7 +23,7 @@ import re
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from annotations.guards.env_secrets import SecretFileError, env_or_file
 from llmjudge.backends.call_guard import CallGuard, guard_transports, guarding
@@ -40,6 +40,19 @@ from llmjudge.backends.protocol import (
 
 if TYPE_CHECKING:
     import httpx2
+
+
+class _AnswerFields(TypedDict):
+    """A BackendAnswer's fields as one call reads them, before its latency is known."""
+
+    text: str
+    model: str
+    tokens_prompt: int | None
+    tokens_completion: int | None
+    finish_reason: str | None
+    logprobs: list[dict[str, Any]] | None  # the server's token entries, JSON
+    note: str
+    reasoning: NotRequired[str]
 
 
 def api_key_from_env(name: str, holder: KeyHolder | None = None) -> str | None:
@@ -309,7 +322,7 @@ class OpenAIBackend:
             raise BackendError("invalid response body: no choices", transient=True)
         return data, raw
 
-    def _chat(self, request: BackendRequest, cap: int) -> dict[str, Any]:
+    def _chat(self, request: BackendRequest, cap: int) -> _AnswerFields:
         body = {**self._body(request), "messages": request.messages}
         if self.logprobs:
             body.update(logprobs=True, top_logprobs=5)
@@ -336,7 +349,7 @@ class OpenAIBackend:
         answer["reasoning"] = cut_text(reasoning, self.answer_max_bytes)[0]
         return answer
 
-    def _completions(self, request: BackendRequest, cap: int) -> dict[str, Any]:
+    def _completions(self, request: BackendRequest, cap: int) -> _AnswerFields:
         body = {**self._body(request), "prompt": request.messages[-1]["content"]}
         data, raw = self._post("/completions", body, cap)
         if data is None:
@@ -346,7 +359,7 @@ class OpenAIBackend:
             raise BackendError("invalid response body: no choices", transient=True)
         return self._answer(data, choice["text"], choice.get("finish_reason"), None)
 
-    def _answer(self, data: dict[str, Any], text: str, finish_reason: Any, logprobs: Any) -> dict[str, Any]:
+    def _answer(self, data: dict[str, Any], text: str, finish_reason: Any, logprobs: Any) -> _AnswerFields:
         usage = data.get("usage")
         usage = usage if isinstance(usage, dict) else {}
         text, note = cut_text(text, self.answer_max_bytes)
@@ -360,7 +373,7 @@ class OpenAIBackend:
             "note": note,
         }
 
-    def _cut_answer(self, raw: bytes, key: str, cap: int) -> dict[str, Any]:
+    def _cut_answer(self, raw: bytes, key: str, cap: int) -> _AnswerFields:
         """The answer's text from a body cut at ``cap`` bytes: its ``key`` string, up to the cut."""
         text = text_before_cut(raw, key)
         if text is None:

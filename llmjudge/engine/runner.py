@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Required, TypedDict, Unpack
 
 from django.template.defaultfilters import pluralize
 
@@ -235,6 +235,18 @@ async def _call(backend: Backend, request: BackendRequest, settings: EngineSetti
         raise BackendError("timeout (the whole call)", transient=True, timed_out=True) from None
 
 
+class _Reading(TypedDict, total=False):
+    """What a turn's last attempt read: the TurnResult fields that _Tries does not count itself."""
+
+    status: Required[str]
+    score: Required[float | None]
+    rationale: Required[str]
+    raw: Required[str]
+    latency_ms: int | None
+    reason: str
+    reasoning: str
+
+
 @dataclass
 class _Tries:
     """What one turn has tried so far: its history and counts, carried from earlier executions."""
@@ -248,7 +260,7 @@ class _Tries:
     tokens_prompt: int = 0
     tokens_completion: int = 0
 
-    def result(self, turn: Turn, prompt: str, model: str, **fields: Any) -> TurnResult:
+    def result(self, turn: Turn, prompt: str, model: str, **fields: Unpack[_Reading]) -> TurnResult:
         # Summed over attempts, so clamped again; a turn that never got an answer has no counts (None).
         answered = fields["status"] != "error"
         tokens = [min(n, TOKENS_MAX) if answered else (min(n, TOKENS_MAX) or None)

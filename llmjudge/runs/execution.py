@@ -17,7 +17,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TypedDict
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -161,6 +161,13 @@ def check_prompt_sizes(conversations: list[Conversation]) -> None:
                     prompt_capped(text, what=f"the prompt of row {turn.rating_id}")
 
 
+class _Box(TypedDict, total=False):
+    """What the engine's thread hands back: its outcome, or what it raised."""
+
+    outcome: EngineOutcome
+    error: BaseException
+
+
 def execute_conversations(
     run: JudgeRun,
     config: JudgeConfig,
@@ -180,7 +187,7 @@ def execute_conversations(
     results: deque[TurnResult] = deque()
     finished = threading.Event()
     stop = threading.Event()
-    box: dict[str, Any] = {}
+    box: _Box = {}
     call = _call_settings(config)
     engine_settings = _engine_settings(run)
     backend_config = _backend_config(config)
