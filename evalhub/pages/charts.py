@@ -17,6 +17,7 @@ from django.utils.safestring import SafeString
 
 from evalhub.analysis.result import Distribution, Interval
 from evalhub.pages import svg
+from evalhub.pages.svg import PHONE_WIDTH
 
 
 @dataclass(frozen=True)
@@ -39,49 +40,65 @@ class AlphaBar:
     note: str  # shown in place of alpha when alpha is None: why it is undefined or not shown
 
 
+def distribution_peak(series: Sequence[Distribution]) -> float:
+    """The highest share (in %) of any pool's ratings at any score: the charts of one question share the largest."""
+    return max([100 * c / s.n for s in series if s.n for c in s.counts] + [1.0])
+
+
 def distribution_chart(*, title: str, bins: Sequence[float], series: Sequence[Distribution],
-                       pool_colours: dict[str, str], pool_labels: dict[str, str]) -> SafeString:
+                       pool_colours: dict[str, str], pool_labels: dict[str, str], answer_pools: dict[str, int],
+                       peak: float | None = None) -> SafeString:
     """Grouped bars: share of each pool's ratings per score (one chart per question x group).
 
     The legend and the bars' tooltips name pools by their labels ("Human raters", "gpt-4 · T=0.7"), never by
     their keys: the title names the group, and a group may be called "human" too (issue 25).
 
     Every whole scale point is shown, so charts side by side compare; half points only take room when
-    some pool gave them.
+    some pool gave them. ``peak`` (``distribution_peak`` over the question's charts) puts the charts of one
+    question on one y scale (issue 25 review, C8). An LLM pool's n counts its samples' answers (``answer_pools``:
+    its samples), a human pool's ratings (docs/analysis.md, "Words"; review U5).
     """
     used = [k for k in range(len(bins)) if float(bins[k]).is_integer() or any(s.counts[k] for s in series)]
-    width, left, right, top, plot_h = 360, 34, 8, 34, 140
+    width, left, right, top, plot_h = PHONE_WIDTH, 34, 8, 34, 140
     plot_w = width - left - right
-    names = [f"{pool_labels.get(s.pool, s.pool)} (n = {s.n})" for s in series]
+    names = [f"{pool_labels.get(s.pool, s.pool)} (n = {_count(s, answer_pools)})" for s in series]
     lines, reach = svg.legend_extent(names, plot_w)  # the SVG makes room for every legend entry (issue 25, U1)
     width, legend_y = max(width, math.ceil(left + reach + right)), top + plot_h + 46
     height = legend_y + svg.LEGEND_LINE * (lines - 1) + 12
     shares = [[100 * s.counts[k] / s.n if s.n else 0.0 for k in used] for s in series]
-    peak = max([max(row) for row in shares if row] + [1.0])
+    peak = peak or distribution_peak(series)
     # The axis ends on a tick at or above the highest bar (issue 25 review: ticks stopped at 40 % under a 56 % bar).
     step = next((b - a for a, b in itertools.pairwise(svg.ticks(0, peak, 4))), peak)
     ymax = math.ceil(peak / step - 1e-9) * step
-    body = [svg.text(width / 2, 14, title, size=12, weight="600"),
-            svg.text(4, 28, "% of each pool's ratings (n in the legend)", anchor="start", size=9, fill="#57606a"),
-            svg.text(left + plot_w / 2, top + plot_h + 26, "score", size=9, fill="#57606a")]
+    body = [svg.text(4, 28, "% of each pool's ratings (an LLM: answers; n in the legend)", anchor="start", size=10,
+                     fill="#57606a"),
+            svg.text(left + plot_w / 2, top + plot_h + 26, "score", size=10, fill="#57606a")]
     for tick in svg.ticks(0, ymax, 4):
         y = top + plot_h - tick / ymax * plot_h
         body.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#d8dee4"/>')
-        body.append(svg.text(left - 4, y + 3, f"{tick:g}%", anchor="end", size=9, fill="#57606a"))
+        body.append(svg.text(left - 4, y + 3, f"{tick:g}%", anchor="end", size=10, fill="#57606a"))
     slot = plot_w / max(len(used), 1)
     bar = min(18.0, 0.8 * slot / max(len(series), 1))
     for j, k in enumerate(used):
         x0 = left + j * slot + (slot - bar * len(series)) / 2
         for i, s in enumerate(series):
             h = shares[i][j] / ymax * plot_h
-            name, ratings = pool_labels.get(s.pool, s.pool), "rating" if s.n == 1 else "ratings"
+            name = pool_labels.get(s.pool, s.pool)
             body.append(f'<rect x="{x0 + i * bar:.1f}" y="{top + plot_h - h:.1f}" width="{bar - 1:.1f}" '
                         f'height="{h:.1f}" fill="{pool_colours[s.pool]}"><title>{escape(name)}: '
-                        f'{shares[i][j]:.1f}% of {s.n} {ratings} scored {bins[k]:g}</title></rect>')
+                        f'{shares[i][j]:.1f}% of {_count(s, answer_pools)} scored {bins[k]:g}</title></rect>')
         body.append(svg.text(left + j * slot + slot / 2, top + plot_h + 13, f"{bins[k]:g}", size=10))
     body.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{top + plot_h}" y2="{top + plot_h}" stroke="#57606a"/>')
     body += svg.legend(names, left, legend_y, [pool_colours[s.pool] for s in series], plot_w)
     return svg.figure(width, height, body, title)
+
+
+def _count(s: Distribution, answer_pools: dict[str, int]) -> str:
+    """A pool's n with its unit: a human pool's ratings, an LLM pool's answers and its samples (issue 25 review, U5)."""
+    if s.pool not in answer_pools:
+        return f"{s.n} rating{'' if s.n == 1 else 's'}"
+    samples = answer_pools[s.pool]
+    return f"{s.n} answer{'' if s.n == 1 else 's'} of its {samples} sample{'' if samples == 1 else 's'}"
 
 
 def scatter_chart(*, title: str, scale: tuple[float, float], series: Sequence[ScatterSeries],
@@ -100,7 +117,7 @@ def scatter_chart(*, title: str, scale: tuple[float, float], series: Sequence[Sc
     def py(v: float) -> float:
         return top + plot_h - (v - lo) / (hi - lo) * plot_h
 
-    body = [svg.text(width / 2, 14, title, size=12, weight="600")]
+    body: list[str] = []
     for tick in range(int(scale[0]), int(scale[1]) + 1):
         grid = 'stroke="#eaeef2"'
         body.append(f'<line x1="{px(tick):.1f}" x2="{px(tick):.1f}" y1="{top}" y2="{top + plot_h}" {grid}/>')
@@ -128,7 +145,7 @@ def scatter_chart(*, title: str, scale: tuple[float, float], series: Sequence[Sc
 def alpha_chart(*, title: str, rows: Sequence[AlphaBar]) -> SafeString:
     """Krippendorff's alpha (dot) with its 95 % bootstrap interval (bar), one row per group x pool."""
     row_h, top, left, right = 20, 30, 170, 16
-    width = 520
+    width = PHONE_WIDTH
     height = top + row_h * len(rows) + 30
     values = [v for r in rows for v in ([r.alpha] if r.alpha is not None else []) + list(r.ci or [])]
     lo = min([-0.2, *values])
@@ -139,7 +156,7 @@ def alpha_chart(*, title: str, rows: Sequence[AlphaBar]) -> SafeString:
     def px(v: float) -> float:
         return left + (v - lo) / (hi - lo) * plot_w
 
-    body = [svg.text(width / 2, 14, title, size=12, weight="600")]
+    body: list[str] = []
     for tick in svg.ticks(lo, hi, 6):
         stroke = "#57606a" if tick == 0 else "#eaeef2"
         body.append(f'<line x1="{px(tick):.1f}" x2="{px(tick):.1f}" y1="{top - 6}" y2="{top + row_h * len(rows)}" '
@@ -147,12 +164,12 @@ def alpha_chart(*, title: str, rows: Sequence[AlphaBar]) -> SafeString:
         body.append(svg.text(px(tick), top + row_h * len(rows) + 14, f"{tick:g}", size=10))
     for i, r in enumerate(rows):
         y = top + i * row_h + row_h / 2
+        band = "#f6f8fa" if i % 2 == 0 else "#fff"
         if i % 2 == 0:
-            body.append(f'<rect x="0" y="{y - row_h / 2:.1f}" width="{width}" height="{row_h}" fill="#f6f8fa"/>')
+            body.append(f'<rect x="0" y="{y - row_h / 2:.1f}" width="{width}" height="{row_h}" fill="{band}"/>')
         body.append(svg.text(left - 8, y + 4, r.label, anchor="end", size=10))
         if r.alpha is None:
-            body.append(svg.text(left + 6, y + 4, r.note[:70], anchor="start", size=10,
-                                 fill="#8c959f"))
+            body.append(svg.text(left + 6, y + 4, r.note[:70], anchor="start", size=10, fill="#6e7781", halo=band))
             continue
         if r.ci:
             low, high = r.ci

@@ -196,6 +196,7 @@ class Table1Cell:
     notes_text: str  # the notes a reader meets: none on an interval that is withheld (issue 25 review, U8)
     stars: str
     mark_title: str
+    counts_text: str = ""  # what n counts and what the mean and std are over (issue 25 third review, U5)
 
 
 @dataclass(frozen=True)
@@ -306,12 +307,24 @@ def _table1(result: AnalysisResult, columns: list[Column], labels: dict[str, str
         for q, g in columns:
             c = cells.get((q, g, pool.name))
             mark = marks.get((q, g, pool.name), [])
-            row.append(_table1_cell(c, level, mark))
+            row.append(_table1_cell(c, level, mark, samples=pool.n_raters if pool.kind == "llm" else 0))
         rows.append(PoolRow(pool.name, pool_label(pool.name, labels), pool_colours[pool.name], tuple(row)))
     return rows
 
 
-def _table1_cell(c: CellRow | None, level: str, mark: list[str]) -> Table1Cell:
+def _counts_text(c: CellRow, samples: int) -> str:
+    """What a cell's n counts: a human pool's ratings; an LLM pool's answers, ``samples`` per item (docs/analysis.md,
+    "Words"). The mean and std are over the same unit: the std of an LLM pool is over its answers, not its items."""
+    items = f"{c.n_items} item{'' if c.n_items == 1 else 's'}"
+    unit = "answers" if samples else "ratings"
+    if samples:
+        head = f"{items}, {c.n_ratings} answer{'' if c.n_ratings == 1 else 's'} ({samples} samples of {items})"
+    else:
+        head = f"{items}, {c.n_ratings} rating{'' if c.n_ratings == 1 else 's'}"
+    return f"{head}; mean (std) over the {c.n_ratings} {unit}, sample std"
+
+
+def _table1_cell(c: CellRow | None, level: str, mark: list[str], *, samples: int) -> Table1Cell:
     keys = ("alpha", f"alpha.{level}")  # too few items, then undefined at the level shown
     note = value_note(c.notes, *keys) if c else ""
     alpha = c.alpha[level] if c else None
@@ -321,7 +334,8 @@ def _table1_cell(c: CellRow | None, level: str, mark: list[str]) -> Table1Cell:
         ci_note = f"withheld: {note}" if alpha is not None else f"undefined: {note}"
     return Table1Cell(cell=c, alpha=alpha, alpha_note=note, alpha_ci_note=ci_note,
                       notes_text=notes_text(shown_notes(c.notes, ("alpha_ci95",), *keys)) if c else "",
-                      stars=max((m.split(" ")[0] for m in mark), key=len, default=""), mark_title="; ".join(mark))
+                      stars=max((m.split(" ")[0] for m in mark), key=len, default=""), mark_title="; ".join(mark),
+                      counts_text=_counts_text(c, samples) if c else "")
 
 
 MAX_RATER_ROWS = 60  # the CSV has all
@@ -356,14 +370,17 @@ def _distribution_charts(result: AnalysisResult, groups: list[str], pool_colours
     for d in result.distributions or ():
         by_key[(d.question, d.group)].append(d)
     out = []
+    answer_pools = {p.name: p.n_raters for p in result.pools if p.kind == "llm"}
     for question in result.study.questions:
         row = []
+        peak = charts.distribution_peak([s for group in groups for s in by_key.get((question, group), [])])
         for group in groups:
             series = [s for s in by_key.get((question, group), []) if s.n]
             if not series:
                 continue
             row.append(charts.distribution_chart(title=f"{question} · {group_title(group)}", bins=series[0].bins,
-                                                 series=series, pool_colours=pool_colours, pool_labels=labels))
+                                                 series=series, pool_colours=pool_colours, pool_labels=labels,
+                                                 answer_pools=answer_pools, peak=peak))
         out.append(Charts(question, tuple(row)))
     return out
 

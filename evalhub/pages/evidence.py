@@ -29,16 +29,15 @@ def confusion_chart(*, title: str, labels: Sequence[str], counts: Sequence[Seque
     A cell's shade grows with its count relative to the largest cell; the diagonal (agreement) is outlined.
     """
     k = len(labels)
-    cell = max(26, min(56, 260 // max(k, 1)))
+    cell = max(26, min(56, (svg.PHONE_WIDTH - 100) // max(k, 1)))
     left, top = 84, 50
     width, height = left + k * cell + 16, top + k * cell + 30
     peak = max([c for row in counts for c in row] + [1])
-    body = [svg.text(width / 2, 14, title, size=12, weight="600"),
-            svg.text(left + k * cell / 2, 30, "pool's label", size=10, fill="#57606a"),
+    body = [svg.text(left + k * cell / 2, 30, "pool's label", size=10, fill="#57606a"),
             f'<text transform="translate(12 {top + k * cell / 2:.1f}) rotate(-90)" text-anchor="middle" '
             f'font-size="10" fill="#57606a">human majority</text>']
     for c, label in enumerate(labels):
-        body.append(svg.text(left + c * cell + cell / 2, top - 5, label[:12], size=9))
+        body.append(svg.text(left + c * cell + cell / 2, top - 5, label[:12], size=10))
     for r, (label, row) in enumerate(zip(labels, counts, strict=True)):
         y = top + r * cell
         body.append(svg.text(left - 6, y + cell / 2 + 4, label[:12], anchor="end", size=10))
@@ -71,17 +70,18 @@ def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], j
     else:
         lo, hi = min(values + [-1.0]), 0.0
         lo = svg.ticks(lo, hi, 5)[0] if svg.ticks(lo, hi, 5)[0] <= lo else lo - 0.1
-    row_h, top, left, right, width = 18, 44 if withheld else 30, 130, 16, 520
+    row_h, top, left, right, width = 18, 58 if withheld else 30, 120, 16, svg.PHONE_WIDTH
     height = top + row_h * max(len(raters), 1) + 44
     plot_w = width - left - right
 
     def px(v: float) -> float:
         return left + (v - lo) / ((hi - lo) or 1) * plot_w
 
-    body = [svg.text(width / 2, 14, title, size=12, weight="600")]
+    body: list[str] = []
     if withheld:
-        body.append(f'<text class="ceiling-withheld" x="{width / 2}" y="30" text-anchor="middle" font-size="10" '
-                    f'fill="#a40e26">withheld: {escape(withheld)}; the grey dots are not a result</text>')
+        for line_y, line in ((30, f"withheld: {withheld};"), (44, "the grey dots are not a result")):
+            body.append(f'<text class="ceiling-withheld" x="{width / 2}" y="{line_y}" text-anchor="middle" '
+                        f'font-size="10" fill="#a40e26">{escape(line)}</text>')
     marks = _ceiling_marks(judge_colour, withheld=bool(withheld))
     bottom = top + row_h * len(raters)
     for tick in svg.ticks(lo, hi, 5):
@@ -89,12 +89,13 @@ def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], j
         body.append(svg.text(px(tick), bottom + 13, f"{tick:g}", size=10))
     for i, r in enumerate(raters):
         y = top + i * row_h + row_h / 2
+        band = "#f6f8fa" if i % 2 == 0 else "#fff"
         if i % 2 == 0:
-            body.append(f'<rect x="0" y="{y - row_h / 2:.1f}" width="{width}" height="{row_h}" fill="#f6f8fa"/>')
+            body.append(f'<rect x="0" y="{y - row_h / 2:.1f}" width="{width}" height="{row_h}" fill="{band}"/>')
         body.append(svg.text(left - 8, y + 4, str(r.rater)[:20], anchor="end", size=10))
         if r.human is None or r.judge is None:
             body.append(svg.text(left + 6, y + 4, f"undefined: {r.reason}"[:70], anchor="start", size=10,
-                                 fill="#8c959f"))
+                                 fill="#6e7781", halo=band))
             continue
         for (value, ci, dy, shape), paint in zip(((r.human, r.human_ci95, -3, "rater"),
                                                    (r.judge, r.judge_ci95, 3, "judge")), marks, strict=True):
@@ -110,13 +111,17 @@ def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], j
             body.append(f'<circle class="ceiling-{shape}" cx="{px(value):.1f}" cy="{y + dy:.1f}" r="4" {paint}>'
                         f'<title>{escape(str(r.rater))}: {shape} vs the other raters '
                         f'{value:.3f}{ci_text} ({r.n_items} items)</title></circle>')
-    label = scoring_words(scoring)
-    body.append(svg.text(left + plot_w / 2, bottom + 28, label, size=10, fill="#57606a"))
-    body.append(f'<circle cx="{left}" cy="{bottom + 38}" r="4" {marks[0]}/>')
-    body.append(svg.text(left + 8, bottom + 41, "the rater", anchor="start", size=10))
-    body.append(f'<circle cx="{left + 80}" cy="{bottom + 38}" r="4" {marks[1]}/>')
-    body.append(svg.text(left + 88, bottom + 41, "the judge, on the same items", anchor="start", size=10))
-    return svg.figure(width, height, body, title)
+    # The axis label on two lines when long ("negative RMSE ... (higher = closer; ...)"), the key under it.
+    head, sep, tail = scoring_words(scoring).partition(" (")
+    axis = [head, sep.strip() + tail] if tail else [head]
+    for k, line in enumerate(axis):
+        body.append(svg.text(left + plot_w / 2, bottom + 28 + 13 * k, line, size=10, fill="#57606a"))
+    key = bottom + 38 + 13 * (len(axis) - 1)
+    body.append(f'<circle cx="{left - 100}" cy="{key}" r="4" {marks[0]}/>')
+    body.append(svg.text(left - 92, key + 3, "the rater", anchor="start", size=10))
+    body.append(f'<circle cx="{left - 20}" cy="{key}" r="4" {marks[1]}/>')
+    body.append(svg.text(left - 12, key + 3, "the judge, on the same items", anchor="start", size=10))
+    return svg.figure(width, height + 13 * (len(axis) - 1), body, title)
 
 
 WITHHELD_GREY = "#afb8c1"

@@ -22,18 +22,52 @@ def colour(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
 
 
+# The widest chart a 390 px phone shows whole at its own size (the page's and the figure's margins taken off), so
+# that its 10-unit text stays 10 px tall (issue 25 review, C2). A chart whose legend needs more grows, and scrolls.
+PHONE_WIDTH = 350
+TITLE_LINE = 15  # the distance between a chart title's lines
+TITLE_CHAR = 7.2  # a generous width of one character of a title (font size 12, semibold)
+
+
+def title_lines(title: str, width: float) -> list[str]:
+    """The chart title broken at spaces into lines that fit ``width`` (issue 25 review, C1: long titles were cut at
+    both ends); a single word longer than the width keeps a line of its own."""
+    room = max(int((width - 8) / TITLE_CHAR), 8)
+    lines: list[str] = []
+    for word in title.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= room:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines or [""]
+
+
 def figure(width: int, height: int, body: list[str], title: str) -> SafeString:
-    """One <svg> of the given parts, titled (for screen readers and on hover)."""
+    """One <svg> of the given parts under its title (drawn here, on as many lines as it needs: the parts are laid
+    out for one title line at y = 14 and move down by the extra lines), titled for screen readers and on hover."""
+    lines = title_lines(title, width)
+    extra = TITLE_LINE * (len(lines) - 1)
+    heading = "".join(text(width / 2, 14 + TITLE_LINE * k, line, size=12, weight="600") for k, line in enumerate(lines))
+    parts = "".join(body)
+    if extra:
+        parts = f'<g transform="translate(0 {extra})">{parts}</g>'
     return mark_safe(  # noqa: S308 - every data-derived string below is escaped
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
-        f'height="{height}" role="img" aria-label="{escape(title)}" {FONT} font-size="11">'
-        f"<title>{escape(title)}</title>{''.join(body)}</svg>"
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height + extra}" width="{width}" '
+        f'height="{height + extra}" role="img" aria-label="{escape(title)}" {FONT} font-size="11">'
+        f'<title>{escape(title)}</title><g class="chart-title">{heading}</g>{parts}</svg>'
     )
 
 
 def text(x: float, y: float, content: str, anchor: str = "middle", size: int = 11, fill: str = "#1f2328",
-         weight: str = "normal") -> str:
-    return (f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}" fill="{fill}" '
+         weight: str = "normal", halo: str | None = None) -> str:
+    """A text; ``halo`` (the colour behind it) paints a box of that colour under it first (a generous estimate of
+    its extent), so that no gridline crosses it (issue 25 review, C4: a note sat on the zero line, struck through)."""
+    box = ""
+    if halo:
+        w = 0.6 * size * len(content) + 6
+        x0 = {"start": x - 3, "middle": x - w / 2, "end": x - w + 3}[anchor]
+        box = f'<rect x="{x0:.1f}" y="{y - size:.1f}" width="{w:.1f}" height="{size + 4}" fill="{halo}"/>'
+    return (f'{box}<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}" fill="{fill}" '
             f'font-weight="{weight}">{escape(content)}</text>')
 
 

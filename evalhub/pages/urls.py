@@ -2,10 +2,12 @@ from __future__ import annotations
 
 from django.urls import path
 
-from evalhub.pages import dashboard
+from evalhub.pages import dashboard, docs
 from evalhub.pages import studies as study_pages
 
 urlpatterns = [
+    # The docs the pages cite (issue 25 review, C7). No study page ends in ".md": a study called "docs" keeps them all.
+    path("docs/<str:name>.md", docs.doc_page, name="doc_page"),
     path("<slug:slug>/", dashboard.study_dashboard, name="study_dashboard"),
     path("<slug:slug>/alt-epsilon/", dashboard.study_alt_epsilon, name="study_alt_epsilon"),
     path("<slug:slug>/analysis.json", dashboard.study_analysis_json, name="study_analysis_json"),

@@ -9,6 +9,7 @@ advantage probability rho, and the choices of the study's epsilon form: a pure f
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -46,6 +47,8 @@ class VerdictCard:
     headlines: tuple[Headline, ...]
     rows: tuple[AltTestRow, ...]
     position_notes: tuple[str, ...]  # a pairwise judge that prefers a position says so on its card
+    n_ran: int = 0  # rows whose test ran (passed or failed): "(10 tests)" counted none (issue 25 review, C6)
+    cannot_run: str = ""  # why, when no row's test could run and they all say the same
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,7 @@ def _headline(row: AltTestRow, n_groups: int, label: str) -> Headline:
     test = row.test
     humans = test.humans
     beaten = [h for h in humans if h.rejected]
-    numbers = f"ρ = {_fmt(test.advantage_probability)}, ε = {test.epsilon:g}"
+    numbers = f"advantage probability ρ = {_fmt(test.advantage_probability)}, ε = {test.epsilon:g}"
     change: list[str] = []
     status: Status
     cannot = next((n for n in test.notes if n.startswith(CANNOT_RUN)), None)
@@ -116,7 +119,7 @@ def _headline(row: AltTestRow, n_groups: int, label: str) -> Headline:
         if not passed:
             needed = math.ceil(len(humans) / 2)
             not_beaten = [h for h in humans if not h.rejected]
-            change.append(f"it must beat {needed} of {len(humans)} raters (ω ≥ 0.5); it did not beat "
+            change.append(f"it must beat {needed} of {len(humans)} raters (winning rate ω ≥ 0.5); it did not beat "
                           + ", ".join(f"{h.rater} (ρ_j = {_fmt(h.advantage)})" for h in not_beaten))
             change.append("a larger ε grants the LLM more advantage for its lower cost; choose it by who your "
                           "raters are (below), not by the result")
@@ -142,8 +145,13 @@ def _card(pool: str, label: str, rows: list[AltTestRow], multi_question: bool, n
     # Beside it, the raters' own share on the same questions (a counterbalanced study: rows of the human pool).
     questions = {p.question for p in position if p.pool == pool and (p.prefers_first or p.prefers_second)}
     notes += tuple(note for p in position if p.pool == HUMAN and p.question in questions for note in p.notes)
+    # The rows' reasons differ only in their counts ("(at most 3 per rater)"): the card gives the shared reason.
+    reasons = {re.sub(r" \([^)]*\)", "", n.removeprefix(CANNOT_RUN)) for r in rows for n in r.test.notes
+               if n.startswith(CANNOT_RUN)}
+    n_ran = sum(r.test.passed is not None for r in rows)
     return VerdictCard(pool=pool, label=label, rank=0, status=status, rho=max(rhos) if rhos else None,
-                       headlines=headlines, rows=tuple(rows), position_notes=notes)
+                       headlines=headlines, rows=tuple(rows), position_notes=notes, n_ran=n_ran,
+                       cannot_run=reasons.pop() if not n_ran and len(reasons) == 1 else "")
 
 
 def verdict_cards(result: AnalysisResult) -> tuple[VerdictCard, ...]:
@@ -165,7 +173,8 @@ def verdict_cards(result: AnalysisResult) -> tuple[VerdictCard, ...]:
 
 def verdict_context(result: AnalysisResult, *, can_set_epsilon: bool, epsilon: float) -> Verdict:
     """The verdict cards and the epsilon form's choices (the paper's guidance, and the study's own value)."""
-    choices = [(g.epsilon, f"{g.epsilon:g} — {g.description}") for g in EPSILON_GUIDANCE]
+    # Short labels, so that a phone shows them whole (review C2); the guidance beside the form gives the rest.
+    choices = [(g.epsilon, f"{g.epsilon:g} — {g.description.split(':')[0]}") for g in EPSILON_GUIDANCE]
     if all(not math.isclose(epsilon, value) for value, _ in choices):
         choices.append((epsilon, f"{epsilon:g} — this study's own choice"))
     settings = result.settings.alt_test

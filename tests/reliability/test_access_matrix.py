@@ -160,6 +160,8 @@ MATRIX: dict[str, Row] = {
         note="409 when the study is not open"),
     "llm/studies/<slug:slug>/judges/new/": Row("GET", lambda w: f"/llm/studies/{_study(w)}/judges/new/",
                                                RESEARCHER_GET),
+    "studies/docs/<str:name>.md": Row("GET", lambda w: "/studies/docs/analysis.md", (LOGIN, LOGIN, LOGIN, 200, 200, 200),
+                                   note="the project's docs, the same for every researcher"),
     "llm/": Row("GET", lambda w: "/llm/", (LOGIN, LOGIN, LOGIN, 200, 200, 200), note="own studies only"),
     "llm/studies/<slug:slug>/": Row("GET", lambda w: f"/llm/studies/{_study(w)}/", RESEARCHER_GET),
     "llm/studies/<slug:slug>/runs/": Row("POST", lambda w: f"/llm/studies/{_study(w)}/runs/", RESEARCHER_POST,

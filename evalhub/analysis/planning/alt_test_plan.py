@@ -31,7 +31,7 @@ from annotations.models import Study
 from annotations.selectors import counted_items
 from evalhub.analysis.reading import AnalysisOptions, Pool, study_data, study_groups
 from evalhub.analysis.text_report import scoring_words
-from evalhub.stats.alt_test import SCORINGS, Scoring
+from evalhub.stats.alt_test import MIN_INSTANCES_PER_HUMAN, SCORINGS, Scoring
 from evalhub.stats.alt_test_power import (
     DEFAULT_REPLICATES,
     ITEMS_GRID,
@@ -88,6 +88,11 @@ class StudyPlan:
     @property
     def raters_grid(self) -> str:
         return ", ".join(map(str, RATERS_GRID))
+
+    @property
+    def min_ratings(self) -> int:
+        """The ratings per rater below which the test gives no verdict, whatever the number of raters."""
+        return MIN_INSTANCES_PER_HUMAN
 
     @property
     def per_rater(self) -> str:

@@ -132,9 +132,13 @@ def test_every_number_and_word_on_a_six_item_three_rater_dashboard_is_labelled_a
     assert not re.findall(r'<span class="band [^"]*">', html)
 
     # Charts: legends name pools by their labels, titles name groups as groups.
-    assert "Human raters (n = 9)" in reader.svg_texts and "gpt-4o (n = 9)" in reader.svg_texts  # with their n
+    # With their n in its unit: a human pool's ratings, an LLM pool's answers (issue 25 third review, U5).
+    assert "Human raters (n = 9 ratings)" in reader.svg_texts
+    assert "gpt-4o (n = 9 answers of its 3 samples)" in reader.svg_texts
     assert "human" not in reader.svg_texts  # never the bare key as a legend
-    titles = [t for t in reader.svg_texts if " · " in t and t.split(" · ")[0] in QUESTIONS]
+    # A long title wraps over several texts (issue 25 third review, C1): read whole from the chart's label.
+    labels = [unescape(t) for t in re.findall(r'<svg [^>]*role="img" aria-label="([^"]+)"', html)]
+    titles = [t for t in labels if " · " in t and t.split(" · ")[0] in QUESTIONS]
     assert titles and all(re.fullmatch(r"\w+ · group “(human|gpt2)”( · gpt-4o: (confusion|human ceiling))?", t)
                           for t in titles)  # distributions: question · group; evidence: then the pool's label
     assert 'group “human” · Human raters' in reader.svg_texts  # the alpha chart's rows: group, then pool
@@ -222,11 +226,14 @@ def test_the_raters_own_first_position_share_is_on_the_dashboard(counterbalanced
 def test_the_words_match_the_numbers_on_the_dashboard_and_the_plan(small_study, client, researcher):
     html, reader = _read(client, researcher, small_study)
     seen = re.sub(r"\s+", " ", " ".join(reader.parts))
-    # The verdict's headers count ratings (the agreed word), never "item × questions".
+    # The verdict's headers say their unit (issue 25 third review, U5): items on one question, ratings (item ×
+    # question) on all questions pooled; never a bare "judge ratings", never a bare ω or ρ (U3).
     verdict = html[html.index('id="verdict"'):html.index("</section>", html.index('id="verdict"'))]
     headers = re.findall(r"<h3>.*?</h3>", verdict, flags=re.S)
-    assert headers and not any("item × question" in h for h in headers)
-    assert re.search(r'<span class="muted">\d+ judge ratings · ω', verdict)
+    assert headers and not any("judge rating" in h for h in headers)
+    assert re.search(r'<span class="muted">\d+ items rated by the judge · <span title="[^"]+">winning rate ω = ', verdict)
+    assert re.search(r'\d+ ratings \(item × question\) by the judge · <span title="[^"]+">winning rate ω', verdict)
+    assert "advantage probability ρ = " in verdict and "winning rate ω" in verdict
     # A positive "weak" tau is not painted like "strong negative".
     weak = re.search(r"\.band-weak \{([^}]*)\}", html)
     negative = re.search(r"\.band-strong-negative[^{]*\{([^}]*)\}", html)
@@ -440,8 +447,8 @@ def test_cosmetics_counts_read_as_counts_and_nothing_prints_minus_zero(small_stu
                     pools[:pools.index("</table>")], flags=re.S)
     assert row and re.findall(r"<td>([^<]*)</td>", row.group(1))[-4:-1] == ["0", "0", "0 / 0"]
     # The score distributions: an axis title, n per pool, and a tick at or above the highest bar.
-    assert "% of each pool's ratings (n in the legend)" in reader.svg_texts and "score" in reader.svg_texts
-    assert "Human raters (n = 9)" in reader.svg_texts
+    assert "% of each pool's ratings (an LLM: answers; n in the legend)" in reader.svg_texts
+    assert "score" in reader.svg_texts and "Human raters (n = 9 ratings)" in reader.svg_texts
 
 
 def test_per_rater_kappas_adjusted_p_is_not_given_for_a_filtered_family(small_study, client, researcher):

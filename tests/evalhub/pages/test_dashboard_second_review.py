@@ -85,7 +85,8 @@ def test_u2_a_withheld_ceiling_greys_its_dots_and_says_why_in_the_chart(small_st
     figures = re.findall(r'<figure class="evidence-chart ceiling">(.*?)</figure>', html, flags=re.S)
     assert figures
     for figure in figures:
-        assert "withheld: too few items (n = 3); the grey dots are not a result" in figure
+        lines = re.findall(r'<text class="ceiling-withheld"[^>]*>([^<]*)</text>', figure)  # two lines: a phone's width
+        assert lines == ["withheld: too few items (n = 3);", "the grey dots are not a result"]
         dots = re.findall(r'<circle class="ceiling-(?:rater|judge)"[^>]*>', figure)
         assert dots and all(WITHHELD_GREY in dot for dot in dots)
         assert svg.colour(1) not in figure  # the pool's colour (gpt-4o's) paints no dot, no legend
