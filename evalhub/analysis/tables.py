@@ -227,18 +227,14 @@ def _welch_row(question: str, pool: Pool, a: Cell | None, b: Cell | None, group_
                 "cohens_d": result.cohens_d}
     notes = {key: result.reason for key, value in computed.items() if value is None} if result.reason else {}
     # As the agreement statistics (issue 25 review, M1: t = 19, d = 15.5 and a star on 3 vs 3 items, one side's
-    # item means all 4.33): t, p and d stay, the note says why the pages show it in their place.
-    if result.p is not None and (trust := welch_trust(
-            sides=(group_a, group_b), n_items=(_n_items(a), _n_items(b)), values=(va, vb),
-            unit=unit)):
+    # item means all 4.33): t, p and d stay, the note says why the pages show it in their place. On all individual
+    # ratings every sentence already warns that p is optimistic (RATINGS_UNIT_WARNING).
+    if unit == "item means" and result.p is not None and (
+            trust := welch_trust(sides=(group_a, group_b), n_items=(va.size, vb.size), item_means=(va, vb))):
         notes[WELCH_TRUST_KEY] = trust
     return WelchRow(question, pool.name, group_a, group_b, mean_a=float(va.mean()) if va.size else None,
                     mean_b=float(vb.mean()) if vb.size else None, test=result, notes=notes, p_adjusted=None,
                     p_family=0)
-
-
-def _n_items(cell: Cell | None) -> int:
-    return 0 if cell is None or cell.item.size == 0 else int(cell.item_means()[0].size)
 
 
 def study_analysis(*, study: Study, options: AnalysisOptions | None = None) -> AnalysisResult:

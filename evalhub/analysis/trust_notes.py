@@ -9,12 +9,13 @@ and the pages show the note in its place:
   distinct resamples (n = 3: 10), so its interval says little. docs/analysis.md documents the minimum.
 - ``cut at ...``: the ceiling's t interval reached past what its score can be (above 1 for an accuracy) and
   was cut there; near such a bound a t interval is only approximate, and the cut side says nothing.
-- Welch's test between groups (table 1's stars, its sentences): ``too few items (n = 3 and 3)`` when a side has
-  fewer than ``MIN_ITEMS`` items (on all individual ratings too: ratings of 3 items rest on 3 items), and
-  ``no variation within “human” (every item mean 4.33)`` when one side's values are all equal, so that the other
+- Welch's test between groups on item means (table 1's stars, its sentences): ``too few items (n = 3 and 3)``
+  when a side has fewer than ``MIN_ITEMS`` items, and ``no variation within “human” (every item mean 4.33)`` when
+  one side's item means are all equal, so that the other
   side's spread alone makes t and d (t = 19, d = 15.5 on 3 vs 3 items). t, p and d stay in the JSON with the note
   under ``"test"``; the page and the text report show the note in place of p, d and the star. The row's p stays
-  in the Benjamini-Hochberg family (its size, ``p_family``, does not depend on which rows are withheld).
+  in the Benjamini-Hochberg family (its size, ``p_family``, does not depend on which rows are withheld). On all
+  individual ratings (n = ratings) every sentence carries its own warning instead.
 - ``no variation: ...``: a bootstrap interval whose bounds are equal. The replicates inside the interval all gave
   one value, so the width 0 reports no uncertainty, only that resampling so few items rarely changed it.
 """
@@ -39,17 +40,16 @@ def too_few_items(n_items: int) -> str | None:
     return f"{TOO_FEW} (n = {n_items})" if n_items < MIN_ITEMS else None
 
 
-def welch_trust(*, sides: tuple[str, str], n_items: tuple[int, int], values: tuple[np.ndarray, np.ndarray],
-                unit: str) -> str | None:
-    """The note for a Welch test whose p is defined but rests on too few items (fewer than ``MIN_ITEMS`` on a side)
-    or on a side with no variation (every value equal), or None. ``values`` are the tested values of each side."""
+def welch_trust(*, sides: tuple[str, str], n_items: tuple[int, int],
+                item_means: tuple[np.ndarray, np.ndarray]) -> str | None:
+    """The note for a Welch test on item means whose p is defined but rests on too few items (fewer than
+    ``MIN_ITEMS`` on a side) or on a side with no variation (every item mean equal), or None."""
     reasons = []
     if min(n_items) < MIN_ITEMS:
         reasons.append(f"{TOO_FEW} (n = {n_items[0]} and {n_items[1]})")
-    what = "item mean" if unit == "item means" else "rating"
-    for side, vals in zip(sides, values, strict=True):
-        if vals.size >= 2 and vals.min() == vals.max():
-            reasons.append(f"no variation within “{side}” (every {what} {float(vals[0]):.2f})")
+    for side, means in zip(sides, item_means, strict=True):
+        if means.size >= 2 and means.min() == means.max():
+            reasons.append(f"no variation within “{side}” (every item mean {float(means[0]):.2f})")
     return "; ".join(reasons) or None
 
 
