@@ -146,7 +146,8 @@ def _ceiling_notes(side: _HumanSide, ceiling: stats.HumanCeiling, n_items: int) 
                 if note := degenerate_interval(_ci(ci), "t") or cut_interval(_ci(ci), bounds):
                     notes.append(f"{side.rater_names[r.rater]}, {who}'s score: {note}")
     if side.alpha_withheld:
-        notes.append(f"the raters' alpha is withheld ({side.alpha_withheld}): comparisons with them mean little")
+        # No nested parentheses around the note's own "(n = 3)" (issue 25 review, C5).
+        notes.append(f"the raters' alpha is withheld, {side.alpha_withheld}: comparisons with them mean little")
     return (*notes, *ceiling.notes)
 
 

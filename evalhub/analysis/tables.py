@@ -48,7 +48,7 @@ from evalhub.analysis.result import (
     StudySummary,
     WelchRow,
 )
-from evalhub.analysis.trust_notes import degenerate_interval, too_few_items
+from evalhub.analysis.trust_notes import WELCH_TRUST_KEY, degenerate_interval, too_few_items, welch_trust
 
 PAIRWISE_MAX_RATERS = 50  # above this, C(n, 2) scipy calls per cell cost seconds and positional raters mean little
 SCHEMA_VERSION = 1
@@ -193,9 +193,18 @@ def _kendall_row(human: Cell, llm: Cell) -> KendallRow:
     result = stats.kendall_tau(h_means[hi], l_means[li])
     # As alpha, kappa and ICC on the same page (issue 25 review, U6: tau stood on 3 items beside their "too few
     # items (n = 3)"): the value stays in the result, the pages show the note in its place.
-    note = (result.reason or "undefined") if result.tau is None else too_few_items(result.n)
+    note = _tau_reason(result, h_means[hi], l_means[li]) if result.tau is None else too_few_items(result.n)
     return KendallRow(llm.question, llm.group, llm.pool.name, tau=result.tau, p=result.p, n=result.n,
                       band=stats.tau_band(result.tau, result.p), notes={"tau": note} if note else {})
+
+
+def _tau_reason(result: stats.TauResult, human: np.ndarray, pool: np.ndarray) -> str:
+    """Why tau is undefined, in words (issue 25 review, U1: "x is constant over the 3 paired items" named an internal
+    variable): "the human raters' item means are all equal (4.33) on the 3 items"."""
+    for who, means in (("the human raters'", human), ("the LLM pool's", pool)):
+        if means.size >= 2 and means.min() == means.max():
+            return f"{who} item means are all equal ({float(means[0]):.2f}) on the {means.size} items"
+    return result.reason or "undefined"
 
 
 def contrasts(study: Study, groups: list[str]) -> list[tuple[str, str]]:
@@ -217,6 +226,12 @@ def _welch_row(question: str, pool: Pool, a: Cell | None, b: Cell | None, group_
     computed = {"t": result.t, "df": result.df, "p": result.p, "mean_diff": result.mean_diff,
                 "cohens_d": result.cohens_d}
     notes = {key: result.reason for key, value in computed.items() if value is None} if result.reason else {}
+    # As the agreement statistics (issue 25 review, M1: t = 19, d = 15.5 and a star on 3 vs 3 items, one side's
+    # item means all 4.33): t, p and d stay, the note says why the pages show it in their place. On all individual
+    # ratings every sentence already warns that p is optimistic (RATINGS_UNIT_WARNING).
+    if unit == "item means" and result.p is not None and (
+            trust := welch_trust(sides=(group_a, group_b), n_items=(va.size, vb.size), item_means=(va, vb))):
+        notes[WELCH_TRUST_KEY] = trust
     return WelchRow(question, pool.name, group_a, group_b, mean_a=float(va.mean()) if va.size else None,
                     mean_b=float(vb.mean()) if vb.size else None, test=result, notes=notes, p_adjusted=None,
                     p_family=0)

@@ -18,7 +18,14 @@ from evalhub.analysis.result import (
     PositionRow,
     WelchRow,
 )
-from evalhub.analysis.trust_notes import MAX_NOTE_LINES, TOO_FEW, interval_note, note_lines, value_note
+from evalhub.analysis.trust_notes import (
+    MAX_NOTE_LINES,
+    ceiling_withheld,
+    interval_note,
+    note_lines,
+    value_note,
+    welch_withheld,
+)
 
 SIGNIFICANCE = 0.05
 
@@ -37,6 +44,11 @@ def p_text(p: float | None) -> str:
     if p is None:
         return "p undefined"
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
+def p_cell(p: float | None) -> str:
+    """p in a column headed "p": "0.022", "< 0.001", "undefined" (issue 25 review, C9: not "p = " again)."""
+    return p_text(p).removeprefix("p = ").removeprefix("p ")
 
 
 def stars(p: float | None) -> str:
@@ -102,8 +114,14 @@ def welch_sentence(row: WelchRow, labels: dict[str, str] | None = None) -> str:
     quoted are those the test compared (of item means, or of all ratings); Cohen's d is given with its sign (as the
     table) whether or not the difference is significant. The verdict and the p quoted are Benjamini-Hochberg
     adjusted over the analysis's Welch contrasts (``p_adjusted``) when there is one. On all individual ratings the
-    sentence warns that its p is optimistic.
+    sentence warns that its p is optimistic. A test withheld by trust_notes (too few items, a side with no variation)
+    gives its means and the note, never its p or d.
     """
+    if withheld := welch_withheld(row):
+        # As the agreement statistics withhold theirs (issue 25 review, M1): the means, and why no p, d or star.
+        return (f"{pool_label(row.pool, labels)}: the groups “{row.group_a}” and “{row.group_b}” on {row.question} "
+                f"({fmt(row.mean_a)} vs {fmt(row.mean_b)}; {welch_n_text(row)}): no test is reported, {withheld} "
+                "(t, p and d are in the JSON, with this note).")
     if row.p_adjusted is not None:
         return _welch_sentence(row, row.p_adjusted, labels).replace("p = ", "BH-adjusted p = ").replace(
             "p < ", "BH-adjusted p < ")
@@ -219,12 +237,28 @@ def _cell_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
 
 
 def _tau_cells(row: KendallRow) -> list[str]:
-    """Tau, p, n and band as table 2 prints them: a tau withheld on too few items prints its note in place of the
-    value, and neither p nor band (as the page)."""
-    withheld = value_note(row.notes, "tau") if row.tau is not None else ""
-    if withheld:
-        return [withheld, "–", str(row.n), "–"]
-    return [fmt(row.tau, 3), p_text(row.p), str(row.n), row.band]
+    """Tau, p, n and band as table 2 prints them: a tau withheld on too few items, or undefined, prints its note in
+    place of the value, and neither p nor band (as the page)."""
+    note = value_note(row.notes, "tau")
+    if note:  # withheld, or why tau is undefined (issue 25 review, U1: "– p undefined ... undefined")
+        return [note, "–", str(row.n), "–"]
+    return [fmt(row.tau, 3), p_cell(row.p), str(row.n), row.band]
+
+
+def welch_family_text(size: int) -> str:
+    """Which contrasts the Welch tests' "p (BH)" is adjusted over, as the dashboard says it (issue 25 review, U4)."""
+    over = f"the {_count(size, 'contrast')}" if size else "every contrast between groups"
+    return (f"p (BH): Benjamini-Hochberg adjusted over {over} of this analysis (every question, pool and pair of "
+            "groups with a p, whatever the filters show; withheld tests included)")
+
+
+def _welch_cells(row: WelchRow) -> list[str]:
+    """t, df, p (raw), p (BH) and d as the Welch table prints them: a withheld test prints its note in place of p,
+    and "–" for t, df, p (BH) and d (as the page)."""
+    if withheld := welch_withheld(row):
+        return ["–", "–", withheld, "–", "–"]
+    return [fmt(row.test.t, 3), fmt(row.test.df, 1), p_cell(row.test.p), p_cell(row.p_adjusted),
+            fmt(row.test.cohens_d, 2)]
 
 
 def _paper_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
@@ -236,13 +270,13 @@ def _paper_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
         out.append(_table(["question", "group", "pool", "tau", "p", "n", "band"], rows))
     if result.welch:
         out += ["", f"== Welch's t-test between groups ({result.settings.welch_unit})"]
-        rows = [[w.question, labels.get(w.pool, w.pool), f"{w.group_a} vs {w.group_b}", fmt(w.test.t, 3),
-                 fmt(w.test.df, 1), p_text(w.test.p), p_text(w.p_adjusted), fmt(w.test.cohens_d, 2),
+        rows = [[w.question, labels.get(w.pool, w.pool), f"{w.group_a} vs {w.group_b}", *_welch_cells(w),
                  f"{w.test.n_a}/{w.test.n_b}"] for w in result.welch]
         # Both p-values, named: a bare "p" column beside BH-adjusted sentences read as significant where the
         # sentences say not (the second dashboard review).
         n_unit = "items" if result.settings.welch_unit == "item means" else "ratings"
         out.append(_table(["question", "pool", "groups", "t", "df", "p (raw)", "p (BH)", "d", f"n ({n_unit})"], rows))
+        out.append(welch_family_text(result.welch[0].p_family))
         out += [welch_sentence(w, labels) for w in result.welch]
     if result.majority:
         out += ["", "== Pairwise: each pool's majority choice vs the human majority choice"]
@@ -293,7 +327,7 @@ def _ppi_lines(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
               f"{fmt(r.estimate)} [{fmt(r.ci_low)}, {fmt(r.ci_high)}]", fmt(r.lam), f"{r.n_labelled}/{r.n_unlabelled}",
               fmt(r.effective_n, 1), "; ".join(r.notes.values())] for r in result.ppi]
     differences = [[d.question, f"{d.groups[0]} - {d.groups[1]}", labels.get(d.pool, d.pool),
-                    f"{fmt(d.difference)} [{fmt(d.ci_low)}, {fmt(d.ci_high)}]", p_text(d.p),
+                    f"{fmt(d.difference)} [{fmt(d.ci_low)}, {fmt(d.ci_high)}]", p_cell(d.p),
                     "; ".join(d.notes.values())] for d in result.ppi_differences]
     return ["", "== Prediction-powered inference: human means with the judge's help (95% CI; the human-rated items "
                 "are a random subset)",
@@ -309,14 +343,15 @@ def alt_test_report(rows: Sequence[AltTestRow], labels: dict[str, str] | None = 
         return []
     first = rows[0].test
     out = ["", f"== Alternative annotator test: may the LLM pool replace the human raters? "
-               f"(scoring {first.scoring}, epsilon {first.epsilon}, Benjamini-Yekutieli q {first.q_fdr})"]
+               f"(scoring: {scoring_words(first.scoring)}; epsilon {first.epsilon}, "
+               f"Benjamini-Yekutieli q {first.q_fdr})"]
     table = [[r.question, r.group, pool_label(r.pool, labels), str(r.test.n_instances), fmt(r.test.winning_rate),
               fmt(r.test.advantage_probability), verdict_word(r.test.passed),
               str(sum(h.rejected for h in r.test.humans)) + "/" + str(len(r.test.humans))] for r in rows]
     header = ["question", "group", "pool", "judge ratings", "omega", "rho", "verdict", "beat/tested"]
     out.append(_table(header, table))
     humans = [[r.question, r.group, pool_label(r.pool, labels), h.rater, str(h.n),
-               p_text(h.p).removeprefix("p = ").removeprefix("p "), "yes" if h.rejected else "no",
+               p_cell(h.p), "yes" if h.rejected else "no",
                fmt(h.advantage)] for r in rows for h in r.test.humans]
     if humans:
         out += ["", "Per human: the one-sided t-test of d = W_h - W_llm against epsilon, and rho_j = mean(W_llm)"]
@@ -343,6 +378,17 @@ def _kappa_ci(k: KappaRow) -> str:
     return f"[{fmt(k.ci95[0], 3)}, {fmt(k.ci95[1], 3)}]"
 
 
+def _kappa_p(k: KappaRow) -> str:
+    """A per-rater kappa's "p (BH)" cell as the page shows it: "–" when kappa is withheld (issue 25 review, C5)."""
+    if k.against != "rater":
+        return ""  # Fleiss' kappa and kappa vs the majority are not tested
+    if value_note(k.notes, "kappa"):
+        return "–"
+    if k.p_adjusted is None:
+        return "unfiltered only" if k.notes.get("p_adjusted") else "–"
+    return p_cell(k.p_adjusted) + stars(k.p_adjusted)
+
+
 def _evidence_lines(result: AnalysisResult) -> list[str]:
     """Issue 19: kappa, the confusion matrices and the human ceiling as plain text, pools by their labels."""
     out: list[str] = []
@@ -353,8 +399,7 @@ def _evidence_lines(result: AnalysisResult) -> list[str]:
         rows = [[k.question, k.group, pool_label(k.pool, labels), k.against if k.rater is None else k.rater,
                  k.weights, value_note(k.notes, "kappa") or fmt(k.kappa, 3), _kappa_ci(k), str(k.n_items),
                  str(k.n_tied),
-                 "" if k.p_adjusted is None or value_note(k.notes, "kappa") else
-                 p_text(k.p_adjusted) + stars(k.p_adjusted)] for k in result.kappa]
+                 _kappa_p(k)] for k in result.kappa]
         out.append(_table(["question", "group", "pool", "against", "weights", "kappa", "95% CI", "n", "tied",
                            "p (BH)"], rows))
     for c in result.confusion:
@@ -366,12 +411,13 @@ def _evidence_lines(result: AnalysisResult) -> list[str]:
         score = CEILING_SCORES.get(ceiling.scoring or "", ceiling.scoring or "")
         head = f"== Human ceiling ({score}): {ceiling.question} / " \
                f"{ceiling.group} / {pool_label(ceiling.pool, labels)}"
-        withheld = next((n for n in ceiling.notes if n.startswith(TOO_FEW)), None)
+        withheld = ceiling_withheld(ceiling)
         summary = ceiling.summary or (f"withheld, {withheld}" if withheld else "")
         out += ["", head + (f": {summary}" if summary else "")]
-        # A withheld ceiling keeps its values but not its per-rater "better" (the page's withheld 3-of-3 claim).
-        rows = [[r.rater, str(r.n_items), fmt(r.human, 3), fmt(r.judge, 3),
-                 "withheld" if withheld else "" if r.judge_better is None else "yes" if r.judge_better else "no"]
+        # A withheld ceiling prints neither its values nor its per-rater "better", as the page greys them as "not a
+        # result" (issue 25 review, C9); the JSON keeps them.
+        rows = [[r.rater, str(r.n_items), *(["withheld"] * 3 if withheld else [
+                 fmt(r.human, 3), fmt(r.judge, 3), {None: "", True: "yes", False: "no"}[r.judge_better]])]
                 for r in ceiling.raters]
         if rows:
             out.append(_table(["rater", "items", "rater vs others", "judge vs the same others", "judge better"], rows))

@@ -9,6 +9,13 @@ and the pages show the note in its place:
   distinct resamples (n = 3: 10), so its interval says little. docs/analysis.md documents the minimum.
 - ``cut at ...``: the ceiling's t interval reached past what its score can be (above 1 for an accuracy) and
   was cut there; near such a bound a t interval is only approximate, and the cut side says nothing.
+- Welch's test between groups on item means (table 1's stars, its sentences): ``too few items (n = 3 and 3)``
+  when a side has fewer than ``MIN_ITEMS`` items, and ``no variation within “human” (every item mean 4.33)`` when
+  one side's item means are all equal, so that the other
+  side's spread alone makes t and d (t = 19, d = 15.5 on 3 vs 3 items). t, p and d stay in the JSON with the note
+  under ``"test"``; the page and the text report show the note in place of p, d and the star. The row's p stays
+  in the Benjamini-Hochberg family (its size, ``p_family``, does not depend on which rows are withheld). On all
+  individual ratings (n = ratings) every sentence carries its own warning instead.
 - ``no variation: ...``: a bootstrap interval whose bounds are equal. The replicates inside the interval all gave
   one value, so the width 0 reports no uncertainty, only that resampling so few items rarely changed it.
 """
@@ -17,8 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
+
 from evalhub.analysis.reading import ALL_GROUPS
-from evalhub.analysis.result import AnalysisResult, Interval
+from evalhub.analysis.result import AnalysisResult, CeilingRow, Interval, WelchRow
 
 MIN_ITEMS = 5
 TOO_FEW = "too few items"  # how the note starts: pages find it among a row's notes
@@ -29,6 +38,33 @@ MAX_NOTE_LINES = 200  # the dashboard's Notes and the text report's list the sam
 def too_few_items(n_items: int) -> str | None:
     """The note for a statistic computed on ``n_items`` items, or None from ``MIN_ITEMS`` items on."""
     return f"{TOO_FEW} (n = {n_items})" if n_items < MIN_ITEMS else None
+
+
+def welch_trust(*, sides: tuple[str, str], n_items: tuple[int, int],
+                item_means: tuple[np.ndarray, np.ndarray]) -> str | None:
+    """The note for a Welch test on item means whose p is defined but rests on too few items (fewer than
+    ``MIN_ITEMS`` on a side) or on a side with no variation (every item mean equal), or None."""
+    reasons = []
+    if min(n_items) < MIN_ITEMS:
+        reasons.append(f"{TOO_FEW} (n = {n_items[0]} and {n_items[1]})")
+    for side, means in zip(sides, item_means, strict=True):
+        if means.size >= 2 and means.min() == means.max():
+            reasons.append(f"no variation within “{side}” (every item mean {float(means[0]):.2f})")
+    return "; ".join(reasons) or None
+
+
+WELCH_TRUST_KEY = "test"  # the key of a Welch row's note when its defined t, p and d are withheld
+
+
+def welch_withheld(row: WelchRow) -> str:
+    """What stands in place of a Welch row's p, d, t and star: its trust note, or "" when they are shown."""
+    return row.notes.get(WELCH_TRUST_KEY, "") if row.test.p is not None else ""
+
+
+def ceiling_withheld(row: CeilingRow) -> str:
+    """The note for which a ceiling's summary, intervals and per-rater "judge better" are withheld
+    ("too few items (n = 3)"), or "" when they are shown: the page, the text report and the CSV ask this."""
+    return next((n for n in row.notes if n.startswith(TOO_FEW)), "")
 
 
 def degenerate_interval(ci: Interval | None, kind: str = "bootstrap") -> str | None:
@@ -61,6 +97,7 @@ NOTE_NAMES = {
     "mean_tau": "mean pairwise τ", "n_pairs": "rater pairs", "p_adjusted": "p (BH)",
     "kappa": "κ", "ci95": "95% CI", "p": "p", "t": "t", "df": "degrees of freedom",
     "mean_diff": "mean difference", "cohens_d": "Cohen's d", "agreement_pct": "agreement",
+    WELCH_TRUST_KEY: "t, p and d",
 }
 
 
@@ -109,7 +146,8 @@ def group_title(group: str) -> str:
 
 def note_lines(result: AnalysisResult) -> list[str]:
     """Every note of the statistics the dashboard and the text report show (table 1, kappa and Fleiss' kappa,
-    Kendall's tau, pairwise tau, the human ceiling), one line each, sorted: "question / group / pool: name — note".
+    Kendall's tau, pairwise tau, the human ceiling, a withheld Welch test), one line each, sorted:
+    "question / group / pool: name — note".
     Notes on an interval whose value is withheld are left out: no interval is shown, the value's note says why."""
     labels = result.pool_labels()
     level = result.settings.ci_level
@@ -130,4 +168,6 @@ def note_lines(result: AnalysisResult) -> list[str]:
     lines |= {f"{where(r.question, r.group, r.pool)}: {note_name(key)} — {v}"
               for r in result.pairwise_kendall for key, v in r.notes.items()}
     lines |= {f"{where(c.question, c.group, c.pool)}: human ceiling — {n}" for c in result.ceiling for n in c.notes}
+    lines |= {f"{w.question} / “{w.group_a}” vs “{w.group_b}” / {labels.get(w.pool, w.pool)}: Welch's t-test — "
+              f"{note}" for w in result.welch if (note := welch_withheld(w))}
     return sorted(lines)

@@ -29,6 +29,7 @@ from evalhub.analysis.result import (
     WelchRow,
     to_json,
 )
+from evalhub.analysis.trust_notes import ceiling_withheld
 from llmjudge.models import LLMRating
 from llmjudge.selectors import server_words_hidden
 
@@ -210,8 +211,11 @@ def _records(row: Row) -> Iterator[Record]:
         return
     if isinstance(row, CeilingRow):
         notes = _notes_text(row.notes)
+        withheld = ceiling_withheld(row)
         for rater in row.raters:
             record = {**flat, **_json_keys(rater), "notes": "; ".join(n for n in (notes, rater.reason) if n)}
+            if withheld:  # empty where the page and the text report say "withheld" (issue 25 review, M2); JSON keeps it
+                record["judge_better"] = None
             record["human_ci95_low"], record["human_ci95_high"] = _low_high(rater.human_ci95)
             record["judge_ci95_low"], record["judge_ci95_high"] = _low_high(rater.judge_ci95)
             yield record

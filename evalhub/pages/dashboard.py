@@ -38,7 +38,14 @@ from evalhub.analysis.result import (
     WelchRow,
 )
 from evalhub.analysis.text_report import SIGNIFICANCE, p_text, pool_label, stars, welch_sentence
-from evalhub.analysis.trust_notes import MAX_NOTE_LINES, interval_note, note_lines, shown_notes, value_note
+from evalhub.analysis.trust_notes import (
+    MAX_NOTE_LINES,
+    interval_note,
+    note_lines,
+    shown_notes,
+    value_note,
+    welch_withheld,
+)
 from evalhub.imports.exports import TABLE_COLUMNS, csv_lines, demographic_rows, rating_rows, table_rows
 from evalhub.pages import charts, svg
 from evalhub.pages.evidence import evidence_context
@@ -202,8 +209,9 @@ class Table1Cell:
 @dataclass(frozen=True)
 class WelchLine:
     sentence: str
-    significant: bool  # the BH-adjusted p is below SIGNIFICANCE
+    significant: bool  # the BH-adjusted p is below SIGNIFICANCE, and the test is not withheld
     row: WelchRow
+    withheld: str  # trust_notes' note in place of t, p, d and the star, or ""
 
 
 @dataclass(frozen=True)
@@ -272,8 +280,7 @@ def dashboard_context(result: AnalysisResult) -> dict[str, object]:
         "nominal": result.settings.measurement == "nominal",
         "not_computed": result.not_computed or {},
         "majority_rows": pool_rows(result.majority, llm_pools) if result.majority else [],
-        "welch": [WelchLine(welch_sentence(w, labels), w.p_adjusted is not None and w.p_adjusted < SIGNIFICANCE, w)
-                  for w in result.welch],
+        "welch": [WelchLine(welch_sentence(w, labels), _starred(w), w, welch_withheld(w)) for w in result.welch],
         # Every Welch row carries the size of the one family it is adjusted in (the whole analysis, unfiltered).
         "welch_family": result.welch[0].p_family if result.welch else 0,
         "pairwise_rows": pool_rows(result.pairwise_kendall, pools),
@@ -289,6 +296,12 @@ def dashboard_context(result: AnalysisResult) -> dict[str, object]:
     }
 
 
+def _starred(row: WelchRow) -> bool:
+    """A contrast that earns a star: its BH-adjusted p is below SIGNIFICANCE and trust_notes does not withhold it
+    (issue 25 review, M1: a star on 3 vs 3 items, one side without variation)."""
+    return row.p_adjusted is not None and row.p_adjusted < SIGNIFICANCE and not welch_withheld(row)
+
+
 def _table1(result: AnalysisResult, columns: list[Column], labels: dict[str, str],
             pool_colours: dict[str, str]) -> list[PoolRow[Table1Cell]]:
     """Table 1: each pool's cells; significant Welch contrasts mark the preferred group's cell, as the paper does."""
@@ -296,7 +309,7 @@ def _table1(result: AnalysisResult, columns: list[Column], labels: dict[str, str
     # Issue 19: Benjamini-Hochberg adjusted over the analysis's contrasts.
     for w in result.welch:
         p = w.p_adjusted
-        if p is not None and p < SIGNIFICANCE:
+        if p is not None and _starred(w):
             high, low = (w.group_a, w.group_b) if (w.test.mean_diff or 0.0) > 0 else (w.group_b, w.group_a)
             marks[(w.question, high, w.pool)].append(f"{stars(p)} over {low} (BH-adjusted {p_text(p)})")
     cells = _keyed(result.cells)
@@ -420,8 +433,10 @@ def _scatter_charts(result: AnalysisResult, groups: list[str], labels: dict[str,
 def _scatter_legend(group: str, tau: KendallRow | None) -> str:
     """A scatter series' legend: the group, and its tau as table 2 gives it (with p and band, or the note that
     withholds it on too few items: issue 25 review, U6)."""
-    if tau is None or tau.tau is None:
+    if tau is None:
         return group_title(group)
+    if tau.tau is None:  # why, in words, as table 2's cell (issue 25 review, U2: a bare group beside withheld taus)
+        return f"{group_title(group)} (τ undefined: {value_note(tau.notes, 'tau') or 'undefined'})"
     if withheld := value_note(tau.notes, "tau"):
         return f"{group_title(group)} (τ withheld: {withheld})"
     return f"{group_title(group)} (τ {tau.tau:.2f}, {p_text(tau.p)}, {tau.band})"

@@ -16,7 +16,7 @@ from django.utils.safestring import SafeString
 
 from evalhub.analysis.result import AnalysisResult, CeilingRater, CeilingRow, ConfusionRow, KappaRow
 from evalhub.analysis.text_report import scoring_words
-from evalhub.analysis.trust_notes import MIN_ITEMS, TOO_FEW
+from evalhub.analysis.trust_notes import MIN_ITEMS, ceiling_withheld
 from evalhub.pages import svg
 from evalhub.templatetags.evalhub_format import group_title
 
@@ -166,7 +166,7 @@ def evidence_context(result: AnalysisResult, pool_colours: dict[str, str]) -> di
     for c in result.confusion[:MAX_BLOCKS]:
         where = f"{c.question} · {group_title(c.group)} · {labels.get(c.pool, c.pool)}"
         ceiling = ceilings.get((c.question, c.group, c.pool))
-        withheld = next((n for n in ceiling.notes if n.startswith(TOO_FEW)), None) if ceiling else None
+        withheld = (ceiling_withheld(ceiling) or None) if ceiling else None
         block_colour = pool_colours.get(c.pool, svg.colour(1))
         blocks.append(EvidenceBlock(
             question=c.question, group=c.group, pool=c.pool, label=labels.get(c.pool, c.pool), colour=block_colour,

@@ -1,6 +1,7 @@
 """The demo study's dashboard in real headless Chromium: tables and charts are there and visible."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -49,10 +50,12 @@ def test_demo_dashboard_shows_tables_and_charts_in_chromium(live_server, demo_st
     assert "cohesiveness" in table1.locator("thead").inner_text()
     assert page.locator("#kendall tbody tr").count() == 1
     # The demo has 3 items per group: tau is withheld there as alpha is (issue 25, second review U6), the note in its
-    # place and no band; a tau that is undefined shows "–".
+    # place and no band; a tau that is undefined says why in words (issue 25, third review U1).
     cells = page.locator("#kendall tbody td:not(.first)")
-    assert cells.count() == 4 * 2 and page.locator("#kendall .tau-note").count() >= 1
-    assert all(cells.nth(k).inner_text() in ("too few items (n = 3)", "–") for k in range(cells.count()))
+    assert cells.count() == 4 * 2 and page.locator("#kendall .tau-note").count() == 4 * 2
+    assert all(cells.nth(k).inner_text() == "too few items (n = 3)" or
+               re.fullmatch(r"the (human raters'|LLM pool's) item means are all equal \(\d\.\d\d\) on the 3 items",
+                            cells.nth(k).inner_text()) for k in range(cells.count()))
     assert page.locator("ul.welch li").count() == 4 * 2
     for section in ("#charts-distribution", "#charts-scatter", "#charts-alpha"):
         assert page.locator(section).is_visible()

@@ -104,9 +104,9 @@ def test_u2_a_ceiling_that_is_not_withheld_keeps_its_colours():
 
 def test_u3_welchs_d_stands_beside_the_n_of_each_side_and_its_unit(small_study, client, researcher):
     html = _page(client, researcher, small_study)
-    lines = re.findall(r'<li class="(?:sig|ns)">(.*?)</li>', html, flags=re.S)
-    tested = [unescape(line) for line in lines if "d = " in line]
-    # 3 items per group: the test compares 3 item means with 3.
+    lines = re.findall(r'<li class="(?:sig|ns|withheld)">(.*?)</li>', html, flags=re.S)
+    tested = [unescape(line) for line in lines if "cannot be tested" not in line]
+    # 3 items per group: the test compares 3 item means with 3 (withheld as too few, and saying on how many).
     assert tested and all("; n = 3 “human” and 3 “gpt2” items" in line for line in tested)
     html = _page(client, researcher, small_study, "?welch=ratings")
     lines = [unescape(line) for line in re.findall(r'<li class="(?:sig|ns)">(.*?)</li>', html, flags=re.S)]
