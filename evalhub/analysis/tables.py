@@ -214,6 +214,10 @@ def contrasts(study: Study, groups: list[str]) -> list[tuple[str, str]]:
     return list(itertools.combinations(groups, 2))
 
 
+def _item_means(cell: Cell | None) -> np.ndarray:
+    return np.empty(0) if cell is None else cell.item_means()[1]
+
+
 def _welch_row(question: str, pool: Pool, a: Cell | None, b: Cell | None, group_a: str, group_b: str,
                unit: WelchUnit) -> WelchRow:
     def values(cell: Cell | None) -> np.ndarray:
@@ -228,9 +232,12 @@ def _welch_row(question: str, pool: Pool, a: Cell | None, b: Cell | None, group_
     notes = {key: result.reason for key, value in computed.items() if value is None} if result.reason else {}
     # As the agreement statistics (issue 25 review, M1: t = 19, d = 15.5 and a star on 3 vs 3 items, one side's
     # item means all 4.33): t, p and d stay, the note says why the pages show it in their place. On all individual
-    # ratings every sentence already warns that p is optimistic (RATINGS_UNIT_WARNING).
-    if unit == "item means" and result.p is not None and (
-            trust := welch_trust(sides=(group_a, group_b), n_items=(va.size, vb.size), item_means=(va, vb))):
+    # ratings the same minimum of items per side holds (fourth review, M1: 9 ratings of 3 items are not 9
+    # independent observations); the no-variation rule is about item means only.
+    means_a, means_b = (values(c) if unit == "item means" else _item_means(c) for c in (a, b))
+    if result.p is not None and (trust := welch_trust(
+            sides=(group_a, group_b), n_items=(means_a.size, means_b.size),
+            item_means=(means_a, means_b) if unit == "item means" else None)):
         notes[WELCH_TRUST_KEY] = trust
     return WelchRow(question, pool.name, group_a, group_b, mean_a=float(va.mean()) if va.size else None,
                     mean_b=float(vb.mean()) if vb.size else None, test=result, notes=notes, p_adjusted=None,

@@ -9,15 +9,18 @@ and the pages show the note in its place:
   distinct resamples (n = 3: 10), so its interval says little. docs/analysis.md documents the minimum.
 - ``cut at ...``: the ceiling's t interval reached past what its score can be (above 1 for an accuracy) and
   was cut there; near such a bound a t interval is only approximate, and the cut side says nothing.
-- Welch's test between groups on item means (table 1's stars, its sentences): ``too few items (n = 3 and 3)``
-  when a side has fewer than ``MIN_ITEMS`` items, and ``no variation within “human” (every item mean 4.33)`` when
-  one side's item means are all equal, so that the other
-  side's spread alone makes t and d (t = 19, d = 15.5 on 3 vs 3 items). t, p and d stay in the JSON with the note
-  under ``"test"``; the page and the text report show the note in place of p, d and the star. The row's p stays
-  in the Benjamini-Hochberg family (its size, ``p_family``, does not depend on which rows are withheld). On all
-  individual ratings (n = ratings) every sentence carries its own warning instead.
+- Welch's test between groups (table 1's stars, its sentences): ``too few items (n = 3 and 3)``
+  when a side has fewer than ``MIN_ITEMS`` items (on either unit: on all individual ratings too), and on item
+  means ``no variation within “human” (every item mean 4.33)`` when one side's item means are all equal, so that
+  the other side's spread alone makes t and d (t = 19, d = 15.5 on 3 vs 3 items). t, p and d stay in the JSON
+  with the note under ``"test"``; the page and the text report show the note in place of p, d and the star.
+  The row's p stays in the Benjamini-Hochberg family (its size, ``p_family``, does not depend on which rows are
+  withheld). On all individual ratings (n = ratings) every sentence also carries its own warning (optimistic p).
 - ``no variation: ...``: a bootstrap interval whose bounds are equal. The replicates inside the interval all gave
   one value, so the width 0 reports no uncertainty, only that resampling so few items rarely changed it.
+
+The CSV exports ask ``withheld_values`` (and ``ceiling_rater_withheld``): a value the page withholds is left
+empty there and the ``withheld`` column names it and why; the JSON keeps every value with its note.
 """
 
 from __future__ import annotations
@@ -27,7 +30,17 @@ from collections.abc import Mapping
 import numpy as np
 
 from evalhub.analysis.reading import ALL_GROUPS
-from evalhub.analysis.result import AnalysisResult, CeilingRow, Interval, WelchRow
+from evalhub.analysis.result import (
+    AnalysisResult,
+    CeilingRater,
+    CeilingRow,
+    CellRow,
+    Interval,
+    KappaRow,
+    KendallRow,
+    PairwiseKendallRow,
+    WelchRow,
+)
 
 MIN_ITEMS = 5
 TOO_FEW = "too few items"  # how the note starts: pages find it among a row's notes
@@ -41,13 +54,14 @@ def too_few_items(n_items: int) -> str | None:
 
 
 def welch_trust(*, sides: tuple[str, str], n_items: tuple[int, int],
-                item_means: tuple[np.ndarray, np.ndarray]) -> str | None:
-    """The note for a Welch test on item means whose p is defined but rests on too few items (fewer than
-    ``MIN_ITEMS`` on a side) or on a side with no variation (every item mean equal), or None."""
+                item_means: tuple[np.ndarray, np.ndarray] | None) -> str | None:
+    """The note for a Welch test whose p is defined but rests on too few items (fewer than ``MIN_ITEMS`` on a
+    side, on either unit: ratings of 3 items are not independent observations) or, on item means (``item_means``
+    given), on a side with no variation (every item mean equal), or None."""
     reasons = []
     if min(n_items) < MIN_ITEMS:
         reasons.append(f"{TOO_FEW} (n = {n_items[0]} and {n_items[1]})")
-    for side, means in zip(sides, item_means, strict=True):
+    for side, means in zip(sides, item_means or (), strict=False):
         if means.size >= 2 and means.min() == means.max():
             reasons.append(f"no variation within “{side}” (every item mean {float(means[0]):.2f})")
     return "; ".join(reasons) or None
@@ -137,6 +151,59 @@ def shown_notes(notes: Mapping[str, str], hidden: tuple[str, ...], *value_keys: 
     if value_note(notes, *value_keys):
         return {k: v for k, v in notes.items() if k not in hidden}
     return dict(notes)
+
+
+Withheld = dict[str, str]  # CSV column -> why the page and the text report do not show its value
+
+
+def withheld_values(row: object) -> Withheld:
+    """The columns of a row's CSV line whose defined value the page and the text report withhold, each with the
+    short reason (fourth review, M2: a script reading p_adjusted < 0.05 found effects the page refuses). The
+    export leaves them empty and names the reason in its ``withheld`` column; the JSON keeps the values."""
+    out: Withheld = {}
+    if isinstance(row, CellRow):
+        if note := value_note(row.notes, "alpha"):
+            out |= {f"alpha_{level}": note for level, value in row.alpha.items() if value is not None}
+        ci_note = note or value_note({k: v for k, v in row.notes.items() if k == "alpha_ci95"
+                                      and v.startswith(NO_VARIATION)}, "alpha_ci95")
+        if ci_note and row.alpha_ci95 is not None:
+            out |= {"alpha_ci95_low": ci_note, "alpha_ci95_high": ci_note}
+        if (icc := row.notes.get("icc", "")).startswith(TOO_FEW):
+            out |= {k: short_note(icc) for k, v in (("icc1", row.icc1), ("icc1k", row.icc1k)) if v is not None}
+    elif isinstance(row, KendallRow | PairwiseKendallRow):
+        key = "tau" if isinstance(row, KendallRow) else "mean_tau"
+        if (note := value_note(row.notes, key)) and getattr(row, key) is not None:
+            out |= dict.fromkeys((key, "p", "band") if key == "tau" else (key,), note)
+    elif isinstance(row, WelchRow):
+        if note := welch_withheld(row):
+            out |= dict.fromkeys(("t", "df", "p", "p_adjusted", "cohens_d"), short_note(note))
+    elif isinstance(row, KappaRow):
+        if (note := value_note(row.notes, "kappa")) and row.kappa is not None:
+            out |= dict.fromkeys(("kappa", "ci95_low", "ci95_high", "p", "p_adjusted"), note)
+        elif row.ci95 is not None and row.notes.get("ci95", "").startswith(NO_VARIATION):
+            out |= dict.fromkeys(("ci95_low", "ci95_high"), short_note(row.notes["ci95"]))
+    return out
+
+
+def ceiling_rater_withheld(row: CeilingRow, rater: CeilingRater) -> Withheld:
+    """As ``withheld_values`` for one rater's line of a ceiling: everything the page greys as "not a result" when
+    the ceiling is withheld, else an interval of width 0."""
+    if note := ceiling_withheld(row):
+        return dict.fromkeys(("human", "human_ci95_low", "human_ci95_high", "judge", "judge_ci95_low",
+                              "judge_ci95_high", "judge_better"), note)
+    out: Withheld = {}
+    for side, ci in (("human", rater.human_ci95), ("judge", rater.judge_ci95)):
+        if zero := degenerate_interval(ci, "t"):
+            out |= {f"{side}_ci95_low": short_note(zero), f"{side}_ci95_high": short_note(zero)}
+    return out
+
+
+def withheld_text(withheld: Withheld) -> str:
+    """The ``withheld`` column: "t, df, p: too few items, n = 3 and 3", one part per reason."""
+    by_reason: dict[str, list[str]] = {}
+    for column, reason in withheld.items():
+        by_reason.setdefault(reason, []).append(column)
+    return "; ".join(f"{', '.join(columns)}: {reason}" for reason, columns in by_reason.items())
 
 
 def group_title(group: str) -> str:

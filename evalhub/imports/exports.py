@@ -29,7 +29,7 @@ from evalhub.analysis.result import (
     WelchRow,
     to_json,
 )
-from evalhub.analysis.trust_notes import ceiling_withheld
+from evalhub.analysis.trust_notes import ceiling_rater_withheld, withheld_text, withheld_values
 from llmjudge.models import LLMRating
 from llmjudge.selectors import server_words_hidden
 
@@ -46,11 +46,11 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "cells": ("question", "group", "pool", "n_items", "n_ratings", "n_raters", "mean", "std", "alpha_nominal",
               "alpha_ordinal", "alpha_interval", "alpha_ratio", "alpha_ci95_low", "alpha_ci95_high",
               "full_agreement_pct", "icc1", "icc1k", "notes", "pool_label", "icc_n_items", "alpha_ci_n_boot",
-              "alpha_ci_n_valid"),
-    "kendall": ("question", "group", "pool", "tau", "p", "n", "band", "notes", "pool_label"),
+              "alpha_ci_n_valid", "withheld"),
+    "kendall": ("question", "group", "pool", "tau", "p", "n", "band", "notes", "pool_label", "withheld"),
     "welch": ("question", "pool", "group_a", "group_b", "mean_a", "mean_b", "t", "df", "p", "mean_diff", "cohens_d",
-              "n_a", "n_b", "unit", "notes", "p_adjusted", "pool_label", "p_family"),
-    "pairwise_kendall": ("question", "group", "pool", "mean_tau", "n_pairs", "notes", "pool_label"),
+              "n_a", "n_b", "unit", "notes", "p_adjusted", "pool_label", "p_family", "withheld"),
+    "pairwise_kendall": ("question", "group", "pool", "mean_tau", "n_pairs", "notes", "pool_label", "withheld"),
     "rater_means": ("question", "group", "pool", "rater", "mean", "n", "pool_label"),
     # Pairwise studies only: each judge pool's majority choice against the human majority choice.
     "majority": ("question", "group", "pool", "agreement_pct", "n_items", "n_agree", "human_no_majority",
@@ -58,12 +58,12 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     # Issue 19: kappa rows as in the JSON; the confusion matrix one row per (human label, pool label) cell;
     # the ceiling one row per rater.
     "kappa": ("question", "group", "pool", "against", "rater", "weights", "kappa", "ci95_low", "ci95_high",
-              "n_items", "n_tied", "n_unpaired", "p", "p_adjusted", "notes", "pool_label"),
+              "n_items", "n_tied", "n_unpaired", "p", "p_adjusted", "notes", "pool_label", "withheld"),
     "confusion": ("question", "group", "pool", "human_category", "pool_category", "count", "n_items", "n_tied",
                   "n_unpaired", "pool_label"),
     "ceiling": ("question", "group", "pool", "scoring", "rater", "n_items", "human", "human_ci95_low",
                 "human_ci95_high", "judge", "judge_ci95_low", "judge_ci95_high", "judge_better", "summary",
-                "notes", "pool_label"),
+                "notes", "pool_label", "withheld"),
     # The alternative annotator test: one line per (row, human tested); a row with no human tested has one
     # line with the human columns empty. The row's own columns repeat on each of its lines.
     "alt_test": ("question", "group", "pool", "scoring", "epsilon", "q_fdr", "n_instances", "winning_rate",
@@ -74,7 +74,9 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
                       "n_decisive", "n_first", "first_position_share", "first_position_ci95_low",
                       "first_position_ci95_high", "prefers_first", "prefers_second", "notes", "pool_label"),
 }
-ALL_TABLE_COLUMNS: tuple[str, ...] = ("table", *dict.fromkeys(c for cols in TABLE_COLUMNS.values() for c in cols))
+# ``withheld`` (the columns a page withholds, and why: those are left empty) last, so the others keep their places.
+ALL_TABLE_COLUMNS: tuple[str, ...] = ("table", *dict.fromkeys(c for cols in TABLE_COLUMNS.values() for c in cols
+                                                              if c != "withheld"), "withheld")
 
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
@@ -211,14 +213,11 @@ def _records(row: Row) -> Iterator[Record]:
         return
     if isinstance(row, CeilingRow):
         notes = _notes_text(row.notes)
-        withheld = ceiling_withheld(row)
         for rater in row.raters:
             record = {**flat, **_json_keys(rater), "notes": "; ".join(n for n in (notes, rater.reason) if n)}
-            if withheld:  # empty where the page and the text report say "withheld" (issue 25 review, M2); JSON keeps it
-                record["judge_better"] = None
             record["human_ci95_low"], record["human_ci95_high"] = _low_high(rater.human_ci95)
             record["judge_ci95_low"], record["judge_ci95_high"] = _low_high(rater.judge_ci95)
-            yield record
+            yield _without(record, ceiling_rater_withheld(row, rater))
         return
     if isinstance(row, AltTestRow):
         flat["notes"] = _notes_text(row.test.notes)
@@ -234,7 +233,14 @@ def _records(row: Row) -> Iterator[Record]:
             yield {**flat, "rater": human.rater, "rater_n": human.n, "rater_p": human.p,
                    "rater_rejected": human.rejected, "rater_advantage": human.advantage}
         return
-    yield flat
+    yield _without(flat, withheld_values(row))
+
+
+def _without(record: Record, withheld: dict[str, str]) -> Record:
+    """The record with the values the page withholds left empty, and why in its ``withheld`` column (fourth
+    review, M2); the JSON keeps them. A column already empty (an undefined value) is not named."""
+    emptied = {column: reason for column, reason in withheld.items() if record.get(column) is not None}
+    return {**record, **dict.fromkeys(emptied), "withheld": withheld_text(emptied)}
 
 
 def table_rows(result: AnalysisResult, table: str | None = None) -> Iterator[tuple[object, ...]]:

@@ -1,0 +1,102 @@
+"""Issue 25's fourth review: Welch on all individual ratings follows the minimum of items per side (M1), and every
+CSV leaves a value the page withholds empty, naming why in its ``withheld`` column (M2)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from evalhub.analysis import AnalysisOptions, study_analysis
+from evalhub.analysis.text_report import text_report, welch_sentence
+from evalhub.analysis.trust_notes import withheld_text, withheld_values
+from evalhub.imports.exports import TABLE_COLUMNS, table_rows
+from tests.evalhub.analysis.test_withheld_numbers import _rows, _study
+from tests.evalhub.factories import import_long
+
+pytestmark = pytest.mark.usefixtures("fresh_cache")
+
+HIGH = {"a1": [5, 4, 5], "a2": [4, 4, 3], "a3": [5, 5, 4]}
+LOW = {"b1": [1, 2, 1], "b2": [2, 3, 2], "b3": [1, 1, 2]}
+JUDGE_HIGH = {"a1": [5], "a2": [3], "a3": [4]}
+JUDGE_LOW = {"b1": [2], "b2": [1], "b3": [1]}
+
+
+def _three_items_a_side(researcher, tmp_path, slug: str, unit: str = "item means"):
+    study = _study(researcher, slug)
+    rows = (_rows("human", "a", HIGH) + _rows("human", "b", LOW) + _rows("judge", "a", JUDGE_HIGH)
+            + _rows("judge", "b", JUDGE_LOW))
+    import_long(study, rows, tmp_path)
+    return study, study_analysis(study=study, options=AnalysisOptions(n_boot=200, welch_unit=unit))  # type: ignore[arg-type]
+
+
+def _csv(result, table: str) -> list[dict[str, object]]:
+    header, *rows = list(table_rows(result, table))
+    assert header == TABLE_COLUMNS[table]
+    return [dict(zip(header, r, strict=True)) for r in rows]
+
+
+@pytest.mark.django_db
+def test_welch_on_all_ratings_of_three_items_a_side_is_withheld_as_on_item_means(researcher, client, tmp_path):
+    study, result = _three_items_a_side(researcher, tmp_path, "welch-ratings-three", unit="ratings")
+    (row,) = [w for w in result.welch if w.pool == "human"]
+    assert row.test.unit == "ratings" and row.test.n_a == 9 and row.test.n_b == 9
+    assert row.test.p is not None and row.p_adjusted is not None and row.p_adjusted < 0.05  # would earn a star
+    assert row.notes == {"test": "too few items (n = 3 and 3)"}
+    sentence = welch_sentence(row)
+    assert "no test is reported, too few items (n = 3 and 3)" in sentence
+    assert "p = " not in sentence and "p < " not in sentence and "prefer" not in sentence
+    report = text_report(result)
+    assert "BH-adjusted p =" not in report and "BH-adjusted p <" not in report
+    assert result.to_json()["welch"][0]["p"] is not None  # the JSON keeps the value, with the note
+    client.force_login(researcher)
+    page = client.get(f"/studies/{study.slug}/?welch=ratings").content.decode()
+    assert "no test is reported, too few items (n = 3 and 3)" in page
+    assert "over b (BH-adjusted" not in page  # no star, no starred tooltip
+    assert "treated as independent though ratings of one item or one rater are not: an optimistic p" in page
+
+
+@pytest.mark.django_db
+def test_every_csv_leaves_a_withheld_value_empty_and_names_why(researcher, tmp_path):
+    _, result = _three_items_a_side(researcher, tmp_path, "csv-withheld")
+    expected = {
+        "cells": ("alpha_ordinal", "too few items (n = 3)"),
+        "kendall": ("tau", "too few items (n = 3)"),
+        "welch": ("p_adjusted", "too few items (n = 3 and 3)"),
+        "kappa": ("kappa", "too few items (n = 3)"),
+        "ceiling": ("human", "too few items (n = 3)"),
+    }
+    for table, (column, reason) in expected.items():
+        lines = _csv(result, table)
+        withheld = [line for line in lines if line["withheld"]]
+        assert withheld, table
+        for line in withheld:
+            assert line[column] == "", (table, line)
+            assert f"{column}" in str(line["withheld"]) and reason in str(line["withheld"]), (table, line)
+    # The JSON keeps them.
+    data = result.to_json()
+    assert all(c["alpha"]["ordinal"] is not None for c in data["cells"] if c["pool"] == "human")
+    assert all(w["p_adjusted"] is not None for w in data["welch"])
+    assert any(k["kappa"] is not None and k["notes"].get("kappa") for k in data["kappa"])
+
+
+@pytest.mark.django_db
+def test_the_welch_csv_gives_a_shown_test_in_its_columns(researcher, tmp_path):
+    study = _study(researcher, "csv-welch-five")
+    high = {f"a{i}": [5 - i % 2, 4, 5 - i % 3] for i in range(5)}
+    low = {f"b{i}": [1 + i % 2, 2, 1 + i % 3] for i in range(5)}
+    import_long(study, _rows("human", "a", high) + _rows("human", "b", low), tmp_path)
+    result = study_analysis(study=study, options=AnalysisOptions(n_boot=200))
+    (line,) = _csv(result, "welch")
+    assert line["withheld"] == ""
+    assert line["p_adjusted"] == result.welch[0].p_adjusted and line["t"] == result.welch[0].test.t
+
+
+@pytest.mark.django_db
+def test_an_interval_of_width_zero_is_withheld_with_its_reason(researcher, tmp_path):
+    _, result = _three_items_a_side(researcher, tmp_path, "csv-zero-width")
+    shown = next(k for k in result.kappa if k.kappa is not None)
+    zero = dataclasses.replace(shown, ci95=(0.5, 0.5), notes={
+        "ci95": "no variation: the bootstrap interval has width 0 (both bounds 0.500)"})
+    assert withheld_values(zero) == {"ci95_low": "no variation", "ci95_high": "no variation"}
+    assert withheld_text(withheld_values(zero)) == "ci95_low, ci95_high: no variation"
