@@ -14,6 +14,7 @@ from evalhub.analysis.result import (
     AnalysisResult,
     KappaRow,
     KendallRow,
+    PairwiseKendallRow,
     PoolSummary,
     PositionRow,
     WelchRow,
@@ -161,6 +162,7 @@ def text_report(result: AnalysisResult) -> str:
     out = _header_lines(result, labels)
     out += _cell_tables(result, labels)
     out += _paper_tables(result, labels)
+    out += _rater_mean_lines(result, labels)
     out += _ablation_lines(result.ablations)
     out += alt_test_report(result.alt_test, labels)
     out += _evidence_lines(result)
@@ -184,7 +186,9 @@ def _header_lines(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
         if pool.kind != "llm":
             return ""
         words = {READ_BY_PERSON: "read by a person"}  # among the ok ratings, counted apart
-        return "".join(f", {words.get(k, k)} {v}" for k, v in sorted(pool.status_counts.items()) if k != "ok")
+        # Refused and unparseable always, as the page's pools table (fourth review, U5), 0 included.
+        shown = {"refused": 0, "unparseable": 0, **pool.status_counts}
+        return "".join(f", {words.get(k, k)} {v}" for k, v in sorted(shown.items()) if k != "ok")
 
     scale = f"scale {study.scale.min}-{study.scale.max}"
     return [f"Study {study.slug}: {study.title} ({_count(study.n_items, 'item')}, {scale})",
@@ -229,8 +233,9 @@ def _cell_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
                 ci_note = interval_note(c.notes, c.alpha_ci95, "alpha_ci95", *keys)
                 ci_text = "" if ci_note == "–" else f" [{ci_note}]" if ci_note else \
                     f" [{fmt(c.alpha_ci95[0])}, {fmt(c.alpha_ci95[1])}]" if c.alpha_ci95 else ""
-                agreement = "" if c.full_agreement_pct is None else f" {c.full_agreement_pct:.0f}%"
-                line2.append(f"a={value_note(c.notes, *keys) or fmt(c.alpha[level])}{ci_text}{agreement}")
+                # Named in full (fourth review, C8: "a=too few items (n = 3) 33%" left "a" to be guessed).
+                agreement = "" if c.full_agreement_pct is None else f", full agreement {c.full_agreement_pct:.0f}%"
+                line2.append(f"alpha {value_note(c.notes, *keys) or fmt(c.alpha[level])}{ci_text}{agreement}")
             rows += [line1, line2]
         out.append(_table(["pool", *groups], rows))
     return out
@@ -253,10 +258,10 @@ def welch_family_text(size: int) -> str:
 
 
 def _welch_cells(row: WelchRow) -> list[str]:
-    """t, df, p (raw), p (BH) and d as the Welch table prints them: a withheld test prints its note in place of p,
-    and "–" for t, df, p (BH) and d (as the page)."""
-    if withheld := welch_withheld(row):
-        return ["–", "–", withheld, "–", "–"]
+    """t, df, p (raw), p (BH) and d as the Welch table prints them: a withheld test prints "–" for each (as the
+    page); its sentence under the table says why."""
+    if welch_withheld(row):  # why: in the sentence under the table (fourth review, U5: not inside the p column)
+        return ["–", "–", "–", "–", "–"]
     return [fmt(row.test.t, 3), fmt(row.test.df, 1), p_cell(row.test.p), p_cell(row.p_adjusted),
             fmt(row.test.cohens_d, 2)]
 
@@ -287,9 +292,30 @@ def _paper_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
     if result.pairwise_kendall:
         out += ["", "== Mean pairwise Kendall's tau among a pool's raters (table 6)"]
         rows = [[r.question, r.group, labels.get(r.pool, r.pool), value_note(r.notes, "mean_tau") or fmt(r.mean_tau, 3),
-                 str(r.n_pairs)] for r in result.pairwise_kendall]
+                 _pairs_text(r)] for r in result.pairwise_kendall]
         out.append(_table(["question", "group", "pool", "mean tau", "pairs"], rows))
     return out
+
+
+def _rater_mean_lines(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
+    """Table 12 as the dashboard shows it (fourth review, U5): one line per (pool, rater), its mean and n per
+    question and group."""
+    if not result.rater_means:
+        return []
+    columns = list(dict.fromkeys((r.question, r.group) for r in result.rater_means))
+    by_rater: dict[tuple[str, str], dict[tuple[str, str], str]] = {}
+    for r in result.rater_means:
+        by_rater.setdefault((r.pool, r.rater), {})[(r.question, r.group)] = f"{fmt(r.mean)} (n {r.n})"
+    rows = [[labels.get(pool, pool), rater, *(values.get(col, "–") for col in columns)]
+            for (pool, rater), values in by_rater.items()]
+    return ["", "== Per-rater means (table 12): mean (n ratings) per question / group",
+            _table(["pool", "rater", *(f"{q} / {g}" for q, g in columns)], rows)]
+
+
+def _pairs_text(row: PairwiseKendallRow) -> str:
+    """Table 6's pairs as the page gives them: "1 of 3" when some pairs' tau is undefined (fourth review, U5)."""
+    note = row.notes.get("n_pairs", "")
+    return note.split(" pairs")[0] if " of " in note.split(";")[0] else str(row.n_pairs)
 
 
 def _ablation_lines(tables: Sequence[AblationTable]) -> list[str]:
@@ -381,7 +407,7 @@ def _kappa_ci(k: KappaRow) -> str:
 def _kappa_p(k: KappaRow) -> str:
     """A per-rater kappa's "p (BH)" cell as the page shows it: "–" when kappa is withheld (issue 25 review, C5)."""
     if k.against != "rater":
-        return ""  # Fleiss' kappa and kappa vs the majority are not tested
+        return "–"  # Fleiss' kappa and kappa vs the majority are not tested (fourth review, C4: never blank)
     if value_note(k.notes, "kappa"):
         return "–"
     if k.p_adjusted is None:
@@ -398,7 +424,7 @@ def _evidence_lines(result: AnalysisResult) -> list[str]:
                     "and Fleiss' kappa among the human raters"]
         rows = [[k.question, k.group, pool_label(k.pool, labels), k.against if k.rater is None else k.rater,
                  k.weights, value_note(k.notes, "kappa") or fmt(k.kappa, 3), _kappa_ci(k), str(k.n_items),
-                 str(k.n_tied),
+                 "–" if k.against == "raters" else str(k.n_tied),  # Fleiss' kappa has no majority to tie
                  _kappa_p(k)] for k in result.kappa]
         out.append(_table(["question", "group", "pool", "against", "weights", "kappa", "95% CI", "n", "tied",
                            "p (BH)"], rows))

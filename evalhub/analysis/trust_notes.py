@@ -25,6 +25,7 @@ empty there and the ``withheld`` column names it and why; the JSON keeps every v
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 import numpy as np
@@ -123,9 +124,11 @@ def note_name(key: str) -> str:
 
 
 def short_note(note: str | None) -> str:
-    """What a cell shows in place of a number it should not claim: the note up to its colon
-    ("too few items (n = 2)", "no variation"); the whole note goes in the cell's tooltip and the Notes."""
-    return (note or "").split(":")[0]
+    """What a cell shows in place of a number it should not claim: the note up to its colon, its count after a
+    comma ("too few items, n = 2", "no variation"), so that it nests in parentheses cleanly (fourth review, C4:
+    "(τ withheld: too few items (n = 3))"); the whole note goes in the cell's tooltip and the Notes."""
+    head = (note or "").split(":")[0]
+    return re.sub(r" \((n = [^()]*)\)$", r", \1", head)
 
 
 def value_note(notes: Mapping[str, str], *keys: str) -> str:
@@ -190,7 +193,7 @@ def ceiling_rater_withheld(row: CeilingRow, rater: CeilingRater) -> Withheld:
     the ceiling is withheld, else an interval of width 0."""
     if note := ceiling_withheld(row):
         return dict.fromkeys(("human", "human_ci95_low", "human_ci95_high", "judge", "judge_ci95_low",
-                              "judge_ci95_high", "judge_better"), note)
+                              "judge_ci95_high", "judge_better"), short_note(note))
     out: Withheld = {}
     for side, ci in (("human", rater.human_ci95), ("judge", rater.judge_ci95)):
         if zero := degenerate_interval(ci, "t"):

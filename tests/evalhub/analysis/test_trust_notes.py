@@ -93,7 +93,7 @@ def test_a_tau_whose_p_is_above_005_claims_no_strength(researcher, client, tmp_p
     assert result.to_json()["kendall"][0]["band"] == "not significant"
     # On 3 items the page withholds tau as it does alpha (issue 25, second review U6); the JSON keeps it.
     assert row.notes == {"tau": "too few items (n = 3)"}
-    assert 'class="undef tau-note">too few items (n = 3)<' in _dashboard(client, researcher, study)
+    assert 'class="undef tau-note">too few items, n = 3<' in _dashboard(client, researcher, study)
 
     # From 5 items on the page shows tau, and its band: 0.6 on 5 items is strong by size, p = 0.233 (exact).
     study = _study(researcher, "five-items")
@@ -127,9 +127,10 @@ def test_kappa_on_two_items_keeps_its_value_and_says_too_few_items(researcher, c
     assert row["kappa"] == majority.kappa and row["notes"] == {"kappa": "too few items (n = 2)"}
 
     page = _dashboard(client, researcher, study)
-    # + Fleiss, + table 6 (2 pools), + the ceiling's withheld summary
-    assert page.count('<span class="undef">too few items (n = 2)</span>') == len(raters) + 3 + 1 + 2 + 1
-    assert 'α <span class="undef alpha-note">too few items (n = 2)</span>' in page
+    # + Fleiss, + table 6 (2 pools); the ceiling's withheld summary gives the whole note
+    assert page.count('<span class="undef">too few items, n = 2</span>') == len(raters) + 3 + 1 + 2
+    assert 'the human ceiling is withheld: <span class="undef">too few items (n = 2)</span>' in page
+    assert 'α <span class="undef alpha-note">too few items, n = 2</span>' in page
 
 
 @pytest.mark.django_db

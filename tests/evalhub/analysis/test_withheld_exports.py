@@ -4,6 +4,7 @@ CSV leaves a value the page withholds empty, naming why in its ``withheld`` colu
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
@@ -11,6 +12,7 @@ from evalhub.analysis import AnalysisOptions, study_analysis
 from evalhub.analysis.text_report import text_report, welch_sentence
 from evalhub.analysis.trust_notes import withheld_text, withheld_values
 from evalhub.imports.exports import TABLE_COLUMNS, table_rows
+from evalhub.pages.dashboard import _scatter_legend
 from tests.evalhub.analysis.test_withheld_numbers import _rows, _study
 from tests.evalhub.factories import import_long
 
@@ -60,11 +62,11 @@ def test_welch_on_all_ratings_of_three_items_a_side_is_withheld_as_on_item_means
 def test_every_csv_leaves_a_withheld_value_empty_and_names_why(researcher, tmp_path):
     _, result = _three_items_a_side(researcher, tmp_path, "csv-withheld")
     expected = {
-        "cells": ("alpha_ordinal", "too few items (n = 3)"),
-        "kendall": ("tau", "too few items (n = 3)"),
-        "welch": ("p_adjusted", "too few items (n = 3 and 3)"),
-        "kappa": ("kappa", "too few items (n = 3)"),
-        "ceiling": ("human", "too few items (n = 3)"),
+        "cells": ("alpha_ordinal", "too few items, n = 3"),
+        "kendall": ("tau", "too few items, n = 3"),
+        "welch": ("p_adjusted", "too few items, n = 3 and 3"),
+        "kappa": ("kappa", "too few items, n = 3"),
+        "ceiling": ("human", "too few items, n = 3"),
     }
     for table, (column, reason) in expected.items():
         lines = _csv(result, table)
@@ -100,3 +102,24 @@ def test_an_interval_of_width_zero_is_withheld_with_its_reason(researcher, tmp_p
         "ci95": "no variation: the bootstrap interval has width 0 (both bounds 0.500)"})
     assert withheld_values(zero) == {"ci95_low": "no variation", "ci95_high": "no variation"}
     assert withheld_text(withheld_values(zero)) == "ci95_low, ci95_high: no variation"
+
+
+@pytest.mark.django_db
+def test_kappa_tables_say_dash_where_undefined_and_withheld_texts_never_nest_parentheses(
+        researcher, client, tmp_path):
+    study, result = _three_items_a_side(researcher, tmp_path, "c4-kappa")
+    client.force_login(researcher)
+    page = client.get(f"/studies/{study.slug}/").content.decode()
+    rows = re.findall(r'<tr class="kappa-row".*?</tr>', page, flags=re.S)
+    assert rows
+    for row in rows:
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row, flags=re.S)
+        assert all(cell.strip() for cell in cells), row  # p (BH) and Fleiss' tied: "–", never blank
+    assert "too few items, n = 3" in page
+    assert not re.search(r"\([^()]*\([^()]*\)\)", _scatter_legend("a", next(k for k in result.kendall)))
+    report = text_report(result)
+    kappa = report.split("== Cohen's kappa")[1].split("\n\n")[0].splitlines()[3:]
+    assert kappa and all(line.split()[-1] == "–" for line in kappa)  # p (BH) of Fleiss and majority rows
+    fleiss = [line for line in kappa if " raters " in line]
+    assert fleiss and all(line.split()[-2] == "–" for line in fleiss)  # Fleiss' tied
+    assert not re.search(r"too few items \(n = [^()]*\)\)", report + page)  # "(τ withheld: too few items (n = 3))"

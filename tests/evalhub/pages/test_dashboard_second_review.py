@@ -65,7 +65,7 @@ def test_u1_every_legend_entry_of_the_dashboards_charts_lies_inside_its_svg(smal
 
 
 def test_u1_a_chart_grows_with_its_legend_lines_and_its_longest_entry():
-    names = [f"group “g{k}” (τ withheld: too few items (n = 3))" for k in range(4)]
+    names = [f"group “g{k}” (τ withheld: too few items, n = 3)" for k in range(4)]
     series = [charts.ScatterSeries(name, svg.colour(k), [(2.0, 3.0, 1)]) for k, name in enumerate(names)]
     scatter = charts.scatter_chart(title="relevance", scale=(1, 5), series=series, x_label="x", y_label="y")
     lines, reach = svg.legend_extent(names, 270)
@@ -109,8 +109,8 @@ def test_u3_welchs_d_stands_beside_the_n_of_each_side_and_its_unit(small_study, 
     # 3 items per group: the test compares 3 item means with 3 (withheld as too few, and saying on how many).
     assert tested and all("; n = 3 “human” and 3 “gpt2” items" in line for line in tested)
     html = _page(client, researcher, small_study, "?welch=ratings")
-    lines = [unescape(line) for line in re.findall(r'<li class="(?:sig|ns)">(.*?)</li>', html, flags=re.S)]
-    # On all ratings: 3 teachers x 3 items per group, and gpt-4o's 3 samples x 3 items.
+    lines = [unescape(line) for line in re.findall(r'<li class="(?:sig|ns|withheld)">(.*?)</li>', html, flags=re.S)]
+    # On all ratings (withheld on 3 items a side, the fourth review's M1, but saying on how many): 3 teachers x 3 items per group, and gpt-4o's 3 samples x 3 items.
     humans = [line for line in lines if line.startswith("Human raters")]
     assert humans and all("; n = 9 “human” and 9 “gpt2” ratings" in line for line in humans)
     # The text report's table names the unit of its n column, and its sentences are the page's.
@@ -133,9 +133,9 @@ def test_u6_tau_below_the_minimum_is_withheld_as_alpha_and_the_json_keeps_it_wit
     report = _report(small_study)
     table2 = report[report.index("== Kendall's tau-b"):]
     rows = table2[:table2.index("\n\n")].splitlines()[2:]
-    withheld = [row for row in rows if "too few items (n = 3)" in row]
+    withheld = [row for row in rows if "too few items, n = 3" in row]
     assert len(withheld) == len(defined)
-    assert all(re.search(r"too few items \(n = 3\)\s+–\s+3\s+–$", row) for row in withheld)
+    assert all(re.search(r"too few items, n = 3\s+–\s+3\s+–$", row) for row in withheld)
     # From 5 items on tau is shown: all groups together have 6.
     pooled = client.get(f"/studies/{small_study.slug}/analysis.json?group=(all)").json()["kendall"]
     pooled = [k for k in pooled if k["group"] == "(all)" and k["tau"] is not None]
@@ -155,7 +155,7 @@ def test_u8_no_tooltip_describes_an_interval_that_is_withheld(small_study, clien
     html = _page(client, researcher, small_study)
     table1 = html[html.index('id="table1"'):html.index("</table>", html.index('id="table1"'))]
     tooltips = [unescape(t) for t in re.findall(r'<td class="[^"]*" title="([^"]*)"', table1)]
-    assert tooltips and all("α 95% CI withheld: too few items (n = 3)" in t for t in tooltips)
+    assert tooltips and all("α 95% CI withheld: too few items, n = 3" in t for t in tooltips)
     assert not any("bootstrap" in t or "α 95% CI:" in t or "no variation" in t for t in tooltips)
     kappa = [unescape(t) for t in re.findall(r'<td class="kappa-value" title="([^"]*)"', html)]
     assert kappa and not any("95% CI" in t or "bootstrap" in t for t in kappa)
