@@ -204,6 +204,8 @@ class Table1Cell:
     stars: str
     mark_title: str
     counts_text: str = ""  # what n counts and what the mean and std are over (issue 25 third review, U5)
+    agreement_text: str = ""  # the share % full agreement is of ("1 of 3 items"; fourth review, U3)
+    n_text: str = ""  # the cell's n in the cell, not only in its tooltip (a phone has no hover; fourth review, C3)
 
 
 @dataclass(frozen=True)
@@ -337,6 +339,24 @@ def _counts_text(c: CellRow, samples: int) -> str:
     return f"{head}; mean (std) over the {c.n_ratings} {unit}, sample std"
 
 
+def _agreement_text(c: CellRow, samples: int) -> str:
+    """What % full agreement is a share of. It counts the items with 2 or more ratings: that is every item when ICC's
+    complete items are all of them; otherwise the count is not in the result, and the words say so instead."""
+    pct = c.full_agreement_pct
+    if pct is None:
+        return ""
+    among = " among its own samples" if samples else ""
+    if c.icc_n_items == c.n_items and c.n_items:
+        agree = round(pct * c.n_items / 100)
+        return f"{agree} of {c.n_items} item{'' if c.n_items == 1 else 's'}{among}"
+    return f"of the items with 2 or more {'answers' if samples else 'ratings'}{among}"
+
+
+def _n_text(c: CellRow, samples: int) -> str:
+    unit = "answer" if samples else "rating"
+    return f"n = {c.n_ratings} {unit}{'' if c.n_ratings == 1 else 's'}"
+
+
 def _table1_cell(c: CellRow | None, level: str, mark: list[str], *, samples: int) -> Table1Cell:
     keys = ("alpha", f"alpha.{level}")  # too few items, then undefined at the level shown
     note = value_note(c.notes, *keys) if c else ""
@@ -348,7 +368,8 @@ def _table1_cell(c: CellRow | None, level: str, mark: list[str], *, samples: int
     return Table1Cell(cell=c, alpha=alpha, alpha_note=note, alpha_ci_note=ci_note,
                       notes_text=notes_text(shown_notes(c.notes, ("alpha_ci95",), *keys)) if c else "",
                       stars=max((m.split(" ")[0] for m in mark), key=len, default=""), mark_title="; ".join(mark),
-                      counts_text=_counts_text(c, samples) if c else "")
+                      counts_text=_counts_text(c, samples) if c else "",
+                      agreement_text=_agreement_text(c, samples) if c else "", n_text=_n_text(c, samples) if c else "")
 
 
 MAX_RATER_ROWS = 60  # the CSV has all

@@ -1,0 +1,48 @@
+"""The fourth review of the small study's dashboard (issue 25), the page's side: the evidence intro speaks of what the
+page shows (U2), % full agreement says what it is a share of (U3), the pools' counts name their unit (U4), each table-1
+cell shows its n (C3), a filtered view counts its items and names its group (C6), and the headline blocks are not
+repeated by the cards (C7).
+
+The browser-measured points (scrollWidth, a wrapped legend, values reachable by tap) are in
+tests/e2e/test_phone_width_browser.py.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.evalhub.pages.test_dashboard_review import _read, small_study  # noqa: F401 - the fixture
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
+
+
+def _seen(reader) -> str:
+    return re.sub(r"\s+", " ", " ".join(reader.parts))
+
+
+def test_full_agreement_says_what_share_it_is_and_an_llms_is_among_its_samples(small_study, client, researcher):  # noqa: F811
+    html, reader = _read(client, researcher, small_study)
+    seen = _seen(reader)
+    assert re.search(r"· \d+% \(\d of 3 items\)", seen)
+    assert re.search(r"· \d+% \(\d of 3 items among its own samples\)", seen)
+    assert "% full agreement, the share of items on which all of a pool's raters gave the same score, for an LLM " \
+           "pool all its own samples" in seen
+    # Each share agrees with its percentage.
+    for pct, agree, total in re.findall(r"· (\d+)% \((\d) of (\d) items", seen):
+        assert round(100 * int(agree) / int(total)) == int(pct)
+
+
+def test_each_table_1_cell_shows_its_n_not_only_in_a_tooltip(small_study, client, researcher):  # noqa: F811
+    html, _ = _read(client, researcher, small_study)
+    table = html[html.index('id="table1"'):html.index("</table>", html.index('id="table1"'))]
+    shown = re.findall(r'<span class="second cell-n">(n = \d+ (?:ratings|answers))</span>', table)
+    assert "n = 9 ratings" in shown and "n = 9 answers" in shown
+    assert len(shown) == table.count('class="second"')  # every filled cell
+
+
+def test_the_pools_ratings_counted_name_their_unit_in_every_cell(small_study, client, researcher):  # noqa: F811
+    _, reader = _read(client, researcher, small_study)
+    seen = _seen(reader)
+    assert re.search(r"\b\d+ \(rater × item × question\)", seen)
+    assert re.search(r"\b\d+ \(item × question; \d+ answers of its samples\)", seen)
