@@ -46,3 +46,13 @@ def test_the_pools_ratings_counted_name_their_unit_in_every_cell(small_study, cl
     seen = _seen(reader)
     assert re.search(r"\b\d+ \(rater × item × question\)", seen)
     assert re.search(r"\b\d+ \(item × question; \d+ answers of its samples\)", seen)
+
+
+def test_the_evidence_intro_speaks_only_of_what_the_page_shows(small_study, client, researcher):  # noqa: F811
+    html, _ = _read(client, researcher, small_study)
+    start = html.index('id="evidence"')
+    intro = re.sub(r"<[^>]+>", "", html[start:html.index("</p>", start)])
+    # Every ceiling is withheld at 3 items per group: no "better", no ceiling interval to read.
+    assert "better" not in intro and "Student's t" not in intro
+    assert "The human ceiling of every block here is withheld, its summary and intervals with it: each has fewer " \
+           "than 5 items" in intro

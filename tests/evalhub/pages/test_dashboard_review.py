@@ -176,8 +176,8 @@ def test_the_human_ceiling_on_three_items_carries_the_item_notes_and_quotes_no_w
                             for c in captions)
     assert "better than" not in seen
     # The intro's promise of intervals says when they are withheld.
-    assert "Student's t interval of each mean (ceiling; below 5 items the ceiling's summary and intervals are " \
-        "withheld" in seen
+    assert "The human ceiling of every block here is withheld, its summary and intervals with it: each has fewer " \
+        "than 5 items" in seen
     # The JSON keeps the raw per-rater values, not the summary.
     data = client.get(f"/studies/{small_study.slug}/analysis.json").json()
     assert data["ceiling"] and all(c["summary"] is None and "too few items (n = 3)" in c["notes"]
