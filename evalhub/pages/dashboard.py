@@ -23,7 +23,7 @@ from django.views.decorators.http import require_POST
 
 from annotations.forms import form_field
 from annotations.models import Study
-from annotations.selectors import study_changeable, study_for_researcher
+from annotations.selectors import counted_items, study_changeable, study_for_researcher
 from annotations.studies import study_alt_epsilon_set
 from evalhub.analysis import ALL_GROUPS, AnalysisOptions, pool_labels, study_analysis_cached
 from evalhub.analysis.result import (
@@ -106,14 +106,23 @@ def _options_or_400(request: HttpRequest, study: Study, *, charts_wanted: bool) 
     return form.options(charts_wanted=charts_wanted)
 
 
+def _filter_items(study: Study, options: AnalysisOptions) -> int | None:
+    """The counted items in the groups a filter shows (issue 25 fourth review, C6), or None when it shows all."""
+    if options.groups is None or ALL_GROUPS in options.groups:
+        return None
+    return counted_items(study=study).filter(group__in=options.groups).count()
+
+
 @login_required
 def study_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_for_researcher(user=request.user, slug=slug)
     form = FilterForm(request.GET, study=study)
     if not form.is_valid():
         return render(request, "evalhub/dashboard.html", {"study": study, "form": form}, status=400)
-    result = study_analysis_cached(study=study, options=form.options(charts_wanted=True))
+    options = form.options(charts_wanted=True)
+    result = study_analysis_cached(study=study, options=options)
     context = {"study": study, "form": form, "query": request.GET.urlencode(), "tables": list(TABLE_COLUMNS),
+               "filter_items": _filter_items(study, options),
                **dashboard_context(result),
                "ppi": ppi_context(result, declared=bool(study.human_subset.get("declared_random"))),
                "verdict": verdict_context(result, epsilon=study.alt_epsilon,

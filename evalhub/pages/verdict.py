@@ -157,7 +157,8 @@ def _card(pool: str, label: str, rows: list[AltTestRow], multi_question: bool, n
 def verdict_cards(result: AnalysisResult) -> tuple[VerdictCard, ...]:
     """One card per LLM pool with alt-test rows, ranked by rho; pools without a verdict last, with no rank."""
     rows = result.alt_test
-    n_groups = len({r.group for r in rows if r.group != ALL_GROUPS})
+    # A view filtered to one group still names it (issue 25 fourth review, C6): count the study's groups too.
+    n_groups = max(len({r.group for r in rows if r.group != ALL_GROUPS}), len(result.study.groups))
     multi_question = any(r.question == ALL_QUESTIONS for r in rows)
     labels = result.pool_labels()
     by_pool: dict[str, list[AltTestRow]] = {}

@@ -56,3 +56,13 @@ def test_the_evidence_intro_speaks_only_of_what_the_page_shows(small_study, clie
     assert "better" not in intro and "Student's t" not in intro
     assert "The human ceiling of every block here is withheld, its summary and intervals with it: each has fewer " \
            "than 5 items" in intro
+
+
+def test_a_filtered_view_counts_its_items_and_its_verdict_names_the_group(small_study, client, researcher):  # noqa: F811
+    client.force_login(researcher)
+    html = client.get(f"/studies/{small_study.slug}/?question=grammaticality&group=human").content.decode()
+    assert '<span id="filter-items">3 items of 6 (the groups filtered: human)</span>' in html
+    headlines = re.findall(r'<p class="headline[^"]*"[^>]*>.*?<strong>(.*?)</strong>', html, flags=re.S)
+    assert headlines and all("the human items" in h for h in headlines)
+    unfiltered = client.get(f"/studies/{small_study.slug}/").content.decode()
+    assert 'id="filter-items"' not in unfiltered and "· 6 items ·" in unfiltered
