@@ -66,3 +66,15 @@ def test_a_filtered_view_counts_its_items_and_its_verdict_names_the_group(small_
     assert headlines and all("the human items" in h for h in headlines)
     unfiltered = client.get(f"/studies/{small_study.slug}/").content.decode()
     assert 'id="filter-items"' not in unfiltered and "· 6 items ·" in unfiltered
+
+
+def test_the_cards_details_link_to_the_headline_instead_of_repeating_its_lines(small_study, client, researcher):  # noqa: F811
+    html, _ = _read(client, researcher, small_study)
+    verdict = html[html.index('id="verdict"'):html.index("</section>", html.index('id="verdict"'))]
+    for card in re.findall(r"<article.*?</article>", verdict, flags=re.S):
+        head, details = card.split("<details>")
+        lines = re.findall(r"<li>(.*?)</li>", head)
+        assert lines, "a headline that cannot run says why and what would change it"
+        assert not any(f"<li>{line}</li>" in details for line in lines)  # said once
+        anchor = re.search(r'<p class="headline [a-z]+" id="([^"]+)"', head)
+        assert anchor and f'<a href="#{anchor.group(1)}">the headline above</a>' in details
