@@ -9,6 +9,7 @@ tests/e2e/test_phone_width_browser.py.
 from __future__ import annotations
 
 import re
+from html import unescape
 
 import pytest
 
@@ -78,3 +79,21 @@ def test_the_cards_details_link_to_the_headline_instead_of_repeating_its_lines(s
         assert not any(f"<li>{line}</li>" in details for line in lines)  # said once
         anchor = re.search(r'<p class="headline [a-z]+" id="([^"]+)"', head)
         assert anchor and f'<a href="#{anchor.group(1)}">the headline above</a>' in details
+
+
+def test_a_long_legend_entry_wraps_inside_a_phone_wide_scatter():
+    """C2: the "τ undefined: ..." entry made a 681 px chart; it wraps within the plot, every line inside the SVG."""
+    from evalhub.pages import charts, svg
+
+    long = "group “human” (τ undefined: the human raters' item means are all equal (4.33) on the 3 items)"
+    series = [charts.ScatterSeries(long, svg.colour(0), [(4.33, 3.0, 3)]),
+              charts.ScatterSeries("group “gpt2” (τ withheld: too few items (n = 3))", svg.colour(1), [(2.0, 3.0, 3)])]
+    chart = charts.scatter_chart(title="grammaticality", scale=(1, 5), series=series, x_label="x", y_label="y")
+    width, height = map(int, re.search(r'viewBox="0 0 (\d+) (\d+)"', chart).groups())
+    assert width == 320
+    texts = re.findall(r'<text (?:class="legend-more" )?x="([\d.]+)" y="([\d.]+)" text-anchor="start"[^>]*>([^<]*)</text>',
+                       chart)
+    legend = [(float(x), float(y), unescape(t)) for x, y, t in texts]
+    assert " ".join(t for _, _, t in legend) == f"{long} {series[1].group}"
+    assert all(x + 6.5 * len(t) <= width and y + 3 <= height for x, y, t in legend)
+    assert len({y for _, y, _ in legend}) >= 4  # the long entry's lines, then the other entry's

@@ -326,11 +326,18 @@ def test_the_verdict_and_ppi_texts_name_the_score_and_the_setting_in_words(small
     assert "the study's human subset setting" in seen
 
 
+def _legend_entries(html: str) -> list[str]:
+    """Each legend entry's whole text: its first line after the swatch, and its wrapped lines (fourth review, C2)."""
+    entry = re.compile(r'width="10" height="10" rx="2" fill="[^"]+"/><text [^>]*>([^<]*)</text>'
+                       r'((?:<text class="legend-more" [^>]*>[^<]*</text>)*)')
+    return [unescape(" ".join([first, *re.findall(r">([^<]*)</text>", more)])) for first, more in entry.findall(html)]
+
+
 def test_the_scatter_legends_give_tau_with_its_p_and_band_as_table_2(small_study, client, researcher):
     # Issue 25 review: 'group "gpt2" (tau -1.00)' in the bubble-chart legend, with no p and no "not significant".
     # On 3 items table 2 withholds tau (the second review, U6): so does the legend, with the same words.
     html, reader = _read(client, researcher, small_study)
-    legends = [t for t in reader.svg_texts if t.startswith("group “") and "(τ " in t]
+    legends = [t for t in _legend_entries(html) if t.startswith("group “") and "(τ " in t]
     assert legends and all(re.fullmatch(r"group “(human|gpt2)” \(τ withheld: too few items \(n = 3\)\)", t)
                            for t in legends), legends
     # Which p: scipy's, exact without ties on few items, else the normal approximation.
