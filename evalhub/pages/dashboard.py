@@ -254,6 +254,7 @@ class Charts:
 
     heading: str
     charts: tuple[SafeString, ...]
+    text: str = ""  # in place of the charts when they would draw nothing
 
 
 def _keyed(rows: Iterable[Keyed]) -> dict[tuple[str, str, str], Keyed]:
@@ -491,7 +492,17 @@ def _alpha_charts(result: AnalysisResult, groups: list[str], pools: list[str],
                 rows.append(charts.AlphaBar(label=f"{group_title(group)} · {labels[pool]}", colour=pool_colours[pool],
                                             alpha=None if few else c.alpha[level], ci=ci,
                                             note=few or f"undefined: {undefined}"))
-        if rows:
+        if rows and all(r.alpha is None for r in rows):
+            # Nothing to draw: one line of text, not empty axes with a note on each row (issue 25 fourth review, C1).
+            out.append(Charts(question, (), text=_withheld_text(rows)))
+        elif rows:
             out.append(Charts(question, (charts.alpha_chart(
                 title=f"{question}: Krippendorff's alpha ({level}), 95% CI", rows=rows),)))
     return out
+
+
+def _withheld_text(rows: Sequence[charts.AlphaBar]) -> str:
+    notes = {r.note for r in rows}
+    if len(notes) == 1:
+        return f"α withheld on all {len(rows)} rows (group × pool): {notes.pop()}"
+    return "α withheld on every row: " + "; ".join(f"{r.label}: {r.note}" for r in rows)

@@ -97,3 +97,26 @@ def test_a_long_legend_entry_wraps_inside_a_phone_wide_scatter():
     assert " ".join(t for _, _, t in legend) == f"{long} {series[1].group}"
     assert all(x + 6.5 * len(t) <= width and y + 3 <= height for x, y, t in legend)
     assert len({y for _, y, _ in legend}) >= 4  # the long entry's lines, then the other entry's
+
+
+def test_an_alpha_chart_with_every_row_withheld_is_one_line_of_text(small_study, client, researcher):  # noqa: F811
+    """C1: four empty α charts, each "too few items" label on the zero gridline; now one line per question."""
+    html, _ = _read(client, researcher, small_study)
+    section = html[html.index('id="charts-alpha"'):]
+    section = section[:section.index("<h2", 10)]
+    assert "Krippendorff&#x27;s alpha (" not in section and "<svg" not in section
+    lines = re.findall(r'<p class="muted alpha-withheld">(.*?)</p>', section)
+    assert len(lines) == 4
+    assert all(line.endswith(": α withheld on all 4 rows (group × pool): too few items (n = 3).") for line in lines)
+
+
+def test_an_alpha_chart_with_one_row_drawn_keeps_its_notes_off_the_gridlines():
+    from evalhub.pages import charts
+
+    rows = [charts.AlphaBar("human · Human raters", "#0969da", 0.43, (0.1, 0.7), ""),
+            charts.AlphaBar("gpt2 · Human raters", "#0969da", None, None, "too few items (n = 3)")]
+    chart = charts.alpha_chart(title="q: Krippendorff's alpha (ordinal), 95% CI", rows=rows)
+    # The note's halo (a box of the row's colour) comes after every gridline, right before the note.
+    halo = re.search(r'<rect x="[\d.]+" y="[\d.]+" width="[\d.]+" height="14" fill="#fff"/><text [^>]*>too few items', chart)
+    gridlines = [m.start() for m in re.finditer(r'<line x1="[\d.]+" x2="[\d.]+" y1="24" ', chart)]
+    assert halo and len(gridlines) >= 5 and max(gridlines) < halo.start()
