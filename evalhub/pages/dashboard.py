@@ -422,9 +422,10 @@ def _distribution_charts(result: AnalysisResult, groups: list[str], pool_colours
             series = [s for s in by_key.get((question, group), []) if s.n]
             if not series:
                 continue
-            row.append(charts.distribution_chart(title=f"{question} · {group_title(group)}", bins=series[0].bins,
-                                                 series=series, pool_colours=pool_colours, pool_labels=labels,
-                                                 answer_pools=answer_pools, peak=peak))
+            chart = charts.distribution_chart(title=f"{question} · {group_title(group)}", bins=series[0].bins,
+                                              series=series, pool_colours=pool_colours, pool_labels=labels,
+                                              answer_pools=answer_pools, peak=peak)
+            row.append(charts.distribution_values(chart, bins=series[0].bins, series=series, pool_labels=labels))
         out.append(Charts(question, tuple(row)))
     return out
 
@@ -453,9 +454,9 @@ def _scatter_charts(result: AnalysisResult, groups: list[str], labels: dict[str,
                 series.append(charts.ScatterSeries(legend, group_colours[s.group], s.points))
             if not series:
                 continue
-            row.append(charts.scatter_chart(title=question, scale=scale, series=series,
-                                            x_label="human raters: mean per item",
-                                            y_label=f"{labels[pool]}: mean per item"))
+            row.append(charts.scatter_values(charts.scatter_chart(
+                title=question, scale=scale, series=series, x_label="human raters: mean per item",
+                y_label=f"{labels[pool]}: mean per item"), series))
         if row:
             out.append(Charts(labels[pool], tuple(row)))
     return out

@@ -120,3 +120,25 @@ def test_an_alpha_chart_with_one_row_drawn_keeps_its_notes_off_the_gridlines():
     halo = re.search(r'<rect x="[\d.]+" y="[\d.]+" width="[\d.]+" height="14" fill="#fff"/><text [^>]*>too few items', chart)
     gridlines = [m.start() for m in re.finditer(r'<line x1="[\d.]+" x2="[\d.]+" y1="24" ', chart)]
     assert halo and len(gridlines) >= 5 and max(gridlines) < halo.start()
+
+
+def test_every_bar_and_bubble_chart_has_its_values_under_it_in_a_details_table(small_study, client, researcher):  # noqa: F811
+    """C3: the bars' and bubbles' values were in tooltips only; each chart now has a "values" table under it."""
+    html, _ = _read(client, researcher, small_study)
+    figures = re.findall(r'<figure class="chart">(.*?)</figure>', html, flags=re.S)
+    drawn = [f for f in figures if "% of each pool" in f or "mean per item" in f]
+    assert len(drawn) == 12  # 8 distributions (4 questions x 2 groups) and 4 scatters
+    for figure in drawn:
+        values = re.search(r'<details class="chart-values"><summary>values</summary>(.*?)</details>', figure, re.S)
+        assert values, figure[:200]
+        cells = re.findall(r"<td>([^<]*)</td>", values.group(1))
+        if "% of each pool" in figure:  # each bar's tooltip "x% of n scored s" is a cell "x% (k of n)"
+            bars = re.findall(r"<title>[^<:]*: ([\d.]+)% of (\d+) [^<]*? scored ([\d.]+)</title>", figure)
+            assert bars
+            for share, n, score in bars:
+                assert any(c.startswith(f"{share}% (") and c.endswith(f" of {n})") for c in cells), (share, n, score)
+        else:  # each bubble's tooltip "k items, human x, LLM y" is a row
+            bubbles = re.findall(r"<title>[^<]*: (\d+) items?, human ([\d.]+), LLM ([\d.]+)</title>", figure)
+            assert bubbles
+            for n, x, y in bubbles:
+                assert re.search(rf"<td>{x}</td><td>{y}</td><td>{n}</td>", values.group(1))
