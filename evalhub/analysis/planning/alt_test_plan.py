@@ -126,6 +126,11 @@ class StudyPlan:
         return max(p.replicates for p in self.plan.searched)
 
     @property
+    def n_simulated(self) -> int:
+        """The design points searched that give a verdict (a design that cannot is not simulated)."""
+        return sum(no_verdict_note(p.design) is None for p in self.plan.searched)
+
+    @property
     def best_items_text(self) -> str:
         return best_words(self.best_items, self.per_rater)
 
