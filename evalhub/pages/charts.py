@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.utils.html import escape
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 from evalhub.analysis.result import Distribution, Interval
 from evalhub.pages import svg
@@ -91,6 +91,32 @@ def distribution_chart(*, title: str, bins: Sequence[float], series: Sequence[Di
     body.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{top + plot_h}" y2="{top + plot_h}" stroke="#57606a"/>')
     body += svg.legend(names, left, legend_y, [pool_colours[s.pool] for s in series], plot_w)
     return svg.figure(width, height, body, title)
+
+
+def with_values(chart: SafeString, header: Sequence[str], rows: Sequence[Sequence[str]]) -> SafeString:
+    """A chart and, under it, its values as a table in a closed <details>: what its tooltips say, reachable by a tap
+    on a phone, which has no hover (issue 25 fourth review, C3)."""
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{escape(v)}</td>" for v in row) + "</tr>" for row in rows)
+    return mark_safe(  # noqa: S308 - every string is escaped above
+        f'{chart}<details class="chart-values"><summary>values</summary><div class="scroll"><table class="paper">'
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div></details>")
+
+
+def distribution_values(chart: SafeString, *, bins: Sequence[float], series: Sequence[Distribution],
+                        pool_labels: dict[str, str]) -> SafeString:
+    """A distribution chart with its bars' values: per score, each pool's share and count."""
+    header = ["score", *(pool_labels.get(s.pool, s.pool) for s in series)]
+    rows = [[f"{bins[k]:g}", *(f"{100 * s.counts[k] / s.n:.1f}% ({s.counts[k]} of {s.n})" if s.n else "–"
+                               for s in series)]
+            for k in range(len(bins)) if float(bins[k]).is_integer() or any(s.counts[k] for s in series)]
+    return with_values(chart, header, rows)
+
+
+def scatter_values(chart: SafeString, series: Sequence[ScatterSeries]) -> SafeString:
+    """A scatter chart with its bubbles' values: per bubble, its group, the two means and its items."""
+    rows = [[s.group.split(" (")[0], f"{x:.2f}", f"{y:.2f}", str(n)] for s in series for x, y, n in s.points]
+    return with_values(chart, ["group", "human mean", "LLM mean", "items"], rows)
 
 
 def _count(s: Distribution, answer_pools: dict[str, int]) -> str:

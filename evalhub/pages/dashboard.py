@@ -23,7 +23,7 @@ from django.views.decorators.http import require_POST
 
 from annotations.forms import form_field
 from annotations.models import Study
-from annotations.selectors import study_changeable, study_for_researcher
+from annotations.selectors import counted_items, study_changeable, study_for_researcher
 from annotations.studies import study_alt_epsilon_set
 from evalhub.analysis import ALL_GROUPS, AnalysisOptions, pool_labels, study_analysis_cached
 from evalhub.analysis.result import (
@@ -106,14 +106,23 @@ def _options_or_400(request: HttpRequest, study: Study, *, charts_wanted: bool) 
     return form.options(charts_wanted=charts_wanted)
 
 
+def _filter_items(study: Study, options: AnalysisOptions) -> int | None:
+    """The counted items in the groups a filter shows (issue 25 fourth review, C6), or None when it shows all."""
+    if options.groups is None or ALL_GROUPS in options.groups:
+        return None
+    return counted_items(study=study).filter(group__in=options.groups).count()
+
+
 @login_required
 def study_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_for_researcher(user=request.user, slug=slug)
     form = FilterForm(request.GET, study=study)
     if not form.is_valid():
         return render(request, "evalhub/dashboard.html", {"study": study, "form": form}, status=400)
-    result = study_analysis_cached(study=study, options=form.options(charts_wanted=True))
+    options = form.options(charts_wanted=True)
+    result = study_analysis_cached(study=study, options=options)
     context = {"study": study, "form": form, "query": request.GET.urlencode(), "tables": list(TABLE_COLUMNS),
+               "filter_items": _filter_items(study, options),
                **dashboard_context(result),
                "ppi": ppi_context(result, declared=bool(study.human_subset.get("declared_random"))),
                "verdict": verdict_context(result, epsilon=study.alt_epsilon,
@@ -204,6 +213,8 @@ class Table1Cell:
     stars: str
     mark_title: str
     counts_text: str = ""  # what n counts and what the mean and std are over (issue 25 third review, U5)
+    agreement_text: str = ""  # the share % full agreement is of ("1 of 3 items"; fourth review, U3)
+    n_text: str = ""  # the cell's n in the cell, not only in its tooltip (a phone has no hover; fourth review, C3)
 
 
 @dataclass(frozen=True)
@@ -243,6 +254,7 @@ class Charts:
 
     heading: str
     charts: tuple[SafeString, ...]
+    text: str = ""  # in place of the charts when they would draw nothing
 
 
 def _keyed(rows: Iterable[Keyed]) -> dict[tuple[str, str, str], Keyed]:
@@ -337,6 +349,24 @@ def _counts_text(c: CellRow, samples: int) -> str:
     return f"{head}; mean (std) over the {c.n_ratings} {unit}, sample std"
 
 
+def _agreement_text(c: CellRow, samples: int) -> str:
+    """What % full agreement is a share of. It counts the items with 2 or more ratings: that is every item when ICC's
+    complete items are all of them; otherwise the count is not in the result, and the words say so instead."""
+    pct = c.full_agreement_pct
+    if pct is None:
+        return ""
+    among = " among its own samples" if samples else ""
+    if c.icc_n_items == c.n_items and c.n_items:
+        agree = round(pct * c.n_items / 100)
+        return f"{agree} of {c.n_items} item{'' if c.n_items == 1 else 's'}{among}"
+    return f"of the items with 2 or more {'answers' if samples else 'ratings'}{among}"
+
+
+def _n_text(c: CellRow, samples: int) -> str:
+    unit = "answer" if samples else "rating"
+    return f"n = {c.n_ratings} {unit}{'' if c.n_ratings == 1 else 's'}"
+
+
 def _table1_cell(c: CellRow | None, level: str, mark: list[str], *, samples: int) -> Table1Cell:
     keys = ("alpha", f"alpha.{level}")  # too few items, then undefined at the level shown
     note = value_note(c.notes, *keys) if c else ""
@@ -348,7 +378,8 @@ def _table1_cell(c: CellRow | None, level: str, mark: list[str], *, samples: int
     return Table1Cell(cell=c, alpha=alpha, alpha_note=note, alpha_ci_note=ci_note,
                       notes_text=notes_text(shown_notes(c.notes, ("alpha_ci95",), *keys)) if c else "",
                       stars=max((m.split(" ")[0] for m in mark), key=len, default=""), mark_title="; ".join(mark),
-                      counts_text=_counts_text(c, samples) if c else "")
+                      counts_text=_counts_text(c, samples) if c else "",
+                      agreement_text=_agreement_text(c, samples) if c else "", n_text=_n_text(c, samples) if c else "")
 
 
 MAX_RATER_ROWS = 60  # the CSV has all
@@ -391,9 +422,10 @@ def _distribution_charts(result: AnalysisResult, groups: list[str], pool_colours
             series = [s for s in by_key.get((question, group), []) if s.n]
             if not series:
                 continue
-            row.append(charts.distribution_chart(title=f"{question} · {group_title(group)}", bins=series[0].bins,
-                                                 series=series, pool_colours=pool_colours, pool_labels=labels,
-                                                 answer_pools=answer_pools, peak=peak))
+            chart = charts.distribution_chart(title=f"{question} · {group_title(group)}", bins=series[0].bins,
+                                              series=series, pool_colours=pool_colours, pool_labels=labels,
+                                              answer_pools=answer_pools, peak=peak)
+            row.append(charts.distribution_values(chart, bins=series[0].bins, series=series, pool_labels=labels))
         out.append(Charts(question, tuple(row)))
     return out
 
@@ -422,9 +454,9 @@ def _scatter_charts(result: AnalysisResult, groups: list[str], labels: dict[str,
                 series.append(charts.ScatterSeries(legend, group_colours[s.group], s.points))
             if not series:
                 continue
-            row.append(charts.scatter_chart(title=question, scale=scale, series=series,
-                                            x_label="human raters: mean per item",
-                                            y_label=f"{labels[pool]}: mean per item"))
+            row.append(charts.scatter_values(charts.scatter_chart(
+                title=question, scale=scale, series=series, x_label="human raters: mean per item",
+                y_label=f"{labels[pool]}: mean per item"), series))
         if row:
             out.append(Charts(labels[pool], tuple(row)))
     return out
@@ -461,7 +493,17 @@ def _alpha_charts(result: AnalysisResult, groups: list[str], pools: list[str],
                 rows.append(charts.AlphaBar(label=f"{group_title(group)} · {labels[pool]}", colour=pool_colours[pool],
                                             alpha=None if few else c.alpha[level], ci=ci,
                                             note=few or f"undefined: {undefined}"))
-        if rows:
+        if rows and all(r.alpha is None for r in rows):
+            # Nothing to draw: one line of text, not empty axes with a note on each row (issue 25 fourth review, C1).
+            out.append(Charts(question, (), text=_withheld_text(rows)))
+        elif rows:
             out.append(Charts(question, (charts.alpha_chart(
                 title=f"{question}: Krippendorff's alpha ({level}), 95% CI", rows=rows),)))
     return out
+
+
+def _withheld_text(rows: Sequence[charts.AlphaBar]) -> str:
+    notes = {r.note for r in rows}
+    if len(notes) == 1:
+        return f"α withheld on all {len(rows)} rows (group × pool): {notes.pop()}"
+    return "α withheld on every row: " + "; ".join(f"{r.label}: {r.note}" for r in rows)

@@ -179,4 +179,7 @@ def evidence_context(result: AnalysisResult, pool_colours: dict[str, str]) -> di
             if ceiling and ceiling.scoring and ceiling.raters else None,
             ceiling_withheld=withheld,
         ))
-    return {"evidence": blocks, "evidence_cut": len(result.confusion) > MAX_BLOCKS, "min_items": MIN_ITEMS}
+    # The intro speaks only of what the blocks show (issue 25 fourth review, U2): no "better" where none is drawn.
+    return {"evidence": blocks, "evidence_cut": len(result.confusion) > MAX_BLOCKS, "min_items": MIN_ITEMS,
+            "ceiling_shown": any(b.ceiling and not b.ceiling_withheld for b in blocks),
+            "ceiling_withheld_any": any(b.ceiling_withheld for b in blocks)}

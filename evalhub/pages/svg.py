@@ -79,36 +79,58 @@ def _entry_width(name: str) -> float:
     return 16 + 6.5 * len(name)
 
 
-def _legend_places(names: Sequence[str], x: float, y: float, width: float) -> list[tuple[float, float]]:
-    """Where each entry's swatch goes: rightwards from (x, y), a new line when the next entry would pass ``width``."""
+def _entry_lines(name: str, width: float) -> list[str]:
+    """An entry broken at spaces into lines that fit ``width`` with its swatch (issue 25 fourth review, C2: a 681 px
+    scatter in a 362 px box for one long "τ undefined: ..." entry); a single longer word keeps a line of its own."""
+    room = max(int((width - 16) / 6.5), 8)
+    lines: list[str] = []
+    for word in name.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= room:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines or [""]
+
+
+def _legend_places(names: Sequence[str], x: float, y: float,
+                   width: float) -> list[tuple[float, float, list[str]]]:
+    """Where each entry's swatch goes, and its lines: rightwards from (x, y), a new line when the next entry would pass
+    ``width``; an entry wider than ``width`` wraps onto lines of its own, and the next entry starts below it."""
     places, cx, cy = [], x, y
     for name in names:
-        w = _entry_width(name)
+        lines = _entry_lines(name, width)
+        w = max(_entry_width(line) for line in lines)
         if cx + w > x + width and cx > x:
             cx, cy = x, cy + LEGEND_LINE
-        places.append((cx, cy))
-        cx += w + 10
+        places.append((cx, cy, lines))
+        if len(lines) > 1:
+            cx, cy = x, cy + LEGEND_LINE * len(lines)
+        else:
+            cx += w + 10
     return places
 
 
 def legend_extent(names: Sequence[str], width: float) -> tuple[int, float]:
-    """How many lines ``legend`` takes within ``width`` and how far right of its x it reaches (an entry wider than
-    ``width`` sits alone on its line and reaches further): a chart sizes itself so that every entry shows (issue 25
-    review, U1: the scatter's second legend line fell below the SVG's height)."""
+    """How many lines ``legend`` takes within ``width`` and how far right of its x it reaches (a single word wider
+    than ``width`` reaches further): a chart sizes itself so that every entry shows (issue 25 review, U1: the
+    scatter's second legend line fell below the SVG's height)."""
     places = _legend_places(names, 0, 0, width)
-    lines = 1 + round(max((cy for _, cy in places), default=0) / LEGEND_LINE)
-    reach = max((cx + _entry_width(name) for (cx, _), name in zip(places, names, strict=True)), default=0.0)
+    lines = 1 + round(max((cy + LEGEND_LINE * (len(parts) - 1) for _, cy, parts in places), default=0) / LEGEND_LINE)
+    reach = max((cx + _entry_width(line) for cx, _, parts in places for line in parts), default=0.0)
     return lines, reach
 
 
 def legend(names: Sequence[str], x: float, y: float, colours: Sequence[str], width: float) -> list[str]:
     """A swatch and a name per entry, from (x, y) rightwards, wrapping within ``width`` (``legend_extent`` says how
-    many lines of ``LEGEND_LINE`` it takes)."""
-    parts = []
-    for (cx, cy), name, fill in zip(_legend_places(names, x, y, width), names, colours, strict=True):
-        parts.append(f'<rect x="{cx:.1f}" y="{cy - 8:.1f}" width="10" height="10" rx="2" fill="{fill}"/>')
-        parts.append(text(cx + 14, cy + 1, name, anchor="start", size=10))
-    return parts
+    many lines of ``LEGEND_LINE`` it takes); a long entry's further lines are texts of class "legend-more"."""
+    out = []
+    for (cx, cy, lines), fill in zip(_legend_places(names, x, y, width), colours, strict=True):
+        out.append(f'<rect x="{cx:.1f}" y="{cy - 8:.1f}" width="10" height="10" rx="2" fill="{fill}"/>')
+        out.append(text(cx + 14, cy + 1, lines[0], anchor="start", size=10))
+        for k, line in enumerate(lines[1:], start=1):
+            out.append(text(cx + 14, cy + 1 + LEGEND_LINE * k, line, anchor="start", size=10)
+                       .replace("<text ", '<text class="legend-more" ', 1))
+    return out
 
 
 def ticks(low: float, high: float, count: int = 5) -> list[float]:

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from django.utils.text import slugify
+
 from evalhub.analysis.alt_test_rows import ALL_QUESTIONS
 from evalhub.analysis.reading import ALL_GROUPS, HUMAN
 from evalhub.analysis.result import AltTestRow, AltTestSettings, AnalysisResult, PositionRow
@@ -33,6 +35,7 @@ class Headline:
     row: AltTestRow
     beaten: int  # humans the pool beat
     tested: int  # humans tested
+    anchor: str = ""  # the headline's id: the card's details link to it instead of repeating its notes
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,14 @@ class VerdictCard:
     position_notes: tuple[str, ...]  # a pairwise judge that prefers a position says so on its card
     n_ran: int = 0  # rows whose test ran (passed or failed): "(10 tests)" counted none (issue 25 review, C6)
     cannot_run: str = ""  # why, when no row's test could run and they all say the same
+
+    @property
+    def detail_rows(self) -> tuple[tuple[AltTestRow, str], ...]:
+        """Each row of the details, with the id of the headline that already gives its notes ("" for none): the
+        details link to it rather than repeat it word for word (issue 25 fourth review, C7)."""
+        said = {(h.row.question, h.row.group): h.anchor for h in self.headlines
+                if h.row.test.notes and all(n in h.change or n.startswith(CANNOT_RUN) for n in h.row.test.notes)}
+        return tuple((row, said.get((row.question, row.group), "")) for row in self.rows)
 
 
 @dataclass(frozen=True)
@@ -135,7 +146,8 @@ def _summary_rows(rows: Sequence[AltTestRow], multi_question: bool) -> list[AltT
 
 def _card(pool: str, label: str, rows: list[AltTestRow], multi_question: bool, n_groups: int,
           position: Sequence[PositionRow]) -> VerdictCard:
-    headlines = tuple(_headline(r, n_groups, label) for r in _summary_rows(rows, multi_question))
+    headlines = tuple(replace(_headline(r, n_groups, label), anchor=f"headline-{slugify(pool)}-{n}")
+                      for n, r in enumerate(_summary_rows(rows, multi_question), start=1))
     rhos = [rho for h in headlines if (rho := h.row.test.advantage_probability) is not None]
     status: Status = ("pass" if all(h.status == "pass" for h in headlines) else
                       "none" if all(h.status == "none" for h in headlines) else "fail")
@@ -157,7 +169,8 @@ def _card(pool: str, label: str, rows: list[AltTestRow], multi_question: bool, n
 def verdict_cards(result: AnalysisResult) -> tuple[VerdictCard, ...]:
     """One card per LLM pool with alt-test rows, ranked by rho; pools without a verdict last, with no rank."""
     rows = result.alt_test
-    n_groups = len({r.group for r in rows if r.group != ALL_GROUPS})
+    # A view filtered to one group still names it (issue 25 fourth review, C6): count the study's groups too.
+    n_groups = max(len({r.group for r in rows if r.group != ALL_GROUPS}), len(result.study.groups))
     multi_question = any(r.question == ALL_QUESTIONS for r in rows)
     labels = result.pool_labels()
     by_pool: dict[str, list[AltTestRow]] = {}

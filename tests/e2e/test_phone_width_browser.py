@@ -162,3 +162,40 @@ def test_chart_titles_are_whole_text_is_legible_and_a_questions_distributions_sh
                 assert box[0] <= box[1] + 1, (table, box)
     finally:
         context.close()
+
+
+@pytest.mark.e2e
+def test_on_a_phone_legends_wrap_inside_their_chart_and_the_values_are_a_tap_away(small_study, browser, live_server):
+    """Issue 25 fourth review: C2, a scatter 681 px wide in a 362 px box for one long legend entry; C3, the n of table
+    1's cells and the bars' and bubbles' values were in tooltips only, out of reach on a touch screen."""
+    study, session = small_study
+    context = browser.new_context(viewport=PHONE, base_url=live_server.url, has_touch=True)
+    context.add_cookies([{"name": "sessionid", "value": session, "url": live_server.url}])
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    try:
+        page.goto(f"/studies/{study.slug}/")
+        _assert_fits_a_phone(page, "dashboard-values")
+        # C2: every scatter fits its box (no sideways scroll inside its figure), its legend on more lines than one.
+        scatters = page.locator("figure.chart:has(svg[aria-label]) svg[role=img]").filter(has_text="mean per item")
+        assert scatters.count() == 4
+        for k in range(scatters.count()):
+            fit = scatters.nth(k).evaluate("s => [s.closest('figure').scrollWidth, s.closest('figure').clientWidth]")
+            assert fit[0] <= fit[1] + 1, (k, fit)
+        assert page.locator("svg text.legend-more").count() > 0
+        texts = page.evaluate(CHART_TEXTS)
+        assert not [t for t in texts if t["right"] > t["width"] + 1 or t["bottom"] > t["height"] + 1]
+        # C3: table 1 shows each cell's n; a tap on a chart's "values" opens its table, visible on the screen.
+        assert page.locator("#table1 .cell-n").first.is_visible()
+        assert page.locator("#table1 .cell-n").first.inner_text().startswith("n = ")
+        values = page.locator("details.chart-values")
+        assert values.count() == 12
+        first = values.first
+        first.locator("summary").scroll_into_view_if_needed()
+        first.locator("summary").tap()
+        table = first.locator("table")
+        assert table.is_visible()
+        assert table.locator("tbody tr").count() >= 5 and "%" in table.locator("tbody td").nth(1).inner_text()
+        _assert_fits_a_phone(page, "dashboard-values-open")
+    finally:
+        context.close()

@@ -31,7 +31,7 @@ from annotations.models import Study
 from annotations.selectors import counted_items
 from evalhub.analysis.reading import AnalysisOptions, Pool, study_data, study_groups
 from evalhub.analysis.text_report import scoring_words
-from evalhub.stats.alt_test import MIN_INSTANCES_PER_HUMAN, SCORINGS, Scoring
+from evalhub.stats.alt_test import MIN_HUMANS, MIN_INSTANCES_PER_HUMAN, SCORINGS, Scoring
 from evalhub.stats.alt_test_power import (
     DEFAULT_REPLICATES,
     ITEMS_GRID,
@@ -108,6 +108,47 @@ class StudyPlan:
         return tuple(note for note in self.plan.notes if note not in said)
 
     @property
+    def best_items(self) -> Power | None:
+        """The highest chance simulated along the items grid at the stated raters (None: no point gives a verdict)."""
+        d = self.plan.stated.design
+        return _best([p for p in self.plan.searched if p.design.raters == d.raters
+                      and p.design.items_per_rater in ITEMS_GRID])
+
+    @property
+    def best_raters(self) -> Power | None:
+        """The highest chance simulated along the raters grid at the stated ratings per rater (None: no verdict)."""
+        d = self.plan.stated.design
+        return _best([p for p in self.plan.searched if p.design.items_per_rater == d.items_per_rater
+                      and p.design.raters in RATERS_GRID])
+
+    @property
+    def max_replicates(self) -> int:
+        return max(p.replicates for p in self.plan.searched)
+
+    @property
+    def n_simulated(self) -> int:
+        """The design points searched that give a verdict (a design that cannot is not simulated)."""
+        return sum(no_verdict_note(p.design) is None for p in self.plan.searched)
+
+    @property
+    def best_items_text(self) -> str:
+        return best_words(self.best_items, self.per_rater)
+
+    @property
+    def best_raters_text(self) -> str:
+        return best_words(self.best_raters, self.per_rater)
+
+    @property
+    def pilot_caveat(self) -> str:
+        """That the pilot's qualities are point estimates, with their n ("" without a pilot): the plan has no
+        interval for them, so a small pilot's plan can be far off (issue 25, fourth review U1)."""
+        if self.pilot is None:
+            return ""
+        judge = "" if self.pilot.judge is None else f" and the judge's from {self.pilot.n_judged} pairs"
+        return (f"The pilot's qualities are point estimates (the humans' from {self.pilot.n_paired} pairs{judge}); "
+                "the plan does not carry their uncertainty: another pilot of this size may give a different plan")
+
+    @property
     def model_text(self) -> str:
         """The simulated model in words (the page's "Assumptions" and the command's "model" line)."""
         model = self.plan.model
@@ -126,6 +167,22 @@ class StudyPlan:
             return (f"The design is that of one group's test{pooled}: the verdict tests each of the "
                     f"{len(self.groups)} groups ({names}) apart and counts a rater's ratings within the group{single}")
         return f"The design is that of the test{pooled}{single}" if pooled else ""
+
+
+def _best(points: list[Power]) -> Power | None:
+    """The point with the highest simulated chance among those that give a verdict, or None."""
+    judged = [p for p in points if no_verdict_note(p.design) is None]
+    return max(judged, key=lambda p: p.power) if judged else None
+
+
+def best_words(best: Power | None, per_rater: str) -> str:
+    """The best chance a grid reached, where, and its Monte-Carlo error; or why no grid point gives a verdict."""
+    if best is None:
+        return (f"no point of the grid gives a verdict: the test needs {MIN_INSTANCES_PER_HUMAN} {per_rater} "
+                f"and {MIN_HUMANS} raters or more, so this is no power result")
+    d = best.design
+    return (f"the best chance reached is {100 * best.power:.0f} % ({chance_error(best)}), "
+            f"at {d.raters} raters × {d.items_per_rater} {per_rater}")
 
 
 def chance_error(power: Power, digits: int = 0) -> str:

@@ -71,13 +71,14 @@ def plan_lines(result: StudyPlan) -> list[str]:
     stated = f"no verdict with {d.raters} raters x {d.items_per_rater} {unit}, {d.raters_per_item} raters per " \
              f"item: {plan.no_verdict}" if plan.no_verdict else _power(plan.stated, unit)
     items = _power(plan.items_needed, unit) if plan.items_needed else \
-        f"not reached in the grid ({result.items_grid}) with {d.raters} raters"
+        f"not reached in the grid ({result.items_grid}) with {d.raters} raters; {result.best_items_text}"
     raters = _power(plan.raters_needed, unit) if plan.raters_needed else \
-        f"not reached in the grid ({result.raters_grid}) at {d.items_per_rater} {unit}"
+        f"not reached in the grid ({result.raters_grid}) at {d.items_per_rater} {unit}; {result.best_raters_text}"
     return [
         f"model: {result.model_text}",
         *([f"scope: {result.scope}"] if result.scope else []),
         *result.sources,
+        *([result.pilot_caveat] if result.pilot_caveat else []),
         f"chance to pass: {stated}",
         f"{unit} for an 80 % chance to pass: {items}",
         f"raters for an 80 % chance to pass: {raters}",

@@ -141,8 +141,8 @@ def test_every_number_and_word_on_a_six_item_three_rater_dashboard_is_labelled_a
     titles = [t for t in labels if " · " in t and t.split(" · ")[0] in QUESTIONS]
     assert titles and all(re.fullmatch(r"\w+ · group “(human|gpt2)”( · gpt-4o: (confusion|human ceiling))?", t)
                           for t in titles)  # distributions: question · group; evidence: then the pool's label
-    assert 'group “human” · Human raters' in reader.svg_texts  # the alpha chart's rows: group, then pool
-    assert "too few items (n = 3)" in reader.svg_texts  # in place of alpha's dot
+    # The alpha charts would draw nothing at 3 items: one line says so in their place (the fourth review, C1).
+    assert "α withheld on all 4 rows (group × pool): too few items (n = 3)" in seen
 
 
 def test_the_notes_name_statistics_not_keys(small_study, client, researcher):
@@ -176,8 +176,8 @@ def test_the_human_ceiling_on_three_items_carries_the_item_notes_and_quotes_no_w
                             for c in captions)
     assert "better than" not in seen
     # The intro's promise of intervals says when they are withheld.
-    assert "Student's t interval of each mean (ceiling; below 5 items the ceiling's summary and intervals are " \
-        "withheld" in seen
+    assert "The human ceiling of every block here is withheld, its summary and intervals with it: each has fewer " \
+        "than 5 items" in seen
     # The JSON keeps the raw per-rater values, not the summary.
     data = client.get(f"/studies/{small_study.slug}/analysis.json").json()
     assert data["ceiling"] and all(c["summary"] is None and "too few items (n = 3)" in c["notes"]
@@ -329,11 +329,18 @@ def test_the_verdict_and_ppi_texts_name_the_score_and_the_setting_in_words(small
     assert "the study's human subset setting" in seen
 
 
+def _legend_entries(html: str) -> list[str]:
+    """Each legend entry's whole text: its first line after the swatch, and its wrapped lines (fourth review, C2)."""
+    entry = re.compile(r'width="10" height="10" rx="2" fill="[^"]+"/><text [^>]*>([^<]*)</text>'
+                       r'((?:<text class="legend-more" [^>]*>[^<]*</text>)*)')
+    return [unescape(" ".join([first, *re.findall(r">([^<]*)</text>", more)])) for first, more in entry.findall(html)]
+
+
 def test_the_scatter_legends_give_tau_with_its_p_and_band_as_table_2(small_study, client, researcher):
     # Issue 25 review: 'group "gpt2" (tau -1.00)' in the bubble-chart legend, with no p and no "not significant".
     # On 3 items table 2 withholds tau (the second review, U6): so does the legend, with the same words.
     html, reader = _read(client, researcher, small_study)
-    legends = [t for t in reader.svg_texts if t.startswith("group “") and "(τ " in t]
+    legends = [t for t in _legend_entries(html) if t.startswith("group “") and "(τ " in t]
     assert legends and all(re.fullmatch(r"group “(human|gpt2)” \(τ withheld: too few items, n = 3\)", t)
                            for t in legends), legends
     # Which p: scipy's, exact without ties on few items, else the normal approximation.

@@ -1,6 +1,8 @@
 """The study home page's "Plan the verdict" section: computed on a button, owner only."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.contrib.auth.models import Permission
 from django.urls import reverse
@@ -76,3 +78,15 @@ def test_a_read_only_viewer_sees_no_button_and_cannot_plan(client, django_user_m
     assert page.status_code == 200
     assert 'id="plan-button"' not in page.content.decode()
     assert client.post(reverse("study_plan", args=["story"])).status_code == 404
+
+
+def test_a_grid_not_reaching_80_percent_says_its_best_chance_and_the_pilots_n(owner, grouped_study):  # noqa: F811
+    """Issue 25, fourth review U1: "no number ... reaches 80 %" alone read as a firm negative result."""
+    page = owner.post(reverse("study_plan", args=["story"])).content.decode()
+    items = page[page.index('id="plan-items"'):page.index("</li>", page.index('id="plan-items"'))]
+    assert re.search(r"reaches an 80 % chance to pass with 3 raters: the best chance reached is \d+ % "
+                     r"\(± \d+ %: the Monte-Carlo standard error of 100 replicates\), at 3 raters × \d+ ratings per "
+                     r"rater within one group\.", items)
+    assert "The pilot&#x27;s qualities are point estimates (the humans&#x27; from " in page
+    assert "the plan does not carry their uncertainty" in page
+    assert re.search(r"were simulated \(\d+ design points, up to 100 replicates each\) with seed 0", page)

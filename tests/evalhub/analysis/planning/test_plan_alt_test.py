@@ -243,3 +243,19 @@ def test_a_simulated_chance_says_what_it_may_be_off_by(power, se, replicates, di
     from evalhub.stats.alt_test_power import Design, Power
 
     assert chance_error(Power(Design(10, 50, 3), power, se, replicates), digits) == words
+
+
+def test_the_best_chance_is_the_highest_judged_point_of_a_grid_or_a_plain_no_verdict_reason():
+    """Issue 25, fourth review U1: a grid not reaching 80 % says the best chance reached, and where."""
+    from evalhub.analysis.planning.alt_test_plan import _best, best_words
+    from evalhub.stats.alt_test_power import Design, Power
+
+    low = Power(Design(3, 30, 3), power=0.10, se=0.03, replicates=100)
+    high = Power(Design(3, 300, 3), power=0.62, se=0.05, replicates=100)
+    no_verdict = Power(Design(3, 12, 3), power=0.0, se=0.0, replicates=100)
+    assert _best([low, high, no_verdict]) == high
+    assert best_words(high, "ratings per rater") == (
+        "the best chance reached is 62 % (± 5 %: the Monte-Carlo standard error of 100 replicates), "
+        "at 3 raters × 300 ratings per rater")
+    assert _best([no_verdict]) is None
+    assert best_words(None, "ratings per rater").startswith("no point of the grid gives a verdict: the test needs 30 ")
