@@ -16,8 +16,9 @@ and the pages show the note in its place:
   with the note under ``"test"``; the page and the text report show the note in place of p, d and the star.
   The row's p stays in the Benjamini-Hochberg family (its size, ``p_family``, does not depend on which rows are
   withheld). On all individual ratings (n = ratings) every sentence also carries its own warning (optimistic p).
-- ``no variation: ...``: a bootstrap interval whose bounds are equal. The replicates inside the interval all gave
-  one value, so the width 0 reports no uncertainty, only that resampling so few items rarely changed it.
+- ``no variation: ...``: a bootstrap interval whose bounds are equal (up to float noise, ``zero_width``). The
+  replicates inside the interval all gave one value, so the width 0 reports no uncertainty,
+  only that resampling so few items rarely changed it.
 
 The CSV exports ask ``withheld_values`` (and ``ceiling_rater_withheld``): a value the page withholds is left
 empty there and the ``withheld`` column names it and why; the JSON keeps every value with its note.
@@ -82,16 +83,28 @@ def ceiling_withheld(row: CeilingRow) -> str:
     return next((n for n in row.notes if n.startswith(TOO_FEW)), "")
 
 
+ZERO_WIDTH = 1e-9  # relative to the bounds' scale: a width below it is float noise, not precision
+
+
+def zero_width(ci: Interval | None) -> bool:
+    """Whether an interval has width 0 up to float noise ([0.0, 2.22e-16] has; fifth review, M2), relative to its
+    scale: width <= ``ZERO_WIDTH`` * max(1, |bounds|). The one test for "no variation" everywhere."""
+    if ci is None:
+        return False
+    return abs(ci[1] - ci[0]) <= ZERO_WIDTH * max(1.0, abs(ci[0]), abs(ci[1]))
+
+
 def degenerate_interval(ci: Interval | None, kind: str = "bootstrap") -> str | None:
-    """The note for an interval of width 0 (``kind``: "bootstrap", or "t" for the ceiling's), or None."""
-    if ci is None or ci[0] != ci[1]:
+    """The note for an interval of width 0 up to float noise (``kind``: "bootstrap", or "t" for the ceiling's),
+    or None."""
+    if ci is None or not zero_width(ci):
         return None
     return f"no variation: the {kind} interval has width 0 (both bounds {ci[0]:.3f})"
 
 
 def cut_interval(ci: Interval | None, bounds: tuple[float, float]) -> str | None:
     """The note for a t interval of nonzero width cut at ``bounds`` (the score's range; see ``mean_ci``), or None."""
-    if ci is None or ci[0] == ci[1]:
+    if ci is None or zero_width(ci):
         return None
     ends = (("below at", bounds[0], ci[0]), ("above at", bounds[1], ci[1]))
     cut = [f"{edge} {bound:.3f}" for edge, bound, end in ends if end == bound]

@@ -16,7 +16,7 @@ from django.utils.safestring import SafeString
 
 from evalhub.analysis.result import AnalysisResult, CeilingRater, CeilingRow, ConfusionRow, KappaRow
 from evalhub.analysis.text_report import scoring_words
-from evalhub.analysis.trust_notes import MIN_ITEMS, ceiling_withheld
+from evalhub.analysis.trust_notes import MIN_ITEMS, ceiling_withheld, zero_width
 from evalhub.pages import svg
 from evalhub.templatetags.evalhub_format import group_title
 
@@ -99,7 +99,7 @@ def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], j
             continue
         for (value, ci, dy, shape), paint in zip(((r.human, r.human_ci95, -3, "rater"),
                                                    (r.judge, r.judge_ci95, 3, "judge")), marks, strict=True):
-            if withheld or (ci and ci[0] == ci[1]):
+            if withheld or zero_width(ci):
                 ci_text = f"; {withheld}" if withheld else "; no variation (an interval of width 0)"
                 ci = None
             else:

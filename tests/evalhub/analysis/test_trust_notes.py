@@ -16,7 +16,7 @@ import pytest
 from annotations.studies import study_create
 from evalhub import stats
 from evalhub.analysis import AnalysisOptions, study_analysis
-from evalhub.analysis.trust_notes import MIN_ITEMS, cut_interval
+from evalhub.analysis.trust_notes import MIN_ITEMS, cut_interval, withheld_values, zero_width
 from tests.evalhub.factories import import_long
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
@@ -233,3 +233,23 @@ def test_the_ceiling_summary_is_a_point_comparison_only_where_the_intervals_over
     assert _ceiling_summary(ceiling, [overlapping], 9) == f"{ceiling.summary} (a point comparison: see the intervals)"
     # Below the minimum item count the summary is withheld (the row's notes say why).
     assert _ceiling_summary(ceiling, [apart], 3) is None
+
+
+@pytest.mark.django_db
+def test_a_bootstrap_interval_of_float_noise_width_says_no_variation(researcher, client, tmp_path):
+    """Fifth review, M2: linear kappa is 0 in every resample when every human-majority score is at least every
+    judge label, but float noise gave [0.0, 2.22e-16], which an exact test took for a real interval."""
+    study = _study(researcher, "noise")
+    humans = {"i1": [3, 3, 4], "i2": [4, 4, 3], "i3": [3, 3, 3], "i4": [4, 4, 4], "i5": [3, 3, 2]}
+    judge = {"i1": [2, 2], "i2": [3, 3], "i3": [2, 2], "i4": [3, 3], "i5": [2, 2]}
+    result = _analyse(study, _rows("human", humans) + _rows("judge", judge), tmp_path)
+
+    majority = next(k for k in result.kappa if k.against == "majority" and k.weights == "linear")
+    assert majority.kappa == 0.0
+    assert majority.ci95 is not None and 0.0 < majority.ci95[1] - majority.ci95[0] < 1e-12  # the float noise
+    assert majority.notes == {"ci95": "no variation: the bootstrap interval has width 0 (both bounds 0.000)"}
+    assert withheld_values(majority) == {"ci95_low": "no variation", "ci95_high": "no variation"}
+    page = _dashboard(client, researcher, study)
+    assert "[0.000, 0.000]" not in page
+    assert zero_width((0.0, 2.220446049250313e-16)) and zero_width((1e6, 1e6 + 1e-4))
+    assert not zero_width((0.0, 1e-6)) and not zero_width(None)
