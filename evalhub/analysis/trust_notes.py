@@ -21,7 +21,8 @@ and the pages show the note in its place:
   only that resampling so few items rarely changed it.
 
 The CSV exports ask ``withheld_values`` (and ``ceiling_rater_withheld``): a value the page withholds is left
-empty there and the ``withheld`` column names it and why; the JSON keeps every value with its note.
+empty there and the ``withheld`` column names it and why; the JSON keeps every value with its note, and
+names the same fields in the row's ``withheld`` object (``result_json``).
 """
 
 from __future__ import annotations

@@ -47,6 +47,7 @@ from annotations.studies import (
 )
 from evalhub.analysis import study_analysis
 from evalhub.analysis.planning.human_subset import items_import_drawn, study_human_subset_set
+from evalhub.analysis.result_json import analysis_json
 from evalhub.api.plumbing import SafeJSONParser
 from evalhub.imports.exports import csv_lines, demographic_rows, rating_rows
 from evalhub.imports.uploads import UploadTooLarge, upload_import
@@ -447,7 +448,7 @@ class StudyAnalysisView(ThrottledAPIView):
 
     @extend_schema(responses={200: dict, **_errors(404, *AUTH)})
     def get(self, request: Request, slug: str) -> Response:
-        return Response(study_analysis(study=study_for_researcher(user=request.user, slug=slug)).to_json())
+        return Response(analysis_json(study_analysis(study=study_for_researcher(user=request.user, slug=slug))))
 
 
 class StudyRatingsCSVView(ThrottledAPIView):

@@ -37,6 +37,7 @@ from evalhub.analysis.result import (
     Scatter,
     WelchRow,
 )
+from evalhub.analysis.result_json import analysis_json
 from evalhub.analysis.text_report import SIGNIFICANCE, p_text, pool_label, stars, welch_sentence
 from evalhub.analysis.trust_notes import (
     MAX_NOTE_LINES,
@@ -150,7 +151,7 @@ def study_analysis_json(request: HttpRequest, slug: str) -> HttpResponse:
     options = _options_or_400(request, study, charts_wanted=True)
     if isinstance(options, HttpResponse):
         return options
-    return JsonResponse(study_analysis_cached(study=study, options=options).to_json(),
+    return JsonResponse(analysis_json(study_analysis_cached(study=study, options=options)),
                         json_dumps_params={"allow_nan": False})
 
 

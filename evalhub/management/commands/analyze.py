@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.management.lookups import study_or_error
 from evalhub.analysis import AnalysisOptions, study_analysis
+from evalhub.analysis.result_json import analysis_json
 from evalhub.management.checks import COMMAND_CHECKS
 from evalhub.stats.alt_test import SCORINGS
 
@@ -60,7 +61,7 @@ class Command(BaseCommand):
         study = study_or_error(options["study"])
         result = study_analysis(study=study, options=options_from(options))
         if options["format"] == "json":
-            self.stdout.write(json.dumps(result.to_json(), indent=2, allow_nan=False))
+            self.stdout.write(json.dumps(analysis_json(result), indent=2, allow_nan=False))
         elif options["format"] == "csv":
             from evalhub.imports.exports import csv_lines, table_rows  # on use: JSON needs neither (STYLE 15)
 

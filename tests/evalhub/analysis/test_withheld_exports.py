@@ -123,3 +123,25 @@ def test_kappa_tables_say_dash_where_undefined_and_withheld_texts_never_nest_par
     fleiss = [line for line in kappa if " raters " in line]
     assert fleiss and all(line.split()[-2] == "–" for line in fleiss)  # Fleiss' tied
     assert not re.search(r"too few items \(n = [^()]*\)\)", report + page)  # "(τ withheld: too few items (n = 3))"
+
+
+@pytest.mark.django_db
+def test_the_json_keeps_withheld_values_and_names_them_in_a_withheld_object(researcher, client, tmp_path):
+    """Fifth review, M1: a script reading the JSON tells a withheld value from a shown one without parsing notes;
+    the fields named are the CSV's withheld columns (one rule), by their JSON names."""
+    study, result = _three_items_a_side(researcher, tmp_path, "json-withheld")
+    client.force_login(researcher)
+    data = client.get(f"/studies/{study.slug}/analysis.json").json()
+    assert len(data["welch"]) == len(result.welch)
+    for row, json_row in zip(result.welch, data["welch"], strict=True):
+        expected = withheld_values(row)
+        assert json_row.get("withheld", {}) == expected  # Welch's columns are its JSON fields
+        if expected:
+            assert json_row["p"] == row.test.p and json_row["p"] is not None  # the value stays
+    (cell,) = [c for c in data["cells"] if c["pool"] == "human" and c["group"] == "a"]
+    assert cell["withheld"]["alpha.ordinal"] == "too few items, n = 3" and cell["alpha"]["ordinal"] is not None
+    kappa = next(k for k in data["kappa"] if k["against"] == "majority" and k["group"] == "a")
+    assert set(kappa["withheld"]) == {"kappa", "ci95", "p", "p_adjusted"} and kappa["kappa"] is not None
+    raters = [r for c in data["ceiling"] for r in c["raters"] if r["human"] is not None]
+    assert raters and all(r["withheld"]["human"] == "too few items, n = 3" for r in raters)
+    assert all("withheld" not in r for r in data["rater_means"])

@@ -1,0 +1,53 @@
+"""The analysis JSON as served (dashboard button, API, ``analyze --format json``): the result's JSON with a
+machine-readable ``withheld`` object on each row whose value the page withholds (issue 25, fifth review M1).
+
+The JSON keeps every value and its note; ``withheld`` maps each withheld field, by its JSON name, to the short
+reason. The decision is the CSV's own (``trust_notes.withheld_values`` and ``ceiling_rater_withheld``): a CSV
+column ``ci95_low`` or ``ci95_high`` names the JSON field ``ci95``, ``alpha_ordinal`` names ``alpha.ordinal``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from evalhub.analysis.result import AnalysisResult, JSONObject
+from evalhub.analysis.trust_notes import Withheld, ceiling_rater_withheld, withheld_values
+
+ROW_TABLES = ("cells", "kendall", "welch", "pairwise_kendall", "kappa")  # rows that withheld_values reads
+
+
+def json_field(column: str) -> str:
+    """The JSON name of a CSV column: an interval's bound names its interval, a level's alpha ``alpha.<level>``."""
+    for end in ("_low", "_high"):
+        if column.endswith(f"ci95{end}"):
+            return column.removesuffix(end)
+    if column.startswith("alpha_") and column != "alpha_ci95":
+        return f"alpha.{column.removeprefix('alpha_')}"
+    return column
+
+
+def json_withheld(withheld: Withheld) -> JSONObject:
+    """A row's ``withheld`` object: JSON field -> reason."""
+    out: JSONObject = {json_field(column): reason for column, reason in withheld.items()}
+    return out
+
+
+def _mark(rows: list[JSONObject], withheld: Sequence[Withheld]) -> None:
+    for row, columns in zip(rows, withheld, strict=True):
+        if columns:
+            row["withheld"] = json_withheld(columns)
+
+
+def analysis_json(result: AnalysisResult) -> JSONObject:
+    """``result.to_json()`` with each withheld value named under its row's ``withheld`` (values stay)."""
+    out = result.to_json()
+    for table in ROW_TABLES:
+        rows = out[table]
+        assert isinstance(rows, list)
+        _mark(rows, [withheld_values(r) for r in getattr(result, table)])  # type: ignore[arg-type]
+    ceiling = out["ceiling"]
+    assert isinstance(ceiling, list)
+    for json_row, row in zip(ceiling, result.ceiling, strict=True):
+        assert isinstance(json_row, dict) and isinstance(json_row["raters"], list)
+        _mark(json_row["raters"], [ceiling_rater_withheld(row, rater) for rater in row.raters])  # type: ignore[arg-type]
+    return out
