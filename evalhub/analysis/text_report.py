@@ -301,6 +301,9 @@ def _rater_mean_lines(result: AnalysisResult, labels: dict[str, str]) -> list[st
     """Table 12 as the dashboard shows it (fourth review, U5): one line per (pool, rater), its mean and n per
     question and group."""
     if not result.rater_means:
+        if result.cells and all(c.group == ALL_GROUPS for c in result.cells):  # fifth review, U1: say why
+            return ["", "== Per-rater means (table 12): not given for all groups together (each rater's mean is "
+                    "per group; run without the group filter to see it)"]
         return []
     columns = list(dict.fromkeys((r.question, r.group) for r in result.rater_means))
     by_rater: dict[tuple[str, str], dict[tuple[str, str], str]] = {}

@@ -145,3 +145,19 @@ def test_the_json_keeps_withheld_values_and_names_them_in_a_withheld_object(rese
     raters = [r for c in data["ceiling"] for r in c["raters"] if r["human"] is not None]
     assert raters and all(r["withheld"]["human"] == "too few items, n = 3" for r in raters)
     assert all("withheld" not in r for r in data["rater_means"])
+
+
+@pytest.mark.django_db
+def test_the_all_groups_view_says_why_table_12_is_empty_and_points_at_no_hidden_scatter(researcher, client, tmp_path):
+    """Fifth review, U1 and U3: table 12 has no all-groups column, and the scatters are drawn per group only."""
+    study, _ = _three_items_a_side(researcher, tmp_path, "all-groups-view")
+    client.force_login(researcher)
+    page = client.get(f"/studies/{study.slug}/").content.decode()
+    assert 'id="raters-empty"' not in page and 'id="charts-scatter"' in page
+    assert "The scatter charts' legends give the same τ, p and band." in page
+    page = client.get(f"/studies/{study.slug}/?group=(all)").content.decode()
+    assert 'id="charts-scatter"' not in page and "scatter charts' legends" not in page
+    assert "Not given for all groups together: table 12 gives each rater's mean per group" in page
+    assert '<table class="paper" id="raters">' not in page
+    report = text_report(study_analysis(study=study, options=AnalysisOptions(n_boot=200, groups=("(all)",))))
+    assert "Per-rater means (table 12): not given for all groups together" in report
