@@ -27,7 +27,7 @@ import numpy as np
 
 from evalhub import stats
 from evalhub.analysis.cells import Cell, common_items
-from evalhub.analysis.reading import HUMAN, AnalysisOptions, StudyData
+from evalhub.analysis.reading import ALL_GROUPS, HUMAN, AnalysisOptions, StudyData
 from evalhub.analysis.result import CeilingRater, CeilingRow, CellRow, ConfusionRow, Interval, KappaRow, Notes, WelchRow
 from evalhub.analysis.trust_notes import cut_interval, degenerate_interval, too_few_items
 from evalhub.stats.alt_test import Scoring
@@ -177,6 +177,9 @@ def _ceiling_row(where: _Where, side: _HumanSide, ceiling: stats.HumanCeiling, n
 
 FILTERED_P_ADJUSTED = ("given on the unfiltered analysis only: its Benjamini-Hochberg family is every per-rater test "
                        "of the study, whatever a filter shows")
+ALL_GROUPS_P_ADJUSTED = ("not adjusted: all groups together are in no Benjamini-Hochberg family (the study's per-rater "
+                         "tests are per group, and the unfiltered analysis has no all-groups rows); the unadjusted p "
+                         "is in the JSON")
 
 
 @dataclass(frozen=True)
@@ -222,7 +225,8 @@ def agreement_sections(data: StudyData, cells: dict[tuple[str, str, str], Cell],
         # The family would be what the filter shows, so a filtered page would give the same test a smaller
         # adjusted p (issue 25 review, as Welch's); the whole family needs every cell's bootstraps: withheld.
         for n in rater_rows:
-            kappa[n] = replace(kappa[n], notes={**kappa[n].notes, "p_adjusted": FILTERED_P_ADJUSTED})
+            note = ALL_GROUPS_P_ADJUSTED if kappa[n].group == ALL_GROUPS else FILTERED_P_ADJUSTED
+            kappa[n] = replace(kappa[n], notes={**kappa[n].notes, "p_adjusted": note})
         return Evidence(tuple(kappa), tuple(confusion), tuple(ceiling))
     for n, p in zip(rater_rows, adjusted_p([kappa[n] for n in rater_rows]), strict=True):
         kappa[n] = replace(kappa[n], p_adjusted=p)

@@ -24,6 +24,7 @@ from evalhub.analysis.trust_notes import (
     ceiling_withheld,
     interval_note,
     note_lines,
+    p_adjusted_note,
     value_note,
     welch_withheld,
 )
@@ -414,7 +415,7 @@ def _kappa_p(k: KappaRow) -> str:
     if value_note(k.notes, "kappa"):
         return "–"
     if k.p_adjusted is None:
-        return "unfiltered only" if k.notes.get("p_adjusted") else "–"
+        return p_adjusted_note(k.notes) or "–"
     return p_cell(k.p_adjusted) + stars(k.p_adjusted)
 
 

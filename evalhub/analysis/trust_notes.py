@@ -145,6 +145,13 @@ def short_note(note: str | None) -> str:
     return re.sub(r" \((n = [^()]*)\)$", r", \1", head)
 
 
+def p_adjusted_note(notes: Mapping[str, str]) -> str:
+    """What a per-rater kappa's "p (BH)" cell shows when its adjusted p is not given: "unfiltered only" when the
+    unfiltered analysis gives it, "–" for an all-groups row, which no analysis adjusts (fifth review, U2)."""
+    note = notes.get("p_adjusted", "")
+    return "unfiltered only" if note.startswith("given on the unfiltered") else "–" if note else ""
+
+
 def value_note(notes: Mapping[str, str], *keys: str) -> str:
     """What stands in place of a value: the short note of the first of ``keys`` with a note (too few items, or why
     it is undefined), or "" when the value is shown. Alpha's keys: "alpha" (too few), then "alpha.<level>"."""

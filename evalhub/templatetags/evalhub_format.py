@@ -7,7 +7,15 @@ from django import template
 
 from evalhub.analysis.planning.alt_test_plan import chance_error
 from evalhub.analysis.text_report import fmt, p_text, scoring_words, stars
-from evalhub.analysis.trust_notes import group_title, interval_note, note_name, short_note, shown_notes, value_note
+from evalhub.analysis.trust_notes import (
+    group_title,
+    interval_note,
+    note_name,
+    p_adjusted_note,
+    short_note,
+    shown_notes,
+    value_note,
+)
 
 register = template.Library()
 
@@ -45,6 +53,12 @@ def notes_text(notes: dict[str, str] | None) -> str:
 # The rule for a number withheld in its place is trust_notes' (the text report asks it too): these filters only
 # hand it a row.
 register.filter("short_note", short_note)
+
+
+@register.filter("p_adjusted_note")
+def p_adjusted_note_filter(notes: Mapping[str, str] | None) -> str:
+    """``{{ k.notes|p_adjusted_note }}``: "unfiltered only", "–" or "" (trust_notes.p_adjusted_note)."""
+    return p_adjusted_note(notes or {})
 
 
 @register.filter("value_note")

@@ -161,3 +161,19 @@ def test_the_all_groups_view_says_why_table_12_is_empty_and_points_at_no_hidden_
     assert '<table class="paper" id="raters">' not in page
     report = text_report(study_analysis(study=study, options=AnalysisOptions(n_boot=200, groups=("(all)",))))
     assert "Per-rater means (table 12): not given for all groups together" in report
+
+
+@pytest.mark.django_db
+def test_an_all_groups_kappa_p_says_it_is_adjusted_nowhere(researcher, client, tmp_path):
+    """Fifth review, U2: "unfiltered only" pointed at an analysis with no all-groups rows."""
+    study, _ = _three_items_a_side(researcher, tmp_path, "all-groups-p")
+    result = study_analysis(study=study, options=AnalysisOptions(n_boot=200, groups=("(all)",)))
+    rows = [k for k in result.kappa if k.against == "rater"]
+    assert rows and all(k.group == "(all)" and k.p_adjusted is None for k in rows)
+    assert all(k.notes["p_adjusted"].startswith("not adjusted: all groups together") for k in rows)
+    filtered = study_analysis(study=study, options=AnalysisOptions(n_boot=200, groups=("a",)))
+    assert all(k.notes["p_adjusted"].startswith("given on the unfiltered") for k in filtered.kappa
+               if k.against == "rater")
+    client.force_login(researcher)
+    page = client.get(f"/studies/{study.slug}/?group=(all)").content.decode()
+    assert ">unfiltered only<" not in page and 'title="p (BH) not adjusted: all groups together' in page
