@@ -85,8 +85,11 @@ def scoring_words(scoring: str | None) -> str:
     return SCORING_WORDS.get(scoring or "", scoring or "")
 
 
-CEILING_SCORES = {"neg_rmse": "negative RMSE against the other raters, higher = closer",
-                  "accuracy": "accuracy against the other raters"}
+# A ceiling's dot is the mean over the rater's items of the per-item score (stats.ceiling; fifth review, U5: an RMSE
+# over all the rater's ratings differs), so its axis and heading say so.
+CEILING_AXIS_HEAD = "mean over items of the per-item"
+CEILING_SCORES = {"neg_rmse": f"{CEILING_AXIS_HEAD} negative RMSE against the other raters, higher = closer",
+                  "accuracy": f"{CEILING_AXIS_HEAD} accuracy against the other raters"}
 
 
 def welch_n_text(row: WelchRow) -> str:

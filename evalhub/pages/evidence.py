@@ -15,7 +15,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString
 
 from evalhub.analysis.result import AnalysisResult, CeilingRater, CeilingRow, ConfusionRow, KappaRow
-from evalhub.analysis.text_report import scoring_words
+from evalhub.analysis.text_report import CEILING_AXIS_HEAD, scoring_words
 from evalhub.analysis.trust_notes import MIN_ITEMS, ceiling_withheld, zero_width
 from evalhub.pages import svg
 from evalhub.templatetags.evalhub_format import group_title
@@ -111,9 +111,10 @@ def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], j
             body.append(f'<circle class="ceiling-{shape}" cx="{px(value):.1f}" cy="{y + dy:.1f}" r="4" {paint}>'
                         f'<title>{escape(str(r.rater))}: {shape} vs the other raters '
                         f'{value:.3f}{ci_text} ({r.n_items} items)</title></circle>')
-    # The axis label on two lines when long ("negative RMSE ... (higher = closer; ...)"), the key under it.
+    # The axis label says what a dot is exactly (fifth review, U5: stats.ceiling averages the per-item score over
+    # the rater's items), on lines that fit the phone's width ("negative RMSE ... (higher = closer; ...)").
     head, sep, tail = scoring_words(scoring).partition(" (")
-    axis = [head, sep.strip() + tail] if tail else [head]
+    axis = [CEILING_AXIS_HEAD, head, sep.strip() + tail] if tail else [CEILING_AXIS_HEAD, head]
     for k, line in enumerate(axis):
         body.append(svg.text(left + plot_w / 2, bottom + 28 + 13 * k, line, size=10, fill="#57606a"))
     key = bottom + 38 + 13 * (len(axis) - 1)

@@ -177,3 +177,13 @@ def test_an_all_groups_kappa_p_says_it_is_adjusted_nowhere(researcher, client, t
     client.force_login(researcher)
     page = client.get(f"/studies/{study.slug}/?group=(all)").content.decode()
     assert ">unfiltered only<" not in page and 'title="p (BH) not adjusted: all groups together' in page
+
+
+@pytest.mark.django_db
+def test_the_ceiling_axis_says_a_dot_is_a_mean_over_items_of_the_per_item_score(researcher, client, tmp_path):
+    """Fifth review, U5: stats.ceiling averages the per-item RMSE over the rater's items; the axis says so."""
+    study, result = _three_items_a_side(researcher, tmp_path, "ceiling-axis")
+    client.force_login(researcher)
+    page = client.get(f"/studies/{study.slug}/").content.decode()
+    assert ">mean over items of the per-item<" in page and ">negative RMSE against the other raters<" in page
+    assert "Human ceiling (mean over items of the per-item negative RMSE against the other raters" in text_report(result)
