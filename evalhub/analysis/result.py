@@ -172,6 +172,7 @@ class PairwiseKendallRow:
     pool: str
     mean_tau: float | None
     n_pairs: int
+    n_items: int  # items with 2 or more ratings (the pairs' items; too few below trust_notes.MIN_ITEMS)
     notes: Notes
 
 

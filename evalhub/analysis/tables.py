@@ -119,7 +119,7 @@ def _pairwise_row(cell: Cell) -> PairwiseKendallRow:
     n_raters = int(cell.raters()[0].size)
     if n_raters > PAIRWISE_MAX_RATERS:
         return PairwiseKendallRow(
-            cell.question, cell.group, cell.pool.name, mean_tau=None, n_pairs=0,
+            cell.question, cell.group, cell.pool.name, mean_tau=None, n_pairs=0, n_items=0,
             notes={"mean_tau": f"{n_raters} raters: pairwise tau is computed for at most {PAIRWISE_MAX_RATERS} raters"})
     matrix, columns = cell.rater_matrix() if cell.item.size else (np.empty((0, 0)), None)
     result = stats.mean_pairwise_kendall(matrix)
@@ -128,8 +128,9 @@ def _pairwise_row(cell: Cell) -> PairwiseKendallRow:
     notes = _pairwise_notes(result, matrix)
     if result.undefined:
         notes["n_pairs"] = pairs_note(result, names, "sample" if cell.pool.kind == "llm" else "rater")
-    return PairwiseKendallRow(
-        cell.question, cell.group, cell.pool.name, mean_tau=result.mean_tau, n_pairs=result.n_pairs, notes=notes)
+    n_items = int((np.sum(~np.isnan(matrix), axis=1) >= 2).sum())
+    return PairwiseKendallRow(cell.question, cell.group, cell.pool.name, mean_tau=result.mean_tau,
+                              n_pairs=result.n_pairs, n_items=n_items, notes=notes)
 
 
 def pairs_note(result: stats.PairwiseTau, names: list[str], who: str = "rater") -> str:

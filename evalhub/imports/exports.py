@@ -50,7 +50,8 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "kendall": ("question", "group", "pool", "tau", "p", "n", "band", "notes", "pool_label", "withheld"),
     "welch": ("question", "pool", "group_a", "group_b", "mean_a", "mean_b", "t", "df", "p", "mean_diff", "cohens_d",
               "n_a", "n_b", "unit", "notes", "p_adjusted", "pool_label", "p_family", "withheld"),
-    "pairwise_kendall": ("question", "group", "pool", "mean_tau", "n_pairs", "notes", "pool_label", "withheld"),
+    "pairwise_kendall": ("question", "group", "pool", "mean_tau", "n_pairs", "n_items", "notes", "pool_label",
+                         "withheld"),
     "rater_means": ("question", "group", "pool", "rater", "mean", "n", "pool_label"),
     # Pairwise studies only: each judge pool's majority choice against the human majority choice.
     "majority": ("question", "group", "pool", "agreement_pct", "n_items", "n_agree", "human_no_majority",

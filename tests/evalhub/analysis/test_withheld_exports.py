@@ -187,3 +187,16 @@ def test_the_ceiling_axis_says_a_dot_is_a_mean_over_items_of_the_per_item_score(
     page = client.get(f"/studies/{study.slug}/").content.decode()
     assert ">mean over items of the per-item<" in page and ">negative RMSE against the other raters<" in page
     assert "Human ceiling (mean over items of the per-item negative RMSE against the other raters" in text_report(result)
+
+
+@pytest.mark.django_db
+def test_table_6_gives_each_cell_its_items_beside_its_pairs(researcher, client, tmp_path):
+    """Fifth review, U4: table 6's cells gave "3 pairs" and no item n."""
+    study, _ = _three_items_a_side(researcher, tmp_path, "pairwise-items")
+    result = study_analysis(study=study, options=AnalysisOptions(n_boot=200, groups=("(all)",)))
+    human = next(r for r in result.pairwise_kendall if r.pool == "human")
+    assert (human.n_pairs, human.n_items) == (3, 6) and "mean_tau" not in human.notes
+    client.force_login(researcher)
+    page = client.get(f"/studies/{study.slug}/?group=(all)").content.decode()
+    assert 'title="3 pairs, n = 6 items"' in page
+    assert _csv(result, "pairwise_kendall")[0]["n_items"] == human.n_items
