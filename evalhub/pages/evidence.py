@@ -108,9 +108,10 @@ def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], j
                 body.append(f'<line x1="{px(ci[0]):.1f}" x2="{px(ci[1]):.1f}" y1="{y + dy:.1f}" y2="{y + dy:.1f}" '
                             f'stroke="{judge_colour if shape == "judge" else "#6e7781"}" stroke-width="2" '
                             'stroke-opacity="0.5"/>')
+            # A greyed dot's tooltip says "withheld", as the text report and the CSV (fifth review, C2).
+            said = f"withheld, {withheld}" if withheld else f"{value:.3f}{ci_text} ({r.n_items} items)"
             body.append(f'<circle class="ceiling-{shape}" cx="{px(value):.1f}" cy="{y + dy:.1f}" r="4" {paint}>'
-                        f'<title>{escape(str(r.rater))}: {shape} vs the other raters '
-                        f'{value:.3f}{ci_text} ({r.n_items} items)</title></circle>')
+                        f'<title>{escape(str(r.rater))}: {shape} vs the other raters {said}</title></circle>')
     # The axis label says what a dot is exactly (fifth review, U5: stats.ceiling averages the per-item score over
     # the rater's items), on lines that fit the phone's width ("negative RMSE ... (higher = closer; ...)").
     head, sep, tail = scoring_words(scoring).partition(" (")

@@ -200,3 +200,15 @@ def test_table_6_gives_each_cell_its_items_beside_its_pairs(researcher, client, 
     page = client.get(f"/studies/{study.slug}/?group=(all)").content.decode()
     assert 'title="3 pairs, n = 6 items"' in page
     assert _csv(result, "pairwise_kendall")[0]["n_items"] == human.n_items
+
+
+@pytest.mark.django_db
+def test_greyed_ceiling_dots_say_withheld_and_the_human_pool_row_has_no_blank_cell(researcher, client, tmp_path):
+    """Fifth review, C2 (a greyed dot's tooltip gave its value) and C7 (blank cells in the rater pools' human row)."""
+    study, _ = _three_items_a_side(researcher, tmp_path, "grey-dots")
+    client.force_login(researcher)
+    page = client.get(f"/studies/{study.slug}/").content.decode()
+    tooltips = re.findall(r"<title>([^<]*vs the other raters[^<]*)</title>", page)
+    assert tooltips and all(re.fullmatch(r".*vs the other raters withheld, too few items \(n = 3\)", t)
+                            for t in tooltips)
+    assert page.count('<td title="human raters: no LLM run">–</td>') == 4
