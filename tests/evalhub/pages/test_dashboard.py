@@ -12,6 +12,7 @@ from django.http import StreamingHttpResponse
 
 from annotations.models import HumanRating
 from evalhub.analysis import AnalysisOptions, study_analysis
+from evalhub.analysis.result_json import analysis_json
 from evalhub.imports.exports import RATING_COLUMNS, TABLE_COLUMNS
 from tests.evalhub.factories import import_long
 
@@ -90,7 +91,7 @@ def test_the_json_endpoint_mirrors_the_analysis_with_chart_data(client, rated, r
     data = json.loads(client.get(url(rated, "analysis.json"), {"run": run.pk, "question": "relevance"}).content)
     expected = study_analysis(study=rated, options=AnalysisOptions(runs=(run.pk,), questions=("relevance",),
                                                                    charts=True))
-    assert data == json.loads(json.dumps(expected.to_json()))
+    assert data == json.loads(json.dumps(analysis_json(expected)))
     assert {"distributions", "scatter"} <= set(data)
     scatter = data["scatter"][0]
     assert sum(n for _, _, n in scatter["points"]) == scatter["n_items"]
@@ -136,7 +137,7 @@ def test_the_cached_analysis_is_reused_until_a_rating_changes(client, rated, res
     rating.save()
     changed = json.loads(client.get(url(rated, "analysis.json")).content)
     assert changed != first
-    assert changed == json.loads(json.dumps(study_analysis(study=rated, options=AnalysisOptions(charts=True)).to_json()))
+    assert changed == json.loads(json.dumps(analysis_json(study_analysis(study=rated, options=AnalysisOptions(charts=True)))))
 
 
 def test_a_study_without_items_or_ratings_renders_with_dashes_and_notes(client, story_study, researcher):
