@@ -2,7 +2,8 @@
 machine-readable ``withheld`` object on each row whose value the page withholds (issue 25, fifth review M1).
 
 The JSON keeps every value and its note; ``withheld`` maps each withheld field, by its JSON name, to the short
-reason. The decision is the CSV's own (``trust_notes.withheld_values`` and ``ceiling_rater_withheld``): a CSV
+reason. The decision is the CSV's own (``trust_notes.withheld_values``, ``ceiling_rater_withheld`` and
+``ceiling_summary_withheld``, the block's own summary fields): a CSV
 column ``ci95_low`` or ``ci95_high`` names the JSON field ``ci95``, ``alpha_ordinal`` names ``alpha.ordinal``.
 """
 
@@ -11,7 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evalhub.analysis.result import AnalysisResult, JSONObject
-from evalhub.analysis.trust_notes import Withheld, ceiling_rater_withheld, withheld_values
+from evalhub.analysis.trust_notes import (
+    Withheld,
+    ceiling_rater_withheld,
+    ceiling_summary_withheld,
+    withheld_values,
+)
 
 ROW_TABLES = ("cells", "kendall", "welch", "pairwise_kendall", "kappa")  # rows that withheld_values reads
 
@@ -49,5 +55,6 @@ def analysis_json(result: AnalysisResult) -> JSONObject:
     assert isinstance(ceiling, list)
     for json_row, row in zip(ceiling, result.ceiling, strict=True):
         assert isinstance(json_row, dict) and isinstance(json_row["raters"], list)
+        _mark([json_row], [ceiling_summary_withheld(row)])
         _mark(json_row["raters"], [ceiling_rater_withheld(row, rater) for rater in row.raters])  # type: ignore[arg-type]
     return out

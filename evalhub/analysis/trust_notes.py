@@ -222,6 +222,15 @@ def ceiling_rater_withheld(row: CeilingRow, rater: CeilingRater) -> Withheld:
     return out
 
 
+def ceiling_summary_withheld(row: CeilingRow) -> Withheld:
+    """The block-level summary fields of a withheld ceiling (``summary`` when set, ``judge_better``,
+    ``n_compared``), each with the short reason, else {} (sixth review, M1: "2 of 3" read from a withheld block)."""
+    if not (note := ceiling_withheld(row)):
+        return {}
+    fields = ("summary", "judge_better", "n_compared") if row.summary is not None else ("judge_better", "n_compared")
+    return dict.fromkeys(fields, short_note(note))
+
+
 def withheld_text(withheld: Withheld) -> str:
     """The ``withheld`` column: "t, df, p: too few items, n = 3 and 3", one part per reason."""
     by_reason: dict[str, list[str]] = {}

@@ -10,7 +10,7 @@ import pytest
 
 from evalhub.analysis import AnalysisOptions, study_analysis
 from evalhub.analysis.text_report import text_report, welch_sentence
-from evalhub.analysis.trust_notes import withheld_text, withheld_values
+from evalhub.analysis.trust_notes import ceiling_summary_withheld, ceiling_withheld, withheld_text, withheld_values
 from evalhub.imports.exports import TABLE_COLUMNS, table_rows
 from evalhub.pages.dashboard import _scatter_legend
 from tests.evalhub.analysis.test_withheld_numbers import _rows, _study
@@ -145,6 +145,25 @@ def test_the_json_keeps_withheld_values_and_names_them_in_a_withheld_object(rese
     raters = [r for c in data["ceiling"] for r in c["raters"] if r["human"] is not None]
     assert raters and all(r["withheld"]["human"] == "too few items, n = 3" for r in raters)
     assert all("withheld" not in r for r in data["rater_means"])
+
+
+@pytest.mark.django_db
+def test_a_withheld_ceiling_block_marks_its_summary_fields_withheld(researcher, client, tmp_path):
+    """Sixth review, M1: a withheld ceiling's block-level "judge better k of n" carries a ``withheld`` mark (values
+    stay), the same reason as its raters' lines; a shown ceiling has none."""
+    study, result = _three_items_a_side(researcher, tmp_path, "json-ceiling-block")
+    client.force_login(researcher)
+    data = client.get(f"/studies/{study.slug}/analysis.json").json()
+    blocks = [(row, b) for row, b in zip(result.ceiling, data["ceiling"], strict=True) if row.raters]
+    assert blocks
+    for row, block in blocks:
+        assert ceiling_withheld(row)  # 3 items a side: every ceiling is withheld
+        assert {"judge_better", "n_compared"} <= set(block["withheld"])
+        assert set(block["withheld"].values()) == {"too few items, n = 3"}
+        assert ("summary" in block["withheld"]) == (block["summary"] is not None)
+        assert block["judge_better"] == row.judge_better and block["n_compared"] == row.n_compared
+    shown = dataclasses.replace(blocks[0][0], notes=())
+    assert ceiling_summary_withheld(shown) == {}
 
 
 @pytest.mark.django_db
