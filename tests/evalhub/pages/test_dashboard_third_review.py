@@ -36,8 +36,10 @@ def test_the_verdict_defines_its_symbols_in_words_and_counts_only_tests_that_ran
     assert 'href="/studies/docs/alt-test.md"' in verdict
     assert "ranked by their advantage probability ρ)" in verdict
     # Not one test of the 10 can run at 12 ratings per rater: the summary says so, with the reason, not "(10 tests)".
-    summary = re.search(r'<span class="tests-ran">\((.*?)\)</span></summary>', verdict)
-    assert summary and summary.group(1) == "10 tests, none could run: no human gave 30 usable ratings: add items, " \
+    # Sixth review, U5: the unit is the question and group, not the human.
+    summary = re.search(r'<summary>(.*?) <span class="tests-ran">\((.*?)\)</span></summary>', verdict)
+    assert summary and summary.group(1) == "Per question and group, each with its raters"
+    assert summary.group(2) == "10 question × group tests, none could run: no human gave 30 usable ratings: add items, " \
                                            "or ratings per rater"
     # A bare ω, ρ or W is never shown: each row names it.
     assert "· ω =" not in verdict and "· ρ =" not in verdict and "= mean W" not in verdict
