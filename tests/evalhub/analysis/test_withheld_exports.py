@@ -231,3 +231,17 @@ def test_greyed_ceiling_dots_say_withheld_and_the_human_pool_row_has_no_blank_ce
     assert tooltips and all(re.fullmatch(r".*vs the other raters withheld, too few items \(n = 3\)", t)
                             for t in tooltips)
     assert page.count('<td title="human raters: no LLM run">–</td>') == 4
+
+
+@pytest.mark.django_db
+def test_the_all_groups_kappa_footnote_says_in_text_why_p_bh_is_empty(researcher, client, tmp_path):
+    """Sixth review, U3: the (all) view's κ footnote says, visibly, that all-groups rows have no adjusted p and why;
+    the default (per-group) view, whose rows are adjusted, does not say it."""
+    study, _ = _three_items_a_side(researcher, tmp_path, "all-groups-kappa-p")
+    client.force_login(researcher)
+    page = client.get(f"/studies/{study.slug}/").content.decode()
+    assert 'id="kappa-all-groups-p"' not in page
+    page = client.get(f"/studies/{study.slug}/?group=(all)").content.decode()
+    note = re.search(r'<span id="kappa-all-groups-p">(.*?)</span>', page)
+    assert note and "All-groups rows have no adjusted p" in note.group(1)
+    assert "in no Benjamini–Hochberg family" in note.group(1) and "unadjusted p is in the JSON" in note.group(1)
