@@ -245,3 +245,22 @@ def test_the_all_groups_kappa_footnote_says_in_text_why_p_bh_is_empty(researcher
     note = re.search(r'<span id="kappa-all-groups-p">(.*?)</span>', page)
     assert note and "All-groups rows have no adjusted p" in note.group(1)
     assert "in no Benjamini–Hochberg family" in note.group(1) and "unadjusted p is in the JSON" in note.group(1)
+
+
+@pytest.mark.django_db
+def test_the_pairwise_tau_table_says_it_is_a_mean_over_pairs_and_shows_each_cells_n(researcher, client, tmp_path):
+    """Sixth review, U4: table 6's heading names the mean over rater pairs; a shown cell says its pairs and n
+    visibly (the (all) view pools 3 + 3 items, so its means are shown), not only in a tooltip."""
+    study, _ = _three_items_a_side(researcher, tmp_path, "pairwise-n")
+    client.force_login(researcher)
+    page = client.get(f"/studies/{study.slug}/?group=(all)").content.decode()
+    heading = re.search(r'<h2 id="table-pairwise">(.*?)</h2>', page)
+    assert heading and heading.group(1).startswith("Mean pairwise Kendall's τ among a pool's raters")
+    assert "each cell the mean of τ over every pair of the pool's raters" in heading.group(1)
+    table6 = page[page.index('id="table-pairwise"'):]
+    table6 = table6[:table6.index("</table>")]
+    cells = re.findall(r'<td class="[^"]*" title="(\d+) pairs?, n = (\d+) items?[^"]*">(.*?)</td>', table6)
+    shown = [(pairs, n, cell) for pairs, n, cell in cells if not cell.startswith('<span class="undef">')]
+    assert shown and all("pairwise-n" not in cell for *_, cell in cells if cell.startswith('<span class="undef">'))
+    for pairs, n, cell in shown:
+        assert re.fullmatch(rf'-?\d\.\d+<span class="second cell-n pairwise-n">{pairs} pairs?, n = {n}</span>', cell)
