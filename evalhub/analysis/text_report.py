@@ -25,6 +25,7 @@ from evalhub.analysis.trust_notes import (
     interval_note,
     note_lines,
     p_adjusted_note,
+    pooled_groups_caveat,
     value_note,
     welch_withheld,
 )
@@ -164,6 +165,8 @@ def text_report(result: AnalysisResult) -> str:
     """The paper's tables as aligned plain text: pools as rows, question x group as columns."""
     labels = result.pool_labels()
     out = _header_lines(result, labels)
+    if caveat := pooled_groups_caveat(result):  # sixth review, M2: once, before any pooled value
+        out += ["", f"Caveat: {caveat}."]
     out += _cell_tables(result, labels)
     out += _paper_tables(result, labels)
     out += _rater_mean_lines(result, labels)

@@ -222,6 +222,19 @@ def ceiling_rater_withheld(row: CeilingRow, rater: CeilingRater) -> Withheld:
     return out
 
 
+POOLED_GROUPS = ("All groups pooled: agreement and correlation over all groups together (Krippendorff's α, "
+                 "Kendall's τ, pairwise τ, the human ceiling) mix the difference between the groups into them, so "
+                 "they can be high while each group's is low or withheld; read the per-group values (without the "
+                 "group filter)")
+
+
+def pooled_groups_caveat(result: AnalysisResult) -> str:
+    """The caveat shown once near the top of a view with all-groups rows when the study has several groups (sixth
+    review, M2: a pooled α of 0.74 where each group's is below 0), or ""."""
+    pooled = any(c.group == ALL_GROUPS for c in result.cells)
+    return POOLED_GROUPS if pooled and len(result.study.groups) > 1 else ""
+
+
 def ceiling_summary_withheld(row: CeilingRow) -> Withheld:
     """The block-level summary fields of a withheld ceiling (``summary`` when set, ``judge_better``,
     ``n_compared``), each with the short reason, else {} (sixth review, M1: "2 of 3" read from a withheld block)."""

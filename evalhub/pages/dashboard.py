@@ -43,6 +43,7 @@ from evalhub.analysis.trust_notes import (
     MAX_NOTE_LINES,
     interval_note,
     note_lines,
+    pooled_groups_caveat,
     shown_notes,
     value_note,
     welch_withheld,
@@ -281,6 +282,7 @@ def dashboard_context(result: AnalysisResult) -> dict[str, object]:
     rater_rows, n_raters = _rater_lines(result, rater_columns, labels)
     return {
         "result": result,
+        "pooled_caveat": pooled_groups_caveat(result),
         "pools": result.pools,
         "personal": _personal(result.personal),
         "ablations": result.ablations,

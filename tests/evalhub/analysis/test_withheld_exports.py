@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from evalhub.analysis import AnalysisOptions, study_analysis
+from evalhub.analysis import ALL_GROUPS, AnalysisOptions, study_analysis
 from evalhub.analysis.text_report import text_report, welch_sentence
 from evalhub.analysis.trust_notes import ceiling_summary_withheld, ceiling_withheld, withheld_text, withheld_values
 from evalhub.imports.exports import TABLE_COLUMNS, table_rows
@@ -264,3 +264,24 @@ def test_the_pairwise_tau_table_says_it_is_a_mean_over_pairs_and_shows_each_cell
     assert shown and all("pairwise-n" not in cell for *_, cell in cells if cell.startswith('<span class="undef">'))
     for pairs, n, cell in shown:
         assert re.fullmatch(rf'-?\d\.\d+<span class="second cell-n pairwise-n">{pairs} pairs?, n = {n}</span>', cell)
+
+
+@pytest.mark.django_db
+def test_the_all_groups_view_and_report_warn_once_that_pooling_mixes_the_groups_difference(researcher, client,
+                                                                                            tmp_path):
+    """Sixth review, M2: pooled α and τ include the between-group difference; the (all) view says so once, near
+    the top, and so does the text report for the (all) group; the per-group view does not."""
+    study, result = _three_items_a_side(researcher, tmp_path, "pooled-caveat")
+    client.force_login(researcher)
+    page = client.get(f"/studies/{study.slug}/").content.decode()
+    assert 'id="pooled-groups-caveat"' not in page and "All groups pooled" not in text_report(result)
+    page = client.get(f"/studies/{study.slug}/?group=(all)").content.decode()
+    assert page.count('id="pooled-groups-caveat"') == 1
+    assert page.index('id="pooled-groups-caveat"') < page.index('id="table-ratings"')
+    caveat = re.search(r'<p id="pooled-groups-caveat">(.*?)</p>', page)
+    assert caveat and "mix the difference between the groups into them" in caveat.group(1)
+    assert "read the per-group values" in caveat.group(1)
+    pooled = study_analysis(study=study, options=AnalysisOptions(n_boot=200, groups=(ALL_GROUPS,)))  # type: ignore[arg-type]
+    report = text_report(pooled)
+    assert report.count("Caveat: All groups pooled:") == 1
+    assert report.index("Caveat: All groups pooled:") < report.index("==")
