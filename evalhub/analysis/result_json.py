@@ -10,6 +10,7 @@ column ``ci95_low`` or ``ci95_high`` names the JSON field ``ci95``, ``alpha_ordi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from evalhub.analysis.result import AnalysisResult, JSONObject
 from evalhub.analysis.trust_notes import (
@@ -44,17 +45,18 @@ def _mark(rows: list[JSONObject], withheld: Sequence[Withheld]) -> None:
             row["withheld"] = json_withheld(columns)
 
 
+def _objects(value: object) -> list[JSONObject]:
+    """A JSON list of rows (to_json writes each table as a list of objects), typed as such."""
+    assert isinstance(value, list) and all(isinstance(row, dict) for row in value)
+    return cast("list[JSONObject]", value)
+
+
 def analysis_json(result: AnalysisResult) -> JSONObject:
     """``result.to_json()`` with each withheld value named under its row's ``withheld`` (values stay)."""
     out = result.to_json()
     for table in ROW_TABLES:
-        rows = out[table]
-        assert isinstance(rows, list)
-        _mark(rows, [withheld_values(r) for r in getattr(result, table)])  # type: ignore[arg-type]
-    ceiling = out["ceiling"]
-    assert isinstance(ceiling, list)
-    for json_row, row in zip(ceiling, result.ceiling, strict=True):
-        assert isinstance(json_row, dict) and isinstance(json_row["raters"], list)
+        _mark(_objects(out[table]), [withheld_values(r) for r in getattr(result, table)])
+    for json_row, row in zip(_objects(out["ceiling"]), result.ceiling, strict=True):
         _mark([json_row], [ceiling_summary_withheld(row)])
-        _mark(json_row["raters"], [ceiling_rater_withheld(row, rater) for rater in row.raters])  # type: ignore[arg-type]
+        _mark(_objects(json_row["raters"]), [ceiling_rater_withheld(row, rater) for rater in row.raters])
     return out
