@@ -29,17 +29,22 @@ TITLE_LINE = 15  # the distance between a chart title's lines
 TITLE_CHAR = 7.2  # a generous width of one character of a title (font size 12, semibold)
 
 
-def title_lines(title: str, width: float) -> list[str]:
-    """The chart title broken at spaces into lines that fit ``width`` (issue 25 review, C1: long titles were cut at
-    both ends); a single word longer than the width keeps a line of its own."""
-    room = max(int((width - 8) / TITLE_CHAR), 8)
+def wrap_words(content: str, room: int) -> list[str]:
+    """``content`` broken at spaces into lines of at most ``room`` characters, greedily; a single word longer than
+    ``room`` keeps a line of its own. Chart titles and legend entries both wrap this way."""
     lines: list[str] = []
-    for word in title.split(" "):
+    for word in content.split(" "):
         if lines and len(lines[-1]) + 1 + len(word) <= room:
             lines[-1] += " " + word
         else:
             lines.append(word)
     return lines or [""]
+
+
+def title_lines(title: str, width: float) -> list[str]:
+    """The chart title broken at spaces into lines that fit ``width`` (issue 25 review, C1: long titles were cut at
+    both ends)."""
+    return wrap_words(title, max(int((width - 8) / TITLE_CHAR), 8))
 
 
 def figure(width: int, height: int, body: list[str], title: str) -> SafeString:
@@ -81,15 +86,8 @@ def _entry_width(name: str) -> float:
 
 def _entry_lines(name: str, width: float) -> list[str]:
     """An entry broken at spaces into lines that fit ``width`` with its swatch (issue 25 fourth review, C2: a 681 px
-    scatter in a 362 px box for one long "τ undefined: ..." entry); a single longer word keeps a line of its own."""
-    room = max(int((width - 16) / 6.5), 8)
-    lines: list[str] = []
-    for word in name.split(" "):
-        if lines and len(lines[-1]) + 1 + len(word) <= room:
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
-    return lines or [""]
+    scatter in a 362 px box for one long "τ undefined: ..." entry)."""
+    return wrap_words(name, max(int((width - 16) / 6.5), 8))
 
 
 def _legend_places(names: Sequence[str], x: float, y: float,
