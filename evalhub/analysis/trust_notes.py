@@ -142,7 +142,9 @@ def short_note(note: str | None) -> str:
     comma ("too few items, n = 2", "no variation"), so that it nests in parentheses cleanly (fourth review, C4:
     "(τ withheld: too few items (n = 3))"); the whole note goes in the cell's tooltip and the Notes."""
     head = (note or "").split(":")[0]
-    return re.sub(r" \((n = [^()]*)\)$", r", \1", head)
+    # Each "; "-joined clause alike (sixth review, C: "too few items (n = 3 and 3); no variation ..." beside
+    # "too few items, n = 3 and 3" in one CSV column).
+    return re.sub(r" \((n = [^()]*)\)(?=;|$)", r", \1", head)
 
 
 def p_adjusted_note(notes: Mapping[str, str]) -> str:

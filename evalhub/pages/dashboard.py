@@ -233,6 +233,7 @@ class RaterLine:
     label: str
     rater: str
     cells: tuple[RaterMeanRow | None, ...]
+    unit: str  # what its n counts: a person's "rating", an LLM sample's "answer" (as table 1 words them)
 
 
 @dataclass(frozen=True)
@@ -394,7 +395,9 @@ def _rater_lines(result: AnalysisResult, columns: list[Column],
     by_rater: dict[tuple[str, str], dict[Column, RaterMeanRow]] = defaultdict(dict)
     for r in result.rater_means:
         by_rater[(r.pool, r.rater)][(r.question, r.group)] = r
-    lines = [RaterLine(pool, labels.get(pool, pool), rater, tuple(values.get(col) for col in columns))
+    llm = set(result.llm_pools())
+    lines = [RaterLine(pool, labels.get(pool, pool), rater, tuple(values.get(col) for col in columns),
+                       "answer" if pool in llm else "rating")
              for (pool, rater), values in list(by_rater.items())[:MAX_RATER_ROWS]]
     return lines, len(by_rater)
 
@@ -437,10 +440,10 @@ def _scatter_charts(result: AnalysisResult, groups: list[str], labels: dict[str,
     scale = (result.study.scale.min, result.study.scale.max)
     kendall = _keyed(result.kendall)
     by_key: dict[tuple[str, str], list[Scatter]] = defaultdict(list)
-    for s in result.scatter or ():
-        if s.group != ALL_GROUPS:
-            by_key[(s.question, s.pool)].append(s)
     group_colours = {g: svg.colour(i + 3) for i, g in enumerate(groups)}
+    for s in result.scatter or ():
+        if s.group in group_colours:  # the groups the tables show: the study's, or "(all)" in its own view
+            by_key[(s.question, s.pool)].append(s)
     out = []
     for pool in result.llm_pools():
         row = []

@@ -55,22 +55,31 @@ def confusion_chart(*, title: str, labels: Sequence[str], counts: Sequence[Seque
     return svg.figure(width, height, body, title)
 
 
+def ceiling_low(scoring: str, raters: Sequence[CeilingRater], withheld: str | None = None) -> float:
+    """The left end of a ceiling chart's axis: 0 for accuracy; for negative RMSE a tick at or below every value it
+    draws (and -1 at most), so that the page's charts can share one axis (sixth review, C: withheld charts' ranges
+    differed). A withheld chart draws no interval, so its intervals do not widen the axis."""
+    if scoring == "accuracy":
+        return 0.0
+    values = [v for r in raters if r.human is not None and r.judge is not None
+              for v in [r.human, r.judge, *([] if withheld else [*(r.human_ci95 or []), *(r.judge_ci95 or [])])]]
+    lo = min(values + [-1.0])
+    first = svg.ticks(lo, 0.0, 5)[0]
+    return first if first <= lo else lo - 0.1
+
+
 def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], judge_colour: str,
-                  withheld: str | None = None) -> SafeString:
+                  withheld: str | None = None, low: float | None = None) -> SafeString:
     """Strip plot: per rater, their agreement with the other raters (grey) and the judge's on the same items.
 
     Each score is a dot with its 95 % t interval; a row whose judge dot lies right of the rater's
     is a rater the judge agrees with the others better than. ``withheld`` (the analysis's "too few items"
     note) replaces every interval, greys every dot (the judge's hollow) and is written under the title, so that
     no one reads the dots as a result (issue 25 review, U2); an interval of width 0 is named, not drawn.
+    ``low``: the axis's left end shared with the page's other ceiling charts (default: this chart's own).
     """
-    values = [v for r in raters if r.human is not None and r.judge is not None
-              for v in [r.human, r.judge, *(r.human_ci95 or []), *(r.judge_ci95 or [])]]
-    if scoring == "accuracy":
-        lo, hi = 0.0, 1.0
-    else:
-        lo, hi = min(values + [-1.0]), 0.0
-        lo = svg.ticks(lo, hi, 5)[0] if svg.ticks(lo, hi, 5)[0] <= lo else lo - 0.1
+    lo = ceiling_low(scoring, raters, withheld) if low is None else low
+    hi = 1.0 if scoring == "accuracy" else 0.0
     row_h, top, left, right, width = 18, 58 if withheld else 30, 120, 16, svg.PHONE_WIDTH
     height = top + row_h * max(len(raters), 1) + 44
     plot_w = width - left - right
@@ -166,6 +175,12 @@ def evidence_context(result: AnalysisResult, pool_colours: dict[str, str]) -> di
     ceilings = {(c.question, c.group, c.pool): c for c in result.ceiling}
     labels = result.pool_labels()
     blocks = []
+    # One axis for every ceiling chart of a scoring on the page (sixth review, C): the lowest of their own ends.
+    lows: dict[str, float] = {}
+    for c in result.ceiling:
+        if c.scoring and c.raters:
+            low = ceiling_low(c.scoring, c.raters, ceiling_withheld(c) or None)
+            lows[c.scoring] = min(low, lows.get(c.scoring, low))
     for c in result.confusion[:MAX_BLOCKS]:
         where = f"{c.question} · {group_title(c.group)} · {labels.get(c.pool, c.pool)}"
         ceiling = ceilings.get((c.question, c.group, c.pool))
@@ -178,7 +193,7 @@ def evidence_context(result: AnalysisResult, pool_colours: dict[str, str]) -> di
             ceiling=ceiling,
             ceiling_chart=ceiling_chart(title=f"{where}: human ceiling", scoring=ceiling.scoring,
                                         raters=ceiling.raters, judge_colour=block_colour,
-                                        withheld=withheld)
+                                        withheld=withheld, low=lows.get(ceiling.scoring))
             if ceiling and ceiling.scoring and ceiling.raters else None,
             ceiling_withheld=withheld,
         ))

@@ -100,8 +100,9 @@ class HumanSubsetForm(forms.Form):
                                            '1}}. Empty: none.')
     human_subset = forms.CharField(
         required=False, max_length=200, label="People rate",
-        help_text='{"share": 0.2} or {"count": 300} per group, optional "seed"; {"declared_random": true}; '
-                  "empty: every item.")
+        help_text='A setting in JSON, one of: {"share": 0.2}, a random 20 % of each group\'s items; {"count": 300}, a '
+                  'random 300 of each group\'s items (either with "seed": 7 to fix the draw); {"declared_random": '
+                  "true}, the items people rated were drawn at random elsewhere. Empty: people rate every item.")
 
     def clean_human_subset(self) -> object:
         return subset_from_text(self.cleaned_data["human_subset"])

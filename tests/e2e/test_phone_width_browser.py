@@ -199,3 +199,50 @@ def test_on_a_phone_legends_wrap_inside_their_chart_and_the_values_are_a_tap_awa
         _assert_fits_a_phone(page, "dashboard-values-open")
     finally:
         context.close()
+
+
+# Every header cell of a group column of the question x group tables, with whether its text reaches into the view
+# (sixth review, U: at 390 px table 1's first column read "gpt2", its question centred off-screen).
+GROUP_HEADS = """() => [...document.querySelectorAll("#table1, #kendall, #pairwise")].flatMap(table => {
+  const box = table.parentElement.getBoundingClientRect();
+  return [...table.querySelectorAll("thead tr:nth-child(2) th")].map(th => {
+    const b = th.getBoundingClientRect(), name = th.querySelector(".q-on-phone");
+    return {table: table.id, text: th.innerText, shown: name ? getComputedStyle(name).display !== "none" : false,
+            left: b.left - box.left, right: b.right - box.left};
+  });
+})"""
+
+
+@pytest.mark.e2e
+def test_on_a_phone_the_first_column_in_view_names_its_question(small_study, browser, live_server):
+    study, session = small_study
+    context = browser.new_context(viewport=PHONE, base_url=live_server.url)
+    context.add_cookies([{"name": "sessionid", "value": session, "url": live_server.url}])
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    try:
+        page.goto(f"/studies/{study.slug}/")
+        heads = page.evaluate(GROUP_HEADS)
+        assert {h["table"] for h in heads} == {"table1", "kendall", "pairwise"}
+        assert all(h["shown"] for h in heads)
+        for table in ("table1", "kendall", "pairwise"):
+            first = next(h for h in heads if h["table"] == table)
+            # Its text starts inside the scroll box as the page opens: the question's name and its group.
+            assert first["left"] < PHONE["width"] - 60, first
+            name, _, group = first["text"].partition(" · ")
+            question = page.locator(f"#{table} thead tr:first-child th.q").first.inner_text()
+            assert group and name == question, first
+            # The group's name is read from the visible text's start, not from a centre off-screen.
+            assert page.locator(f"#{table} thead tr:nth-child(2) th").first.evaluate(
+                "th => getComputedStyle(th).textAlign") in ("left", "start")
+    finally:
+        context.close()
+    # On a wide screen the group headings stay bare under their question's heading.
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=live_server.url)
+    context.add_cookies([{"name": "sessionid", "value": session, "url": live_server.url}])
+    page = context.new_page()
+    try:
+        page.goto(f"/studies/{study.slug}/")
+        assert not any(h["shown"] for h in page.evaluate(GROUP_HEADS))
+    finally:
+        context.close()

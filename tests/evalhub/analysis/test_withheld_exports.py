@@ -168,14 +168,16 @@ def test_a_withheld_ceiling_block_marks_its_summary_fields_withheld(researcher, 
 
 @pytest.mark.django_db
 def test_the_all_groups_view_says_why_table_12_is_empty_and_points_at_no_hidden_scatter(researcher, client, tmp_path):
-    """Fifth review, U1 and U3: table 12 has no all-groups column, and the scatters are drawn per group only."""
+    """Fifth review, U1 and U3: table 12 has no all-groups column. Sixth review (C): the all-groups view drew no
+    scatter and said nothing; now it draws the pooled items' scatter, its legend naming all groups."""
     study, _ = _three_items_a_side(researcher, tmp_path, "all-groups-view")
     client.force_login(researcher)
     page = client.get(f"/studies/{study.slug}/").content.decode()
     assert 'id="raters-empty"' not in page and 'id="charts-scatter"' in page
     assert "The scatter charts' legends give the same τ, p and band." in page
     page = client.get(f"/studies/{study.slug}/?group=(all)").content.decode()
-    assert 'id="charts-scatter"' not in page and "scatter charts' legends" not in page
+    assert 'id="charts-scatter"' in page and "The scatter charts' legends give the same τ, p and band." in page
+    assert "all groups (τ" in page and "group “a”" not in page[page.index('id="charts-scatter"'):]
     assert "Not given for all groups together: table 12 gives each rater's mean per group" in page
     assert '<table class="paper" id="raters">' not in page
     report = text_report(study_analysis(study=study, options=AnalysisOptions(n_boot=200, groups=("(all)",))))

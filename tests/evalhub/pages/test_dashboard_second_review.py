@@ -167,9 +167,12 @@ def test_u9_each_rater_mean_gives_the_n_of_ratings_it_rests_on(small_study, clie
     html = _page(client, researcher, small_study)
     table = html[html.index('id="raters"'):html.index("</table>", html.index('id="raters"'))]
     cells = re.findall(r"<td title=\"[^\"]*\">(.*?)</td>", table)
-    # 3 teachers and 3 samples, 4 questions x 2 groups; each mean rests on the group's 3 items.
+    # 3 teachers and 3 samples, 4 questions x 2 groups; each mean rests on the group's 3 items. A sample's n counts
+    # answers, as table 1 words an LLM pool's (sixth review, C: "n = 3 ratings" for a sample).
     assert len(cells) == 6 * 8
-    assert all(re.fullmatch(r'\d\.\d\d<span class="second rater-n">n = 3 ratings</span>', cell) for cell in cells)
+    units = [re.fullmatch(r'\d\.\d\d<span class="second rater-n">n = 3 (ratings|answers)</span>', cell) for cell in cells]
+    assert all(units)
+    assert [m.group(1) for m in units if m].count("answers") == 3 * 8
     assert "with the n of ratings it rests on" in html
 
 
