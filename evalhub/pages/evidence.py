@@ -177,10 +177,10 @@ def evidence_context(result: AnalysisResult, pool_colours: dict[str, str]) -> di
     blocks = []
     # One axis for every ceiling chart of a scoring on the page (sixth review, C): the lowest of their own ends.
     lows: dict[str, float] = {}
-    for c in result.ceiling:
-        if c.scoring and c.raters:
-            low = ceiling_low(c.scoring, c.raters, ceiling_withheld(c) or None)
-            lows[c.scoring] = min(low, lows.get(c.scoring, low))
+    for row in result.ceiling:
+        if row.scoring and row.raters:
+            low = ceiling_low(row.scoring, row.raters, ceiling_withheld(row) or None)
+            lows[row.scoring] = min(low, lows.get(row.scoring, low))
     for c in result.confusion[:MAX_BLOCKS]:
         where = f"{c.question} · {group_title(c.group)} · {labels.get(c.pool, c.pool)}"
         ceiling = ceilings.get((c.question, c.group, c.pool))
