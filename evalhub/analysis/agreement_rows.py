@@ -29,7 +29,7 @@ from evalhub import stats
 from evalhub.analysis.cells import Cell, common_items
 from evalhub.analysis.reading import ALL_GROUPS, HUMAN, AnalysisOptions, StudyData
 from evalhub.analysis.result import CeilingRater, CeilingRow, CellRow, ConfusionRow, Interval, KappaRow, Notes, WelchRow
-from evalhub.analysis.trust_notes import cut_interval, degenerate_interval, too_few_items
+from evalhub.analysis.trust_notes import bootstrap_interval_notes, cut_interval, degenerate_interval, too_few_items
 from evalhub.stats.alt_test import Scoring
 
 Against = Literal["majority", "rater", "raters"]
@@ -63,7 +63,7 @@ def _kappa_row(where: _Where, against: Against, weights: str, result: stats.Kapp
         notes["kappa"] = few  # the value stays; pages show the note in its place, and no interval
     elif ci95 is None:
         notes["ci95"] = result.ci.reason or "undefined"
-    elif no_variation := degenerate_interval(ci95):
+    elif no_variation := bootstrap_interval_notes(ci95, result.n_items):
         notes["ci95"] = no_variation
     if test is not None and test.p is None and result.value is not None:
         notes["p"] = test.reason or "undefined"
@@ -134,8 +134,16 @@ def _confusion_row(where: _Where, data: StudyData, confusion: stats.Confusion) -
                         n_tied=confusion.n_tied, n_unpaired=confusion.n_unpaired)
 
 
-def _ceiling_notes(side: _HumanSide, ceiling: stats.HumanCeiling, n_items: int) -> tuple[str, ...]:
-    """The ceiling's trust notes (trust_notes: too few items, or each zero-width rater interval), then its own."""
+POOLED_ALPHA = ("the raters' alpha here pools the groups, so it includes the difference between them and can be high "
+                "while within each group they agree little: the per-group view says, for each group, whether "
+                "comparisons with them mean little")
+
+
+def _ceiling_notes(side: _HumanSide, ceiling: stats.HumanCeiling, n_items: int,
+                   pooled: bool = False) -> tuple[str, ...]:
+    """The ceiling's trust notes (trust_notes: too few items, or each zero-width rater interval), then its own.
+    ``pooled``: an all-groups row of a study with several groups, whose alpha does not say how well the raters
+    agree within a group (seventh review, M2: no "agree little" at a pooled 0.74, within-group -0.20 and -0.33)."""
     notes: list[str] = []
     bounds = stats.score_range(ceiling.scoring)
     if ceiling.raters and (few := too_few_items(n_items)):
@@ -148,6 +156,8 @@ def _ceiling_notes(side: _HumanSide, ceiling: stats.HumanCeiling, n_items: int) 
     if side.alpha_withheld:
         # No nested parentheses around the note's own "(n = 3)" (issue 25 review, C5).
         notes.append(f"the raters' alpha is withheld, {side.alpha_withheld}: comparisons with them mean little")
+    elif pooled:
+        notes.append(POOLED_ALPHA)
     return (*notes, *ceiling.notes)
 
 
@@ -163,7 +173,8 @@ def _ceiling_summary(ceiling: stats.HumanCeiling, raters: Sequence[CeilingRater]
     return f"{ceiling.summary} (a point comparison: see the intervals)" if overlap else ceiling.summary
 
 
-def _ceiling_row(where: _Where, side: _HumanSide, ceiling: stats.HumanCeiling, n_items: int) -> CeilingRow:
+def _ceiling_row(where: _Where, side: _HumanSide, ceiling: stats.HumanCeiling, n_items: int,
+                 pooled: bool = False) -> CeilingRow:
     raters = tuple(CeilingRater(rater=side.rater_names[r.rater], n_items=r.n_items, human=r.human,
                                 human_ci95=_ci(r.human_ci), judge=r.judge, judge_ci95=_ci(r.judge_ci),
                                 judge_better=None if r.human is None or r.judge is None else r.judge > r.human,
@@ -172,7 +183,7 @@ def _ceiling_row(where: _Where, side: _HumanSide, ceiling: stats.HumanCeiling, n
         where.question, where.group, where.pool, scoring=ceiling.scoring,
         summary=_ceiling_summary(ceiling, raters, n_items),
         judge_better=ceiling.judge_better, n_compared=ceiling.n_compared,
-        notes=_ceiling_notes(side, ceiling, n_items), raters=raters)
+        notes=_ceiling_notes(side, ceiling, n_items, pooled), raters=raters)
 
 
 FILTERED_P_ADJUSTED = ("given on the unfiltered analysis only: its Benjamini-Hochberg family is every per-rater test "
@@ -260,8 +271,9 @@ def _pool_evidence(where: _Where, side: _HumanSide, cell: Cell, data: StudyData,
     # The ceiling's items: two ratings or more and a judge label (stats.human_ceiling's I_j, over all raters).
     n_items = int(((np.sum(~np.isnan(side.matrix), axis=1) >= 2) & ~np.isnan(ceiling_labels)).sum())
     human_alpha = None if side.alpha_withheld else side.alpha  # a withheld alpha is quoted by its note
+    pooled = where.group == ALL_GROUPS and len(data.groups) > 1
     ceiling.append(_ceiling_row(where, side, stats.human_ceiling(
-        side.matrix, ceiling_labels, scoring=scoring, human_alpha=human_alpha), n_items))
+        side.matrix, ceiling_labels, scoring=scoring, human_alpha=human_alpha), n_items, pooled))
 
 
 def adjusted_p(rows: Sequence[KappaRow | WelchRow]) -> list[float | None]:

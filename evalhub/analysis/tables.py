@@ -48,7 +48,7 @@ from evalhub.analysis.result import (
     StudySummary,
     WelchRow,
 )
-from evalhub.analysis.trust_notes import WELCH_TRUST_KEY, degenerate_interval, too_few_items, welch_trust
+from evalhub.analysis.trust_notes import WELCH_TRUST_KEY, bootstrap_interval_notes, too_few_items, welch_trust
 
 PAIRWISE_MAX_RATERS = 50  # above this, C(n, 2) scipy calls per cell cost seconds and positional raters mean little
 SCHEMA_VERSION = 1
@@ -83,17 +83,16 @@ def _cell_row(cell: Cell, data: StudyData, options: AnalysisOptions) -> CellRow:
     for level, stat in alphas.items():
         if stat.value is None:
             notes[f"alpha.{level}"] = stat.reason or "undefined"
-    if any(stat.value is not None for stat in alphas.values()) and (
-            few := too_few_items(int((np.sum(~np.isnan(matrix), axis=1) >= 2).sum()))):
+    n_pairable = int((np.sum(~np.isnan(matrix), axis=1) >= 2).sum())
+    if any(stat.value is not None for stat in alphas.values()) and (few := too_few_items(n_pairable)):
         notes["alpha"] = few  # every level, and its interval: they rest on the pairable items
     interval = None if ci.low is None or ci.high is None else (ci.low, ci.high)
     if ci.low is None:
         notes["alpha_ci95"] = ci.reason or "undefined"
-    elif no_variation := degenerate_interval(interval):
-        notes["alpha_ci95"] = no_variation
-    elif ci.n_valid < ci.n_boot:
-        notes["alpha_ci95"] = (f"from {ci.n_valid} of {ci.n_boot} bootstrap replicates: "
-                               f"{ci.n_boot - ci.n_valid} had no variation (alpha undefined) and were dropped")
+    elif note := bootstrap_interval_notes(interval, n_pairable, (
+            f"from {ci.n_valid} of {ci.n_boot} bootstrap replicates: {ci.n_boot - ci.n_valid} had no variation "
+            "(alpha undefined) and were dropped") if ci.n_valid < ci.n_boot else None):
+        notes["alpha_ci95"] = note
     full_agreement = _value(stats.full_agreement_pct(matrix), "full_agreement_pct", notes)
     icc = stats.icc_one_way(matrix)
     icc1, icc1k = _value(icc.icc1, "icc1", notes), _value(icc.icc1k, "icc1k", notes)

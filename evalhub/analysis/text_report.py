@@ -12,6 +12,7 @@ from evalhub.analysis.result import (
     AblationTable,
     AltTestRow,
     AnalysisResult,
+    Interval,
     KappaRow,
     KendallRow,
     PairwiseKendallRow,
@@ -28,6 +29,7 @@ from evalhub.analysis.trust_notes import (
     pooled_groups_caveat,
     value_note,
     welch_withheld,
+    zero_width,
 )
 
 SIGNIFICANCE = 0.05
@@ -290,6 +292,12 @@ def _paper_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
         out.append(_table(["question", "pool", "groups", "t", "df", "p (raw)", "p (BH)", "d", f"n ({n_unit})"], rows))
         out.append(welch_family_text(result.welch[0].p_family))
         out += [welch_sentence(w, labels) for w in result.welch]
+    elif result.settings.measurement != "nominal":
+        # Said, not left out (seventh review, U6), in the dashboard's words.
+        why = ("this view pools the groups, and Welch's t-test compares one group with another; the report "
+               "without --group, or with two groups, gives them") if pooled_groups_caveat(result) else \
+            "Welch's t-test compares two groups, and this analysis has no pool with ratings in two"
+        out += ["", f"== Welch's t-test between groups: no contrasts: {why}"]
     if result.majority:
         out += ["", "== Pairwise: each pool's majority choice vs the human majority choice"]
         rows = [[m.question, m.group, labels.get(m.pool, m.pool), fmt(m.agreement_pct, 1), f"{m.n_agree}/{m.n_items}",
@@ -452,10 +460,21 @@ def _evidence_lines(result: AnalysisResult) -> list[str]:
         out += ["", head + (f": {summary}" if summary else "")]
         # A withheld ceiling prints neither its values nor its per-rater "better", as the page greys them as "not a
         # result" (issue 25 review, C9); the JSON keeps them.
-        rows = [[r.rater, str(r.n_items), *(["withheld"] * 3 if withheld else [
-                 fmt(r.human, 3), fmt(r.judge, 3), {None: "", True: "yes", False: "no"}[r.judge_better]])]
+        # With their 95 % t intervals, which the summary's "a point comparison: see the intervals" points at
+        # (seventh review, U4).
+        rows = [[r.rater, str(r.n_items), *(["withheld"] * 5 if withheld else [
+                 fmt(r.human, 3), _t_interval(r.human_ci95), fmt(r.judge, 3), _t_interval(r.judge_ci95),
+                 {None: "", True: "yes", False: "no"}[r.judge_better]])]
                 for r in ceiling.raters]
         if rows:
-            out.append(_table(["rater", "items", "rater vs others", "judge vs the same others", "judge better"], rows))
+            out.append(_table(["rater", "items", "rater vs others", "95% CI", "judge vs the same others", "95% CI",
+                               "judge better"], rows))
         out += [f"note: {n}" for n in ceiling.notes]
     return out
+
+
+def _t_interval(ci: Interval | None) -> str:
+    """A ceiling score's 95 % t interval as the report prints it; "width 0" where it has none to report."""
+    if ci is None:
+        return "–"
+    return "width 0" if zero_width(ci) else f"[{fmt(ci[0], 3)}, {fmt(ci[1], 3)}]"

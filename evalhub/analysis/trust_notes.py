@@ -19,6 +19,8 @@ and the pages show the note in its place:
 - ``no variation: ...``: a bootstrap interval whose bounds are equal (up to float noise, ``zero_width``). The
   replicates inside the interval all gave one value, so the width 0 reports no uncertainty,
   only that resampling so few items rarely changed it.
+- ``few items for a bootstrap interval (n = 6)``: an interval over fewer than ``MIN_INTERVAL_ITEMS`` items (the
+  value shown from ``MIN_ITEMS``): its ends move with the bootstrap's seed, so the pages withhold it.
 
 The CSV exports ask ``withheld_values`` (and ``ceiling_rater_withheld``): a value the page withholds is left
 empty there and the ``withheld`` column names it and why; the JSON keeps every value with its note, and
@@ -48,6 +50,12 @@ from evalhub.analysis.result import (
 MIN_ITEMS = 5
 TOO_FEW = "too few items"  # how the note starts: pages find it among a row's notes
 NO_VARIATION = "no variation"
+# A bootstrap interval over fewer items than this is withheld, its value shown (seventh review, M1: α 0.74 [0.25,
+# 0.82] on 6 items was [-0.28, 0.86] with another seed: the resamples of 6 items are so few that the 2.5 % point
+# falls in a gap between them).
+MIN_INTERVAL_ITEMS = 10
+FEW_FOR_INTERVAL = "few items for a bootstrap interval"
+WITHHELD_INTERVAL = (NO_VARIATION, FEW_FOR_INTERVAL)  # how the note of an interval the pages withhold starts
 MAX_NOTE_LINES = 200  # the dashboard's Notes and the text report's list the same first lines; the JSON has all
 
 
@@ -101,6 +109,22 @@ def degenerate_interval(ci: Interval | None, kind: str = "bootstrap") -> str | N
     if ci is None or not zero_width(ci):
         return None
     return f"no variation: the {kind} interval has width 0 (both bounds {ci[0]:.3f})"
+
+
+def few_for_interval(n_items: int) -> str | None:
+    """The note for a bootstrap interval over ``n_items`` items, from ``MIN_ITEMS`` (below it the value itself is
+    withheld) to under ``MIN_INTERVAL_ITEMS``, or None."""
+    if not MIN_ITEMS <= n_items < MIN_INTERVAL_ITEMS:
+        return None
+    return (f"{FEW_FOR_INTERVAL} (n = {n_items}): below {MIN_INTERVAL_ITEMS} items the resamples are so few that "
+            "the interval's ends move with the bootstrap's seed")
+
+
+def bootstrap_interval_notes(ci: Interval | None, n_items: int, *more: str | None) -> str | None:
+    """An interval's notes, joined: width 0 or too few items for it (which withhold it), then ``more`` (such as
+    the replicates dropped), none lost (seventh review, C7); or None."""
+    notes = [n for n in (degenerate_interval(ci) or few_for_interval(n_items), *more) if n]
+    return "; ".join(notes) or None
 
 
 def cut_interval(ci: Interval | None, bounds: tuple[float, float]) -> str | None:
@@ -168,7 +192,7 @@ def interval_note(notes: Mapping[str, str], ci: Interval | None, ci_key: str, *v
     note = notes.get(ci_key, "")
     if ci is None:
         return short_note(note) or "–"
-    return short_note(note) if note.startswith(NO_VARIATION) else ""
+    return short_note(note) if note.startswith(WITHHELD_INTERVAL) else ""
 
 
 def shown_notes(notes: Mapping[str, str], hidden: tuple[str, ...], *value_keys: str) -> dict[str, str]:
@@ -191,7 +215,7 @@ def withheld_values(row: object) -> Withheld:
         if note := value_note(row.notes, "alpha"):
             out |= {f"alpha_{level}": note for level, value in row.alpha.items() if value is not None}
         ci_note = note or value_note({k: v for k, v in row.notes.items() if k == "alpha_ci95"
-                                      and v.startswith(NO_VARIATION)}, "alpha_ci95")
+                                      and v.startswith(WITHHELD_INTERVAL)}, "alpha_ci95")
         if ci_note and row.alpha_ci95 is not None:
             out |= {"alpha_ci95_low": ci_note, "alpha_ci95_high": ci_note}
         if (icc := row.notes.get("icc", "")).startswith(TOO_FEW):
@@ -206,7 +230,7 @@ def withheld_values(row: object) -> Withheld:
     elif isinstance(row, KappaRow):
         if (note := value_note(row.notes, "kappa")) and row.kappa is not None:
             out |= dict.fromkeys(("kappa", "ci95_low", "ci95_high", "p", "p_adjusted"), note)
-        elif row.ci95 is not None and row.notes.get("ci95", "").startswith(NO_VARIATION):
+        elif row.ci95 is not None and row.notes.get("ci95", "").startswith(WITHHELD_INTERVAL):
             out |= dict.fromkeys(("ci95_low", "ci95_high"), short_note(row.notes["ci95"]))
     return out
 
@@ -224,10 +248,11 @@ def ceiling_rater_withheld(row: CeilingRow, rater: CeilingRater) -> Withheld:
     return out
 
 
-POOLED_GROUPS = ("All groups pooled: agreement and correlation over all groups together (Krippendorff's α, "
-                 "Kendall's τ, pairwise τ, the human ceiling) mix the difference between the groups into them, so "
-                 "they can be high while each group's is low or withheld; read the per-group values (without the "
-                 "group filter)")
+POOLED_GROUPS = ("All groups pooled: every agreement and correlation figure over all groups together (Krippendorff's "
+                 "α, ICC, % full agreement, Kendall's τ, pairwise τ, Cohen's and Fleiss' κ, the confusion matrix, "
+                 "the % agreement with the human majority and the human ceiling) mixes the difference between the "
+                 "groups into it, so it can be high while each group's is low or withheld; read the per-group values "
+                 "(without the group filter)")
 
 
 def pooled_groups_caveat(result: AnalysisResult) -> str:

@@ -38,6 +38,7 @@ class AlphaBar:
     alpha: float | None
     ci: Interval | None
     note: str  # shown in place of alpha when alpha is None: why it is undefined or not shown
+    ci_note: str = ""  # shown beside the dot when its interval is withheld (width 0, or too few items for one)
 
 
 def distribution_peak(series: Sequence[Distribution]) -> float:
@@ -204,7 +205,12 @@ def alpha_chart(*, title: str, rows: Sequence[AlphaBar]) -> SafeString:
             for v in (low, high):
                 body.append(f'<line x1="{px(v):.1f}" x2="{px(v):.1f}" y1="{y - 5:.1f}" y2="{y + 5:.1f}" '
                             f'stroke="{r.colour}"/>')
-        ci_text = f", 95% CI [{r.ci[0]:.2f}, {r.ci[1]:.2f}]" if r.ci else ""
+        ci_text = (f", 95% CI [{r.ci[0]:.2f}, {r.ci[1]:.2f}]" if r.ci
+                   else f"; no interval: {r.ci_note}" if r.ci_note else "")
         body.append(f'<circle cx="{px(r.alpha):.1f}" cy="{y:.1f}" r="4.5" fill="{r.colour}">'
                     f'<title>{escape(r.label)}: alpha {r.alpha:.3f}{ci_text}</title></circle>')
+        if not r.ci and r.ci_note:  # a dot alone would read as a very narrow interval (seventh review, M1)
+            right = px(r.alpha) > left + plot_w / 2
+            body.append(svg.text(px(r.alpha) + (-9 if right else 9), y + 4, "no CI", anchor="end" if right else "start",
+                                 size=10, fill="#6e7781", halo=band))
     return svg.figure(width, height, body, title)

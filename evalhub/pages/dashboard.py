@@ -40,7 +40,10 @@ from evalhub.analysis.result import (
 from evalhub.analysis.result_json import analysis_json
 from evalhub.analysis.text_report import SIGNIFICANCE, p_text, pool_label, stars, welch_sentence
 from evalhub.analysis.trust_notes import (
+    FEW_FOR_INTERVAL,
     MAX_NOTE_LINES,
+    MIN_INTERVAL_ITEMS,
+    NO_VARIATION,
     interval_note,
     note_lines,
     pooled_groups_caveat,
@@ -306,6 +309,7 @@ def dashboard_context(result: AnalysisResult) -> dict[str, object]:
         "distribution_charts": _distribution_charts(result, groups, pool_colours, labels),
         "scatter_charts": _scatter_charts(result, groups, labels),
         "alpha_charts": _alpha_charts(result, groups, pools, pool_colours, labels),
+        "alpha_ci_withheld": _alpha_ci_withheld(result),
         **evidence_context(result, pool_colours),  # issue 19
         "undefined": note_lines(result)[:MAX_NOTE_LINES],
         "max_notes": MAX_NOTE_LINES,
@@ -495,10 +499,11 @@ def _alpha_charts(result: AnalysisResult, groups: list[str], pools: list[str],
                 # Issue 25: on too few items the value is not drawn, and a zero-width interval is no interval.
                 few = c.notes.get("alpha")
                 undefined = c.notes.get(f"alpha.{level}")
-                ci = None if "no variation" in c.notes.get("alpha_ci95", "") else c.alpha_ci95
+                ci_note = interval_note(c.notes, c.alpha_ci95, "alpha_ci95", "alpha")
                 rows.append(charts.AlphaBar(label=f"{group_title(group)} · {labels[pool]}", colour=pool_colours[pool],
-                                            alpha=None if few else c.alpha[level], ci=ci,
-                                            note=few or f"undefined: {undefined}"))
+                                            alpha=None if few else c.alpha[level],
+                                            ci=None if ci_note else c.alpha_ci95,
+                                            note=few or f"undefined: {undefined}", ci_note=ci_note))
         if rows and all(r.alpha is None for r in rows):
             # Nothing to draw: one line of text, not empty axes with a note on each row (issue 25 fourth review, C1).
             out.append(Charts(question, (), text=_withheld_text(rows)))
@@ -506,6 +511,23 @@ def _alpha_charts(result: AnalysisResult, groups: list[str], pools: list[str],
             out.append(Charts(question, (charts.alpha_chart(
                 title=f"{question}: Krippendorff's alpha ({level}), 95% CI", rows=rows),)))
     return out
+
+
+def _alpha_ci_withheld(result: AnalysisResult) -> str:
+    """Why the alpha chart's dots without a bar have none, in words: each distinct reason once, or ""."""
+    reasons = []
+    for c in result.cells:
+        note = interval_note(c.notes, c.alpha_ci95, "alpha_ci95", "alpha")
+        if note and note != "–" and c.notes.get("alpha_ci95"):
+            reason = c.notes["alpha_ci95"].split(":")[0]
+            if reason.startswith(FEW_FOR_INTERVAL):
+                reason = (f"{FEW_FOR_INTERVAL}: below {MIN_INTERVAL_ITEMS} items its ends move with the "
+                          "bootstrap's seed")
+            elif reason.startswith(NO_VARIATION):
+                reason = f"{NO_VARIATION}: the bootstrap's interval has width 0, which reports no uncertainty"
+            if reason not in reasons:
+                reasons.append(reason)
+    return "; ".join(reasons)
 
 
 def _withheld_text(rows: Sequence[charts.AlphaBar]) -> str:

@@ -82,3 +82,13 @@ def shown_notes_text(notes: Mapping[str, str] | None, keys: str) -> str:
     a tooltip described the bootstrap of an interval shown as "–")."""
     value_keys, hidden = keys.split(";")
     return notes_text(shown_notes(notes or {}, tuple(hidden.split(",")), *value_keys.split(",")))
+
+
+@register.filter
+def pairs_text(row: object) -> str:
+    """``{{ r|pairs_text }}``: table 6's second line, "3 pairs, n = 3", or "1 of 3 pairs, n = 3" when some pairs
+    are undefined (their note says why); shown under a withheld mean too (seventh review, U5)."""
+    n_pairs, n_items = getattr(row, "n_pairs", 0), getattr(row, "n_items", 0)
+    note = getattr(row, "notes", {}).get("n_pairs", "")
+    pairs = note.split(";")[0] if note else f"{n_pairs} pair{'' if n_pairs == 1 else 's'}"
+    return f"{pairs}, n = {n_items}"

@@ -119,10 +119,12 @@ def test_plan_human_budget_plans_each_contrast_from_the_studys_pilot(researcher,
     assert f"with the judge: {want.with_judge.n_a} + {want.with_judge.n_b} human-rated items (of 100 + 100)" in out
     assert f"people alone:   {want.without_judge.n_a} + {want.without_judge.n_b} human-rated items" in out
     assert f"the judge saves {want.items_saved} human-rated items" in out
-    assert f"M11 {moments[0].rho:.2f}, M23 {moments[1].rho:.2f}" in out
+    n = [int(draw_human_subset(100, share=0.2, seed=0)[0].size)] * 2
+    assert f"M11 {moments[0].rho:.2f} on {n[0]} items, M23 {moments[1].rho:.2f} on {n[1]} items" in out
     # docs/analysis.md's example
     out = run("plan_human_budget", "summeval-20", "--width", "0.6")
-    assert "(judge-human correlation: M11 0.41, M23 0.35)" in out
+    assert "(judge-human correlation over the pilot's items: M11 0.41 on 20 items, M23 0.35 on 20 items)" in out
+    assert "rest on fewer than" not in out  # 20 pilot items a group: no rough-pilot note
     assert "with the judge: 44 + 44 human-rated items (of 100 + 100), expected width 0.597" in out
     assert "people alone:   48 + 48 human-rated items (of 100 + 100), expected width 0.596" in out
     assert "the judge saves 8 human-rated items" in out

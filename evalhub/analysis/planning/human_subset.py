@@ -27,6 +27,7 @@ from annotations.studies import StudySpecError, human_subset_changeable, human_s
 from evalhub.analysis.cells import Cell, study_cells
 from evalhub.analysis.reading import HUMAN, AnalysisOptions, study_data
 from evalhub.analysis.tables import contrasts
+from evalhub.analysis.trust_notes import MIN_ITEMS
 from evalhub.stats.ppi.mean import draw_human_subset
 from evalhub.stats.ppi.plan import BudgetPlan, BudgetPoint, GroupMoments, pilot_moments, plan_human_budget
 
@@ -127,6 +128,8 @@ class BudgetLine:
     groups: tuple[str, str]
     moments: tuple[GroupMoments, GroupMoments]
     plan: BudgetPlan
+    n_pilot: tuple[int, int] = (0, 0)  # the pilot items (a human mean and the judge's) each group's moments rest on
+    rho_stated: bool = False  # the correlation was stated (``rho``), not the pilot's
 
 
 @dataclass(frozen=True)
@@ -161,23 +164,26 @@ def human_budget_plan(*, study: Study, width: float, pool: str | None = None, rh
     sizes = {g: int((data.item_group == k).sum()) for k, g in enumerate(data.groups)}
     lines = []
     for question in data.questions:
-        moments = {g: _group_moments(cells[(question.key, g, HUMAN)], cells[(question.key, g, chosen)],
-                                     sizes[g], rho) for g in data.groups}
+        pilots = {g: _group_moments(cells[(question.key, g, HUMAN)], cells[(question.key, g, chosen)],
+                                    sizes[g], rho) for g in data.groups}
+        moments = {g: m for g, (m, _) in pilots.items()}
         for a, b in contrasts(study, data.groups):
             if a in moments and b in moments:
                 plan = plan_human_budget(group_a=moments[a], group_b=moments[b], width=width, alpha=alpha)
-                lines.append(BudgetLine(question.key, (a, b), (moments[a], moments[b]), plan))
+                lines.append(BudgetLine(question.key, (a, b), (moments[a], moments[b]), plan,
+                                        (pilots[a][1], pilots[b][1]), rho is not None))
     return StudyBudget(width, chosen, tuple(lines))
 
 
-def _group_moments(human: Cell, judged: Cell, n_items: int, rho: float | None) -> GroupMoments:
+def _group_moments(human: Cell, judged: Cell, n_items: int, rho: float | None) -> tuple[GroupMoments, int]:
+    """A group's pilot moments, and the number of pilot items (a human mean and the judge's) they rest on."""
     h_items, h_means = human.item_means()
     j_items, j_means = judged.item_means()
     _, hi, ji = np.intersect1d(h_items, j_items, assume_unique=True, return_indices=True)
     moments = pilot_moments(y=h_means[hi], f=j_means[ji], n_unlabelled=max(n_items - hi.size, 0))
     if rho is None or moments.reason is not None:
-        return moments
-    return replace(moments, rho=rho)
+        return moments, int(hi.size)
+    return replace(moments, rho=rho), int(hi.size)
 
 
 def _point(point: BudgetPoint | None, n_items: tuple[int, int]) -> str:
@@ -197,14 +203,27 @@ def budget_lines(budget: StudyBudget) -> list[str]:
             lines.append(f"{head}: no plan ({line.plan.reason})")
             continue
         sizes = (line.moments[0].n_items, line.moments[1].n_items)
-        rho = ", ".join(f"{g} {m.rho:.2f}" for g, m in zip(line.groups, line.moments, strict=True))
-        lines += [f"{head} (judge-human correlation: {rho})",
+        lines += [f"{head} ({_correlation_words(line)})",
                   f"  with the judge: {_point(line.plan.with_judge, sizes)}",
                   f"  people alone:   {_point(line.plan.without_judge, sizes)}"]
         if line.plan.items_saved is not None:
             lines.append(f"  the judge saves {line.plan.items_saved} human-rated items")
         lines += [f"  note: {note}" for note in line.plan.notes]
+        if not line.rho_stated and min(line.n_pilot) < MIN_ITEMS:
+            lines.append(f"  note: the pilot's spreads and correlations rest on fewer than {MIN_ITEMS} items a group, "
+                         "so they, and this plan, are rough; state a correlation (the planner's own field, or "
+                         "--rho) to plan with yours")
     return lines
+
+
+def _correlation_words(line: BudgetLine) -> str:
+    """The judge-human correlation each group's plan uses, with the pilot items it rests on (seventh review, M4:
+    correlations on 3 items given without their n), or the stated one."""
+    if line.rho_stated:
+        return f"judge-human correlation: stated, {line.moments[0].rho:.2f}"
+    rho = ", ".join(f"{g} {m.rho:.2f} on {n} item{'' if n == 1 else 's'}"
+                    for g, m, n in zip(line.groups, line.moments, line.n_pilot, strict=True))
+    return f"judge-human correlation over the pilot's items: {rho}"
 
 
 def study_settings_save(*, study: Study, values: dict[str, Any]) -> list[str]:

@@ -263,7 +263,14 @@ def test_the_pairwise_tau_table_says_it_is_a_mean_over_pairs_and_shows_each_cell
     table6 = table6[:table6.index("</table>")]
     cells = re.findall(r'<td class="[^"]*" title="(\d+) pairs?, n = (\d+) items?[^"]*">(.*?)</td>', table6)
     shown = [(pairs, n, cell) for pairs, n, cell in cells if not cell.startswith('<span class="undef">')]
-    assert shown and all("pairwise-n" not in cell for *_, cell in cells if cell.startswith('<span class="undef">'))
+    assert shown
+    # Seventh review, U5: a withheld mean keeps its second line too (its pairs and n).
+    page = client.get(f"/studies/{study.slug}/").content.decode()
+    table6 = page[page.index('id="table-pairwise"'):]
+    table6 = table6[:table6.index("</table>")]
+    withheld = re.findall(r'<span class="undef">too few items, n = 3</span>(.*?)</td>', table6)
+    assert withheld and all(re.fullmatch(r'<span class="second cell-n pairwise-n">(\d of )?\d pairs?, n = 3</span>',
+                                         line) for line in withheld), withheld
     for pairs, n, cell in shown:
         assert re.fullmatch(rf'-?\d\.\d+<span class="second cell-n pairwise-n">{pairs} pairs?, n = {n}</span>', cell)
 
@@ -281,7 +288,11 @@ def test_the_all_groups_view_and_report_warn_once_that_pooling_mixes_the_groups_
     assert page.count('id="pooled-groups-caveat"') == 1
     assert page.index('id="pooled-groups-caveat"') < page.index('id="table-ratings"')
     caveat = re.search(r'<p id="pooled-groups-caveat">(.*?)</p>', page)
-    assert caveat and "mix the difference between the groups into them" in caveat.group(1)
+    assert caveat and "mixes the difference between the groups into it" in caveat.group(1)
+    # Seventh review, M3: every pooled agreement figure the page shows is named, not only α and τ.
+    for figure in ("α", "ICC", "% full agreement", "Kendall's τ", "pairwise τ", "Cohen's and Fleiss' κ",
+                   "the confusion matrix", "the % agreement with the human majority", "the human ceiling"):
+        assert figure in caveat.group(1).replace("&#x27;", "'"), figure
     assert "read the per-group values" in caveat.group(1)
     pooled = study_analysis(study=study, options=AnalysisOptions(n_boot=200, groups=(ALL_GROUPS,)))  # type: ignore[arg-type]
     report = text_report(pooled)

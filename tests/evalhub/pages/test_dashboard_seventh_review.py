@@ -1,0 +1,95 @@
+"""The seventh review of the small study's dashboard (issue 25): a bootstrap interval over 6 items that moved with
+the seed (M1), the pooled view's ceiling judging the raters by a pooled alpha (M2), the plan's correlations on 3
+items without their n (M4), ICC and alpha's interval only in a tooltip (U3), the text report's ceiling without the
+intervals it points at (U4), table 6's withheld cells without their pairs (U5, in test_withheld_exports) and the
+report's missing Welch section (U6)."""
+from __future__ import annotations
+
+import re
+from html import unescape
+
+import pytest
+
+from evalhub.analysis import ALL_GROUPS, AnalysisOptions, study_analysis
+from evalhub.analysis.planning.human_subset import budget_lines, human_budget_plan
+from evalhub.analysis.text_report import text_report
+from evalhub.analysis.trust_notes import FEW_FOR_INTERVAL, MIN_INTERVAL_ITEMS, few_for_interval, withheld_values
+from evalhub.imports.exports import table_rows
+from tests.evalhub.analysis.test_withheld_exports import _three_items_a_side
+
+pytestmark = pytest.mark.usefixtures("fresh_cache")
+
+
+def _pooled(study, seed: int = 0):  # noqa: ANN001, ANN202
+    return study_analysis(study=study, options=AnalysisOptions(n_boot=200, seed=seed, groups=(ALL_GROUPS,)))  # type: ignore[arg-type]
+
+
+def test_the_interval_rule_runs_from_five_to_nine_items():
+    assert [n for n in range(1, 15) if few_for_interval(n)] == list(range(5, MIN_INTERVAL_ITEMS))
+    assert few_for_interval(6).startswith(f"{FEW_FOR_INTERVAL} (n = 6):")
+
+
+@pytest.mark.django_db
+def test_on_six_items_alpha_and_kappa_keep_their_values_and_withhold_their_intervals(researcher, tmp_path):
+    study, _ = _three_items_a_side(researcher, tmp_path, "six-items")
+    pooled = _pooled(study)
+    human = next(c for c in pooled.cells if c.pool == "human")
+    assert human.alpha["ordinal"] is not None and "alpha" not in human.notes  # 6 pairable items: shown
+    assert human.notes["alpha_ci95"].startswith(f"{FEW_FOR_INTERVAL} (n = 6)")
+    assert human.alpha_ci95 is not None  # the JSON keeps it
+    assert set(withheld_values(human)) >= {"alpha_ci95_low", "alpha_ci95_high"}
+    kappas = [k for k in pooled.kappa if k.kappa is not None]
+    assert kappas and all(k.notes["ci95"].startswith(f"{FEW_FOR_INTERVAL} (n = 6)") for k in kappas)
+    header, *rows = list(table_rows(pooled, "kappa"))
+    low = header.index("ci95_low")
+    assert rows and all(row[low] in ("", None) for row in rows)
+    # The seed moves the withheld interval, not the shown value.
+    other = next(c for c in _pooled(study, seed=3).cells if c.pool == "human")
+    assert other.alpha == human.alpha
+
+
+@pytest.mark.django_db
+def test_the_page_shows_no_interval_on_six_items_and_says_why(researcher, client, tmp_path):
+    study, _ = _three_items_a_side(researcher, tmp_path, "six-items-page")
+    client.force_login(researcher)
+    page = unescape(client.get(f"/studies/{study.slug}/?group=(all)").content.decode())
+    cells = re.findall(r'<span class="second cell-ci">(.*?)</span>\s*</td>', page, flags=re.S)
+    assert cells and all(f'95% CI <span class="undef">{FEW_FOR_INTERVAL}, n = 6</span>' in c for c in cells)
+    assert all(re.search(r"ICC\(1\) -?\d\.\d\d", c) for c in cells)  # ICC(1) in the cell, not only a tooltip
+    charts = page[page.index('id="charts-alpha"'):page.index('id="alpha-no-ci"')]
+    assert ">no CI</text>" in charts and "<line" in charts  # the dot without a bar, named
+    assert re.search(r"no CI” beside a dot: its interval is withheld \(few items for a bootstrap interval: below "
+                     r"10 items its ends move with the bootstrap's seed[;)]", page)
+    # Per group (3 items) alpha itself is withheld, and no fourth line repeats it.
+    page = client.get(f"/studies/{study.slug}/").content.decode()
+    assert 'class="second cell-ci"' not in page
+
+
+@pytest.mark.django_db
+def test_the_pooled_ceiling_says_its_alpha_pools_the_groups(researcher, tmp_path):
+    study, result = _three_items_a_side(researcher, tmp_path, "pooled-ceiling")
+    pooled = _pooled(study)
+    assert pooled.ceiling and all(any("the raters' alpha here pools the groups" in n for n in c.notes)
+                                  for c in pooled.ceiling)
+    assert not any("pools the groups" in n for c in result.ceiling for n in c.notes)
+
+
+@pytest.mark.django_db
+def test_the_text_report_gives_the_ceiling_intervals_and_why_it_has_no_welch_section(researcher, tmp_path):
+    study, _ = _three_items_a_side(researcher, tmp_path, "report-ceiling")
+    report = text_report(_pooled(study))
+    assert "rater vs others  95% CI" in report
+    assert re.search(r"\n\w+\s+6\s+-?\d\.\d{3}\s+\[-?\d\.\d{3}, -?\d\.\d{3}\]\s+-?\d\.\d{3}\s+\[", report)
+    assert "== Welch's t-test between groups: no contrasts: this view pools the groups" in report
+
+
+@pytest.mark.django_db
+def test_the_budget_plan_gives_each_correlations_items_and_calls_a_small_pilot_rough(researcher, tmp_path):
+    study, _ = _three_items_a_side(researcher, tmp_path, "budget-pilot")
+    lines = budget_lines(human_budget_plan(study=study, width=1.0))
+    text = "\n".join(lines)
+    assert re.search(r"judge-human correlation over the pilot's items: a -?\d\.\d\d on 3 items, "
+                     r"b -?\d\.\d\d on 3 items", text), text
+    assert "rest on fewer than 5 items a group" in text
+    stated = "\n".join(budget_lines(human_budget_plan(study=study, width=1.0, rho=0.5)))
+    assert "rest on fewer than" not in stated
