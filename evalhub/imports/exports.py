@@ -60,8 +60,8 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     # the ceiling one row per rater.
     "kappa": ("question", "group", "pool", "against", "rater", "weights", "kappa", "ci95_low", "ci95_high",
               "n_items", "n_tied", "n_unpaired", "p", "p_adjusted", "notes", "pool_label", "withheld"),
-    "confusion": ("question", "group", "pool", "human_category", "pool_category", "count", "n_items", "n_tied",
-                  "n_unpaired", "pool_label"),
+    "confusion": ("question", "group", "pool", "human_category", "pool_category", "human_value", "pool_value",
+                  "count", "n_items", "n_tied", "n_unpaired", "pool_label"),
     "ceiling": ("question", "group", "pool", "scoring", "rater", "n_items", "human", "human_ci95_low",
                 "human_ci95_high", "judge", "judge_ci95_low", "judge_ci95_high", "judge_better", "summary",
                 "notes", "pool_label", "withheld"),
@@ -208,9 +208,12 @@ def _records(row: Row) -> Iterator[Record]:
     and an alt-test row (one per human tested)."""
     flat = _json_keys(row)
     if isinstance(row, ConfusionRow):
-        for labels, counts in zip(row.labels, row.counts, strict=True):
-            for label, count in zip(row.labels, counts, strict=True):
-                yield {**flat, "human_category": labels, "pool_category": label, "count": count}
+        # Each category as the page labels it and as the number stored (a script compares numbers with scores;
+        # seventh review, C4: "1 (lowest)" only).
+        for labels, value, counts in zip(row.labels, row.categories, row.counts, strict=True):
+            for label, pool_value, count in zip(row.labels, row.categories, counts, strict=True):
+                yield {**flat, "human_category": labels, "pool_category": label, "human_value": _score(value),
+                       "pool_value": _score(pool_value), "count": count}
         return
     if isinstance(row, CeilingRow):
         notes = _notes_text(row.notes)
@@ -256,3 +259,8 @@ def table_rows(result: AnalysisResult, table: str | None = None) -> Iterator[tup
             for part in _records(row):
                 flat = {"table": name, **part, "pool_label": labels.get(row.pool, row.pool)}
                 yield tuple("" if flat.get(c) is None else flat[c] for c in columns)
+
+
+def _score(value: float) -> float | int:
+    """A category as the ratings CSV writes a score: 3, not 3.0 (a scale's points are whole numbers)."""
+    return int(value) if float(value).is_integer() else value

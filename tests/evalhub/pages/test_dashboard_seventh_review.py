@@ -93,3 +93,16 @@ def test_the_budget_plan_gives_each_correlations_items_and_calls_a_small_pilot_r
     assert "rest on fewer than 5 items a group" in text
     stated = "\n".join(budget_lines(human_budget_plan(study=study, width=1.0, rho=0.5)))
     assert "rest on fewer than" not in stated
+
+
+@pytest.mark.django_db
+def test_the_confusion_csv_gives_each_category_as_its_label_and_its_number(researcher, tmp_path):
+    # Seventh review, C4: "1 (lowest)" alone could not be compared with a score by a script.
+    _, result = _three_items_a_side(researcher, tmp_path, "confusion-values")
+    header, *rows = list(table_rows(result, "confusion"))
+    lines = [dict(zip(header, row, strict=True)) for row in rows]
+    assert lines and all(isinstance(line["human_value"], int) and isinstance(line["pool_value"], int)
+                         for line in lines)
+    first = next(line for line in lines if line["human_value"] == 1 and line["pool_value"] == 1)
+    assert str(first["human_category"]).startswith("1") and str(first["pool_category"]).startswith("1")
+    assert {line["human_value"] for line in lines} == set(range(1, 6))
