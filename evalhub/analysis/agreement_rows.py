@@ -87,6 +87,7 @@ class _HumanSide:
         self.items = cell.items_and_inverse()[0] if cell.item.size else np.empty(0, dtype=np.int64)
         self.alpha = alpha
         self.alpha_withheld = alpha_withheld  # table 1's note in place of a defined alpha (too few items)
+        self.within: str | None = None  # all groups pooled: how the raters agree within groups (not the alpha)
         n_raters = int(cell.raters()[0].size) if cell.item.size else 0
         self.too_many: str | None = None
         if self.items.size * n_raters > MAX_RATER_CELLS:
@@ -134,16 +135,39 @@ def _confusion_row(where: _Where, data: StudyData, confusion: stats.Confusion) -
                         n_tied=confusion.n_tied, n_unpaired=confusion.n_unpaired)
 
 
-POOLED_ALPHA = ("the raters' alpha here pools the groups, so it includes the difference between them and can be high "
-                "while within each group they agree little: the per-group view says, for each group, whether "
-                "comparisons with them mean little")
+POOLED_ALPHA = "the raters' alpha over all groups includes the difference between the groups, so it is not used here"
+
+
+def within_groups_note(data: StudyData, cells: dict[tuple[str, str, str], Cell], question: str) -> str:
+    """For a ceiling over all groups pooled: how well the human raters agree within each group, which the pooled
+    alpha does not say (seventh and eighth reviews, M: a pooled 0.74 with no "agree little", within the groups
+    -0.20 and -0.33, each withheld on 3 items). Judged as the ceiling judges one group's alpha."""
+    few, low = [], []
+    for group in data.groups:
+        cell = cells.get((question, group, HUMAN))
+        if cell is None or cell.item.size == 0:
+            continue
+        matrix = cell.compact_matrix()
+        n_pairable = int((np.sum(~np.isnan(matrix), axis=1) >= 2).sum())
+        alpha = stats.krippendorff_alpha(matrix, level=data.ci_level, value_domain=data.domain)
+        if too_few_items(n_pairable) or alpha.value is None:
+            few.append(f"“{group}” {'n = ' + str(n_pairable) if alpha.value is not None else 'undefined'}")
+        elif alpha.value < stats.LOW_HUMAN_ALPHA:
+            low.append(f"“{group}” {alpha.value:.2f}")
+    if few:
+        return (f"{POOLED_ALPHA}; within the groups it is unknown (too few items or undefined: {', '.join(few)}), "
+                "so whether the raters agree is unknown: comparisons with them may mean little")
+    if low:
+        return (f"{POOLED_ALPHA}; within the groups the raters agree little (alpha {', '.join(low)} < "
+                f"{stats.LOW_HUMAN_ALPHA}): comparisons with them mean little")
+    return f"{POOLED_ALPHA}; within each group it is at least {stats.LOW_HUMAN_ALPHA}"
 
 
 def _ceiling_notes(side: _HumanSide, ceiling: stats.HumanCeiling, n_items: int,
-                   pooled: bool = False) -> tuple[str, ...]:
+                   within: str | None = None) -> tuple[str, ...]:
     """The ceiling's trust notes (trust_notes: too few items, or each zero-width rater interval), then its own.
-    ``pooled``: an all-groups row of a study with several groups, whose alpha does not say how well the raters
-    agree within a group (seventh review, M2: no "agree little" at a pooled 0.74, within-group -0.20 and -0.33)."""
+    ``within``: for an all-groups row of a study with several groups, ``within_groups_note`` in place of the
+    pooled alpha's notes."""
     notes: list[str] = []
     bounds = stats.score_range(ceiling.scoring)
     if ceiling.raters and (few := too_few_items(n_items)):
@@ -153,11 +177,11 @@ def _ceiling_notes(side: _HumanSide, ceiling: stats.HumanCeiling, n_items: int,
             for who, ci in (("rater", r.human_ci), ("judge", r.judge_ci)):
                 if note := degenerate_interval(_ci(ci), "t") or cut_interval(_ci(ci), bounds):
                     notes.append(f"{side.rater_names[r.rater]}, {who}'s score: {note}")
-    if side.alpha_withheld:
+    if within:
+        notes.append(within)
+    elif side.alpha_withheld:
         # No nested parentheses around the note's own "(n = 3)" (issue 25 review, C5).
         notes.append(f"the raters' alpha is withheld, {side.alpha_withheld}: comparisons with them mean little")
-    elif pooled:
-        notes.append(POOLED_ALPHA)
     return (*notes, *ceiling.notes)
 
 
@@ -174,7 +198,7 @@ def _ceiling_summary(ceiling: stats.HumanCeiling, raters: Sequence[CeilingRater]
 
 
 def _ceiling_row(where: _Where, side: _HumanSide, ceiling: stats.HumanCeiling, n_items: int,
-                 pooled: bool = False) -> CeilingRow:
+                 within: str | None = None) -> CeilingRow:
     raters = tuple(CeilingRater(rater=side.rater_names[r.rater], n_items=r.n_items, human=r.human,
                                 human_ci95=_ci(r.human_ci), judge=r.judge, judge_ci95=_ci(r.judge_ci),
                                 judge_better=None if r.human is None or r.judge is None else r.judge > r.human,
@@ -183,7 +207,7 @@ def _ceiling_row(where: _Where, side: _HumanSide, ceiling: stats.HumanCeiling, n
         where.question, where.group, where.pool, scoring=ceiling.scoring,
         summary=_ceiling_summary(ceiling, raters, n_items),
         judge_better=ceiling.judge_better, n_compared=ceiling.n_compared,
-        notes=_ceiling_notes(side, ceiling, n_items, pooled), raters=raters)
+        notes=_ceiling_notes(side, ceiling, n_items, within), raters=raters)
 
 
 FILTERED_P_ADJUSTED = ("given on the unfiltered analysis only: its Benjamini-Hochberg family is every per-rater test "
@@ -224,6 +248,8 @@ def agreement_sections(data: StudyData, cells: dict[tuple[str, str, str], Cell],
                 continue
             alpha = alphas.get((question.key, group), stats.Stat(None, "no human cell"))
             side = _HumanSide(human_cell, data, alpha, withheld.get((question.key, group)))
+            if group == ALL_GROUPS and len(data.groups) > 1:
+                side.within = within_groups_note(data, cells, question.key)
             fleiss = stats.fleiss_kappa(side.matrix, categories=side.categories.tolist(), n_boot=options.n_boot,
                                         seed=options.seed, counts=side.counts)
             kappa.append(_kappa_row(_Where(question.key, group, HUMAN), "raters", "unweighted", fleiss))
@@ -270,10 +296,10 @@ def _pool_evidence(where: _Where, side: _HumanSide, cell: Cell, data: StudyData,
     scoring: Scoring = "accuracy" if data.nominal else "neg_rmse"
     # The ceiling's items: two ratings or more and a judge label (stats.human_ceiling's I_j, over all raters).
     n_items = int(((np.sum(~np.isnan(side.matrix), axis=1) >= 2) & ~np.isnan(ceiling_labels)).sum())
-    human_alpha = None if side.alpha_withheld else side.alpha  # a withheld alpha is quoted by its note
-    pooled = where.group == ALL_GROUPS and len(data.groups) > 1
+    # A withheld alpha is quoted by its note; a pooled one is not used (``within_groups_note`` instead).
+    human_alpha = None if side.alpha_withheld or side.within else side.alpha
     ceiling.append(_ceiling_row(where, side, stats.human_ceiling(
-        side.matrix, ceiling_labels, scoring=scoring, human_alpha=human_alpha), n_items, pooled))
+        side.matrix, ceiling_labels, scoring=scoring, human_alpha=human_alpha), n_items, side.within))
 
 
 def adjusted_p(rows: Sequence[KappaRow | WelchRow]) -> list[float | None]:

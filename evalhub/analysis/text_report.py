@@ -463,7 +463,7 @@ def _evidence_lines(result: AnalysisResult) -> list[str]:
         # With their 95 % t intervals, which the summary's "a point comparison: see the intervals" points at
         # (seventh review, U4).
         rows = [[r.rater, str(r.n_items), *(["withheld"] * 5 if withheld else [
-                 fmt(r.human, 3), _t_interval(r.human_ci95), fmt(r.judge, 3), _t_interval(r.judge_ci95),
+                 fmt(r.human, 3), t_interval_text(r.human_ci95), fmt(r.judge, 3), t_interval_text(r.judge_ci95),
                  {None: "", True: "yes", False: "no"}[r.judge_better]])]
                 for r in ceiling.raters]
         if rows:
@@ -473,7 +473,7 @@ def _evidence_lines(result: AnalysisResult) -> list[str]:
     return out
 
 
-def _t_interval(ci: Interval | None) -> str:
+def t_interval_text(ci: Interval | None) -> str:
     """A ceiling score's 95 % t interval as the report prints it; "width 0" where it has none to report."""
     if ci is None:
         return "–"

@@ -272,11 +272,12 @@ def ceiling_summary_withheld(row: CeilingRow) -> Withheld:
 
 
 def withheld_text(withheld: Withheld) -> str:
-    """The ``withheld`` column: "t, df, p: too few items, n = 3 and 3", one part per reason."""
+    """The ``withheld`` column: "t, df, p: too few items, n = 3 and 3", one part per reason, the parts joined by
+    " | " (a reason may hold "; ", so a script splits on " | " then on the first ": "; eighth review, C6)."""
     by_reason: dict[str, list[str]] = {}
     for column, reason in withheld.items():
         by_reason.setdefault(reason, []).append(column)
-    return "; ".join(f"{', '.join(columns)}: {reason}" for reason, columns in by_reason.items())
+    return " | ".join(f"{', '.join(columns)}: {reason}" for reason, columns in by_reason.items())
 
 
 def group_title(group: str) -> str:

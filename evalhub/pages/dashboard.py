@@ -444,9 +444,14 @@ def _scatter_charts(result: AnalysisResult, groups: list[str], labels: dict[str,
     scale = (result.study.scale.min, result.study.scale.max)
     kendall = _keyed(result.kendall)
     by_key: dict[tuple[str, str], list[Scatter]] = defaultdict(list)
-    group_colours = {g: svg.colour(i + 3) for i, g in enumerate(groups)}
+    # One colour per group whatever the view shows (eighth review, U3: "human" orange in one view, purple in
+    # another); the pooled items only where no group of theirs is drawn, never over them.
+    every = [*result.study.groups, *(g for g in groups if g not in result.study.groups and g != ALL_GROUPS),
+             ALL_GROUPS]
+    shown = [g for g in groups if g != ALL_GROUPS] or [ALL_GROUPS]
+    group_colours = {g: svg.colour(every.index(g) + 3) for g in shown}
     for s in result.scatter or ():
-        if s.group in group_colours:  # the groups the tables show: the study's, or "(all)" in its own view
+        if s.group in group_colours:
             by_key[(s.question, s.pool)].append(s)
     out = []
     for pool in result.llm_pools():

@@ -16,9 +16,10 @@ from django.utils.safestring import SafeString
 
 from evalhub.analysis.reading import ALL_GROUPS
 from evalhub.analysis.result import AnalysisResult, CeilingRater, CeilingRow, ConfusionRow, KappaRow
-from evalhub.analysis.text_report import CEILING_AXIS_HEAD, scoring_words
+from evalhub.analysis.text_report import CEILING_AXIS_HEAD, scoring_words, t_interval_text
 from evalhub.analysis.trust_notes import MIN_ITEMS, ceiling_withheld, zero_width
 from evalhub.pages import svg
+from evalhub.pages.charts import with_values
 from evalhub.templatetags.evalhub_format import group_title
 
 MAX_BLOCKS = 30  # question x group x pool blocks drawn; the JSON and CSV have all
@@ -136,6 +137,19 @@ def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], j
     return svg.figure(width, height + 13 * (len(axis) - 1), body, title)
 
 
+def ceiling_values(chart: SafeString, raters: Sequence[CeilingRater], withheld: str | None) -> SafeString:
+    """A ceiling chart with its dots' values under it, a tap away on a phone (eighth review, U1: the scores and
+    intervals were in tooltips only); none for a withheld ceiling, whose dots are not a result."""
+    if withheld:
+        return chart
+
+    rows = [[str(r.rater), str(r.n_items), *(["–", "–", "–", "–"] if r.human is None or r.judge is None else [
+             f"{r.human:.3f}", t_interval_text(r.human_ci95), f"{r.judge:.3f}", t_interval_text(r.judge_ci95)]),
+             {None: r.reason or "", True: "yes", False: "no"}[r.judge_better]] for r in raters]
+    return with_values(chart, ["rater", "items", "rater vs others", "95% CI", "judge vs the same others", "95% CI",
+                               "judge better"], rows)
+
+
 WITHHELD_GREY = "#afb8c1"
 
 
@@ -191,9 +205,10 @@ def evidence_context(result: AnalysisResult, pool_colours: dict[str, str]) -> di
             kappas=kappas.get((c.question, c.group, c.pool), []), fleiss=fleiss.get((c.question, c.group)),
             confusion=c, confusion_chart=confusion_chart(title=f"{where}: confusion", labels=c.labels, counts=c.counts),
             ceiling=ceiling,
-            ceiling_chart=ceiling_chart(title=f"{where}: human ceiling", scoring=ceiling.scoring,
-                                        raters=ceiling.raters, judge_colour=block_colour,
-                                        withheld=withheld, low=lows.get(ceiling.scoring))
+            ceiling_chart=ceiling_values(ceiling_chart(title=f"{where}: human ceiling", scoring=ceiling.scoring,
+                                                       raters=ceiling.raters, judge_colour=block_colour,
+                                                       withheld=withheld, low=lows.get(ceiling.scoring)),
+                                         ceiling.raters, withheld)
             if ceiling and ceiling.scoring and ceiling.raters else None,
             ceiling_withheld=withheld,
         ))

@@ -246,3 +246,29 @@ def test_on_a_phone_the_first_column_in_view_names_its_question(small_study, bro
         assert not any(h["shown"] for h in page.evaluate(GROUP_HEADS))
     finally:
         context.close()
+
+
+@pytest.mark.e2e
+def test_on_a_phone_the_pools_and_kappa_tables_show_every_column_as_cards(small_study, browser, live_server):
+    # Eighth review, U2: items, tied and p (BH) of the κ tables, and the pools table's counts, were off-screen.
+    study, session = small_study
+    context = browser.new_context(viewport=PHONE, base_url=live_server.url)
+    context.add_cookies([{"name": "sessionid", "value": session, "url": live_server.url}])
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    try:
+        for url in (f"/studies/{study.slug}/", f"/studies/{study.slug}/?group=(all)"):
+            page.goto(url)
+            cells = page.evaluate("""() => [...document.querySelectorAll("table.cards td")].map(td => {
+                const b = td.getBoundingClientRect();
+                return {label: td.dataset.label, right: b.right, width: b.width,
+                        before: getComputedStyle(td, "::before").content};
+            })""")
+            assert {c["label"] for c in cells} >= {"against", "weights", "κ", "95% CI", "items", "tied", "p (BH)",
+                                                  "pool", "ratings counted", "run status"}
+            assert all(c["right"] <= PHONE["width"] + SLACK for c in cells), [c for c in cells
+                                                                            if c["right"] > PHONE["width"]][:3]
+            assert all(c["before"] == f'"{c["label"]}"' for c in cells)  # each value beside its column's name
+            assert not page.locator("table.cards thead").first.is_visible()
+    finally:
+        context.close()

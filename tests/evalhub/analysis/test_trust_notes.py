@@ -158,7 +158,7 @@ def test_a_zero_width_bootstrap_interval_says_no_variation(researcher, client, t
     assert majority.ci95 == (1.0, 1.0)
     assert majority.notes == {"ci95": "no variation: the bootstrap interval has width 0 (both bounds 1.000)"}
     page = _dashboard(client, researcher, study)
-    assert '<td class="kappa-ci"><span class="undef">no variation</span></td>' in page
+    assert '<td data-label="95% CI" class="kappa-ci"><span class="undef">no variation</span></td>' in page
     assert "[1.000, 1.000]" not in page
 
 

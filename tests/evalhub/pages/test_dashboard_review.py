@@ -113,7 +113,7 @@ def test_every_number_and_word_on_a_six_item_three_rater_dashboard_is_labelled_a
     assert not re.search(r"\[(-?\d+\.\d+), \1\]", seen)  # no interval whose bounds are equal
 
     # Kappa and Fleiss' kappa on 3 items: the note in place of the value, no interval.
-    kappa_cells = re.findall(r'<td class="kappa-value"[^>]*>(.*?)</td>', html)
+    kappa_cells = re.findall(r'<td data-label="κ" class="kappa-value"[^>]*>(.*?)</td>', html)
     # (against the majority, tied items leave fewer: n = 1 or 2; one rater used one category only: no variation)
     assert kappa_cells and all(re.fullmatch(r'<span class="undef">(too few items, n = [0-3]|no variation)</span>',
                                             cell) for cell in kappa_cells)
@@ -412,7 +412,7 @@ def test_pairwise_tau_says_how_many_pairs_were_possible_and_why_the_others_are_u
 def test_an_llm_pools_samples_are_samples_and_its_ratings_are_counted_in_one_unit(small_study, client, researcher):
     html, reader = _read(client, researcher, small_study)
     seen = re.sub(r"\s+", " ", " ".join(reader.parts))
-    pools = html[html.index('class="paper pools"'):]
+    pools = html[html.index('class="paper pools cards"'):]
     pools = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", pools[:pools.index("</table>")]))
     # gpt-4o: 3 samples x 6 items x 4 questions: 24 item x question ratings, from 72 answers.
     assert "gpt-4o llm 3 samples 24 (item × question; 72 answers of its samples)" in pools
@@ -455,10 +455,10 @@ def test_cosmetics_counts_read_as_counts_and_nothing_prints_minus_zero(small_stu
     assert not re.search(r"\b1 items\b", report) and "-0.000" not in report and "-0.00 " not in report
     html, reader = _read(client, researcher, small_study)
     # The judge's zero refusals are 0, not "–" (which means undefined elsewhere on the page).
-    pools = html[html.index('class="paper pools"'):]
-    row = re.search(r"<tr><td class=\"first\">[^<]*<span class=\"swatch\"[^>]*></span>gpt-4o</td>(.*?)</tr>",
-                    pools[:pools.index("</table>")], flags=re.S)
-    assert row and re.findall(r"<td>([^<]*)</td>", row.group(1))[-4:-1] == ["0", "0", "0 / 0"]
+    pools = html[html.index('class="paper pools cards"'):]
+    row = re.search(r"<tr><td data-label=\"pool\" class=\"first\">[^<]*<span class=\"swatch\"[^>]*></span>gpt-4o"
+                    r"</td>(.*?)</tr>", pools[:pools.index("</table>")], flags=re.S)
+    assert row and re.findall(r"<td data-label=\"[^\"]+\">([^<]*)</td>", row.group(1))[-4:-1] == ["0", "0", "0 / 0"]
     # The score distributions: an axis title, n per pool, and a tick at or above the highest bar.
     assert "% of each pool's ratings (an LLM: answers; n in the legend)" in reader.svg_texts
     assert "score" in reader.svg_texts and "Human raters (n = 9 ratings)" in reader.svg_texts

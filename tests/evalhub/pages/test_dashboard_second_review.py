@@ -159,7 +159,7 @@ def test_u8_no_tooltip_describes_an_interval_that_is_withheld(small_study, clien
     tooltips = [unescape(t) for t in re.findall(r'<td class="[^"]*" title="([^"]*)"', table1)]
     assert tooltips and all("α 95% CI withheld: too few items, n = 3" in t for t in tooltips)
     assert not any("bootstrap" in t or "α 95% CI:" in t or "no variation" in t for t in tooltips)
-    kappa = [unescape(t) for t in re.findall(r'<td class="kappa-value" title="([^"]*)"', html)]
+    kappa = [unescape(t) for t in re.findall(r'<td data-label="κ" class="kappa-value" title="([^"]*)"', html)]
     assert kappa and not any("95% CI" in t or "bootstrap" in t for t in kappa)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from html import unescape
 
+import numpy as np
 import pytest
 
 from evalhub.analysis import ALL_GROUPS, AnalysisOptions, study_analysis
@@ -69,9 +70,14 @@ def test_the_page_shows_no_interval_on_six_items_and_says_why(researcher, client
 def test_the_pooled_ceiling_says_its_alpha_pools_the_groups(researcher, tmp_path):
     study, result = _three_items_a_side(researcher, tmp_path, "pooled-ceiling")
     pooled = _pooled(study)
-    assert pooled.ceiling and all(any("the raters' alpha here pools the groups" in n for n in c.notes)
-                                  for c in pooled.ceiling)
-    assert not any("pools the groups" in n for c in result.ceiling for n in c.notes)
+    # Eighth review, M1: the pooled alpha (about 0.8 here) is not used; within each group (3 items) it is unknown,
+    # and the note says so rather than staying silent as a pooled alpha above 0.667 would.
+    assert pooled.ceiling and all(any(n.startswith("the raters' alpha over all groups includes the difference "
+                                                   "between the groups, so it is not used here; within the groups "
+                                                   "it is unknown (too few items or undefined: “a” n = 3, “b” n = 3)")
+                                      for n in c.notes) for c in pooled.ceiling)
+    assert not any("alpha over all groups" in n for c in result.ceiling for n in c.notes)
+    assert not any("agree little" in n for c in pooled.ceiling for n in c.notes)
 
 
 @pytest.mark.django_db
@@ -106,3 +112,29 @@ def test_the_confusion_csv_gives_each_category_as_its_label_and_its_number(resea
     first = next(line for line in lines if line["human_value"] == 1 and line["pool_value"] == 1)
     assert str(first["human_category"]).startswith("1") and str(first["pool_category"]).startswith("1")
     assert {line["human_value"] for line in lines} == set(range(1, 6))
+
+
+def test_within_groups_note_judges_each_group_as_the_ceiling_judges_one():
+    # Unit check of the three outcomes on hand-made cells: too few items, low agreement, enough agreement.
+    from types import SimpleNamespace
+
+    from evalhub.analysis.agreement_rows import within_groups_note
+    from evalhub.stats import LOW_HUMAN_ALPHA
+
+    class _Cell:
+        def __init__(self, matrix):  # noqa: ANN001
+            self._m = np.asarray(matrix, dtype=float)
+            self.item = np.arange(self._m.shape[0])
+
+        def compact_matrix(self):  # noqa: ANN202
+            return self._m
+
+    agree = [[1, 1, 1], [2, 2, 2], [3, 3, 3], [4, 4, 4], [5, 5, 5], [1, 1, 2]]
+    noise = [[1, 5, 3], [5, 1, 2], [2, 4, 5], [4, 2, 1], [3, 1, 4], [5, 3, 1]]
+    data = SimpleNamespace(groups=["x", "y"], ci_level="ordinal", domain=[1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0])
+    note = within_groups_note(data, {("q", "x", "human"): _Cell(agree), ("q", "y", "human"): _Cell(noise)}, "q")
+    assert "within the groups the raters agree little (alpha “y” " in note and f"< {LOW_HUMAN_ALPHA})" in note
+    note = within_groups_note(data, {("q", "x", "human"): _Cell(agree), ("q", "y", "human"): _Cell(agree)}, "q")
+    assert note.endswith(f"within each group it is at least {LOW_HUMAN_ALPHA}")
+    note = within_groups_note(data, {("q", "x", "human"): _Cell(agree[:3]), ("q", "y", "human"): _Cell(agree)}, "q")
+    assert "unknown (too few items or undefined: “x” n = 3)" in note
