@@ -5,6 +5,8 @@ The study is the dashboard review's small study (6 items, 3 raters, 4 questions,
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
@@ -53,6 +55,19 @@ def small_study(transactional_db, tmp_path):
     client = Client()
     client.force_login(owner)
     return study, client.cookies["sessionid"].value
+
+
+@contextmanager
+def _signed_in_page(browser, live_server, session: str, viewport: dict[str, int] = PHONE):  # noqa: ANN001, ANN202
+    """A page of a fresh browser context at ``viewport``, signed in with ``session``; the context closes after."""
+    context = browser.new_context(viewport=viewport, base_url=live_server.url)
+    context.add_cookies([{"name": "sessionid", "value": session, "url": live_server.url}])
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    try:
+        yield page
+    finally:
+        context.close()
 
 
 def _assert_fits_a_phone(page, name: str) -> None:  # noqa: ANN001 - Playwright's page
@@ -216,11 +231,7 @@ GROUP_HEADS = """() => [...document.querySelectorAll("#table1, #kendall, #pairwi
 @pytest.mark.e2e
 def test_on_a_phone_the_first_column_in_view_names_its_question(small_study, browser, live_server):
     study, session = small_study
-    context = browser.new_context(viewport=PHONE, base_url=live_server.url)
-    context.add_cookies([{"name": "sessionid", "value": session, "url": live_server.url}])
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-    try:
+    with _signed_in_page(browser, live_server, session) as page:
         page.goto(f"/studies/{study.slug}/")
         heads = page.evaluate(GROUP_HEADS)
         assert {h["table"] for h in heads} == {"table1", "kendall", "pairwise"}
@@ -235,28 +246,17 @@ def test_on_a_phone_the_first_column_in_view_names_its_question(small_study, bro
             # The group's name is read from the visible text's start, not from a centre off-screen.
             assert page.locator(f"#{table} thead tr:nth-child(2) th").first.evaluate(
                 "th => getComputedStyle(th).textAlign") in ("left", "start")
-    finally:
-        context.close()
     # On a wide screen the group headings stay bare under their question's heading.
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=live_server.url)
-    context.add_cookies([{"name": "sessionid", "value": session, "url": live_server.url}])
-    page = context.new_page()
-    try:
+    with _signed_in_page(browser, live_server, session, {"width": 1280, "height": 900}) as page:
         page.goto(f"/studies/{study.slug}/")
         assert not any(h["shown"] for h in page.evaluate(GROUP_HEADS))
-    finally:
-        context.close()
 
 
 @pytest.mark.e2e
 def test_on_a_phone_the_pools_and_kappa_tables_show_every_column_as_cards(small_study, browser, live_server):
     # Eighth review, U2: items, tied and p (BH) of the κ tables, and the pools table's counts, were off-screen.
     study, session = small_study
-    context = browser.new_context(viewport=PHONE, base_url=live_server.url)
-    context.add_cookies([{"name": "sessionid", "value": session, "url": live_server.url}])
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-    try:
+    with _signed_in_page(browser, live_server, session) as page:
         for url in (f"/studies/{study.slug}/", f"/studies/{study.slug}/?group=(all)"):
             page.goto(url)
             cells = page.evaluate("""() => [...document.querySelectorAll("table.cards td")].map(td => {
@@ -270,5 +270,3 @@ def test_on_a_phone_the_pools_and_kappa_tables_show_every_column_as_cards(small_
                                                                             if c["right"] > PHONE["width"]][:3]
             assert all(c["before"] == f'"{c["label"]}"' for c in cells)  # each value beside its column's name
             assert not page.locator("table.cards thead").first.is_visible()
-    finally:
-        context.close()

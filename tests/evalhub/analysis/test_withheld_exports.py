@@ -32,6 +32,12 @@ def _three_items_a_side(researcher, tmp_path, slug: str, unit: str = "item means
     return study, study_analysis(study=study, options=AnalysisOptions(n_boot=200, welch_unit=unit))  # type: ignore[arg-type]
 
 
+def dashboard_html(client, researcher, study, query: str = "") -> str:  # noqa: ANN001
+    """The study's dashboard as its owner reads it (``query``: e.g. "?group=(all)")."""
+    client.force_login(researcher)
+    return client.get(f"/studies/{study.slug}/{query}").content.decode()
+
+
 def _csv(result, table: str) -> list[dict[str, object]]:
     header, *rows = list(table_rows(result, table))
     assert header == TABLE_COLUMNS[table]

@@ -11,7 +11,7 @@ import pytest
 from evalhub.analysis import ALL_GROUPS, AnalysisOptions, study_analysis
 from evalhub.analysis.trust_notes import withheld_text
 from evalhub.pages.dashboard import dashboard_context
-from tests.evalhub.analysis.test_withheld_exports import _three_items_a_side
+from tests.evalhub.analysis.test_withheld_exports import _three_items_a_side, dashboard_html
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
 
@@ -19,8 +19,7 @@ pytestmark = pytest.mark.usefixtures("fresh_cache")
 @pytest.mark.django_db
 def test_a_pooled_alpha_is_marked_pooled_in_its_cell(researcher, client, tmp_path):
     study, _ = _three_items_a_side(researcher, tmp_path, "pooled-mark")
-    client.force_login(researcher)
-    page = client.get(f"/studies/{study.slug}/?group=(all)").content.decode()
+    page = dashboard_html(client, researcher, study, "?group=(all)")
     table = page[page.index('id="table1"'):page.index("</table>", page.index('id="table1"'))]
     shown = re.findall(r'α -?\d\.\d\d( <span class="pooled-mark">\(groups pooled ⚠\)</span>)?', table)
     assert shown and all(shown)
@@ -31,8 +30,7 @@ def test_a_pooled_alpha_is_marked_pooled_in_its_cell(researcher, client, tmp_pat
 @pytest.mark.django_db
 def test_a_shown_ceiling_lists_its_values_under_the_chart_and_a_withheld_one_does_not(researcher, client, tmp_path):
     study, _ = _three_items_a_side(researcher, tmp_path, "ceiling-values")
-    client.force_login(researcher)
-    page = client.get(f"/studies/{study.slug}/?group=(all)").content.decode()
+    page = dashboard_html(client, researcher, study, "?group=(all)")
     figure = page[page.index('<figure class="evidence-chart ceiling">'):]
     figure = figure[:figure.index("</figure>")]
     assert '<details class="chart-values"><summary>values</summary>' in figure

@@ -16,7 +16,7 @@ from evalhub.analysis.planning.human_subset import budget_lines, human_budget_pl
 from evalhub.analysis.text_report import text_report
 from evalhub.analysis.trust_notes import FEW_FOR_INTERVAL, MIN_INTERVAL_ITEMS, few_for_interval, withheld_values
 from evalhub.imports.exports import table_rows
-from tests.evalhub.analysis.test_withheld_exports import _three_items_a_side
+from tests.evalhub.analysis.test_withheld_exports import _three_items_a_side, dashboard_html
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
 
@@ -52,8 +52,7 @@ def test_on_six_items_alpha_and_kappa_keep_their_values_and_withhold_their_inter
 @pytest.mark.django_db
 def test_the_page_shows_no_interval_on_six_items_and_says_why(researcher, client, tmp_path):
     study, _ = _three_items_a_side(researcher, tmp_path, "six-items-page")
-    client.force_login(researcher)
-    page = unescape(client.get(f"/studies/{study.slug}/?group=(all)").content.decode())
+    page = unescape(dashboard_html(client, researcher, study, "?group=(all)"))
     cells = re.findall(r'<span class="second cell-ci">(.*?)</span>\s*</td>', page, flags=re.S)
     assert cells and all(f'95% CI <span class="undef">{FEW_FOR_INTERVAL}, n = 6</span>' in c for c in cells)
     assert all(re.search(r"ICC\(1\) -?\d\.\d\d", c) for c in cells)  # ICC(1) in the cell, not only a tooltip

@@ -15,7 +15,7 @@ import pytest
 from evalhub.analysis.result import CeilingRater
 from evalhub.analysis.trust_notes import short_note
 from evalhub.pages.evidence import ceiling_chart, ceiling_low
-from tests.evalhub.analysis.test_withheld_exports import _three_items_a_side
+from tests.evalhub.analysis.test_withheld_exports import _three_items_a_side, dashboard_html
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
 
@@ -23,8 +23,7 @@ pytestmark = pytest.mark.usefixtures("fresh_cache")
 @pytest.mark.django_db
 def test_every_group_column_heading_also_names_its_question_for_a_phone(researcher, client, tmp_path):
     study, result = _three_items_a_side(researcher, tmp_path, "column-heads")
-    client.force_login(researcher)
-    page = client.get(f"/studies/{study.slug}/").content.decode()
+    page = dashboard_html(client, researcher, study)
     for table in ("table1", "kendall", "pairwise"):
         start = page.index(f'id="{table}"')
         head = page[start:page.index("</thead>", start)]
@@ -39,8 +38,7 @@ def test_every_group_column_heading_also_names_its_question_for_a_phone(research
 def test_a_shown_tau_gives_its_n_of_items_in_the_cell(researcher, client, tmp_path):
     # Sixth review (U): in the all-groups view τ is shown on 6 items, and its n was only in the tooltip.
     study, _ = _three_items_a_side(researcher, tmp_path, "tau-n")
-    client.force_login(researcher)
-    page = client.get(f"/studies/{study.slug}/?group=(all)").content.decode()
+    page = dashboard_html(client, researcher, study, "?group=(all)")
     table = page[page.index('id="kendall"'):page.index("</table>", page.index('id="kendall"'))]
     shown = re.findall(r'<span class="second tau-n">n = (\d+) items</span>', table)
     taus = re.findall(r'<span class="band ', table)
