@@ -128,6 +128,35 @@ def test_plan_human_budget_plans_each_contrast_from_the_studys_pilot(researcher,
     assert "with the judge: 44 + 44 human-rated items (of 100 + 100), expected width 0.597" in out
     assert "people alone:   48 + 48 human-rated items (of 100 + 100), expected width 0.596" in out
     assert "the judge saves 8 human-rated items" in out
+    # The widths are the large-sample ones, said on the target line; 44 and 48 items a group need no t note.
+    assert out.startswith("target: a 95 % interval 0.6 wide for each difference; judge: gpt-4o; widths are "
+                          "large-sample ones (normal quantile 1.96, as the PPI intervals use)\n")
+    assert "t interval" not in out
+
+
+def test_plan_human_budget_on_few_items_says_a_t_interval_would_be_wider_and_names_a_constant_group(
+        story_study, tmp_path):
+    # The demo's shape (eighth review): 3 items a group, three raters. On grammaticality the "human" group's item
+    # means are all 13/3 (4, 4, 5 on each item); on relevance everything varies.
+    def human(g: str, q: str, i: int, r: int) -> int:
+        return (4, 4, 5)[r] if (g, q) == ("human", "grammaticality") else 1 + (i + r * (i + 1) + len(g)) % 5
+    rows = [(f"{g}-{i}", g, q, "human", f"r{r}", human(g, q, i, r))
+            for g in ("human", "gpt2") for i in range(3) for q in ("grammaticality", "relevance") for r in range(3)]
+    rows += [(f"{g}-{i}", g, q, "gpt", "0", 1 + (2 * i + len(q)) % 5)
+             for g in ("human", "gpt2") for i in range(3) for q in ("grammaticality", "relevance")]
+    import_long(story_study, rows, tmp_path)
+    out = run("plan_human_budget", "story", "--width", "0.5")
+    assert "grammaticality: human - gpt2: no plan (group “human”: the pilot's human item means do not vary, " \
+        "all 4.33)" in out
+    assert "group a" not in out and "human scores do not vary" not in out
+    # Nothing reaches 0.5 on 3 + 3 items: the notes' widths rest on 3 + 3 items, where t_{0.975, 4} / 1.96 = 1.42.
+    assert "  note: without the judge, every item rated by people gives an expected width of" in out
+    assert ("  note: with fewer than 30 human-rated items in a group, a t interval would be wider than these "
+            "large-sample widths: at least 1.42 times at 3 + 3 items (t_{0.975, 4} / 1.96); df = n_a + n_b - 2") in out
+    # Reached on 2 + 2 items with the judge and 3 + 3 alone: each printed width gets its factor.
+    out = run("plan_human_budget", "story", "--width", "1.2", "--rho", "0.9")
+    assert "  with the judge: 2 + 2 human-rated items (of 3 + 3)" in out
+    assert "at least 2.20 times at 2 + 2 items (t_{0.975, 2} / 1.96), 1.42 times at 3 + 3 items" in out
 
 
 @pytest.mark.parametrize("args, message", [

@@ -158,6 +158,19 @@ class StudyPlan:
                 f"ε = {self.plan.epsilon} (the advantage granted to the judge for its lower cost)")
 
     @property
+    def noise_text(self) -> str:
+        """What a "noise sd" is, accurate to the simulation and to ``study_pilot``'s estimates (eighth review: "the
+        judge: noise sd 1.32" stood undefined); "" when the model is scored by accuracy (no noise sd)."""
+        if self.plan.model.scoring != "neg_rmse":
+            return ""
+        measured = ("; the pilot measures a human's as the root of half the mean squared difference between two "
+                    "humans' scores of the same item on the same question, and the judge's as the root of the mean "
+                    "squared difference between its label (the mean of its samples) and each human score, less a "
+                    "human's noise variance (the human raters' own spread)") if self.pilot is not None else ""
+        return ("the standard deviation, in scale points, of the normal noise the simulation adds to an item's true "
+                f"score in each rating (then rounded and clipped to the scale){measured}")
+
+    @property
     def scope(self) -> str:
         """Which of the verdict's tests the design is that of ("" for a study of one question and no groups)."""
         pooled = " on all questions pooled (the verdict's “all questions” rows)" if self.n_questions > 1 else ""

@@ -28,8 +28,16 @@ from evalhub.analysis.cells import Cell, study_cells
 from evalhub.analysis.reading import HUMAN, AnalysisOptions, study_data
 from evalhub.analysis.tables import contrasts
 from evalhub.analysis.trust_notes import MIN_ITEMS
-from evalhub.stats.ppi.mean import draw_human_subset
-from evalhub.stats.ppi.plan import BudgetPlan, BudgetPoint, GroupMoments, pilot_moments, plan_human_budget
+from evalhub.stats.ppi.mean import draw_human_subset, z_quantile
+from evalhub.stats.ppi.plan import (
+    SMALL_SAMPLE_ITEMS,
+    BudgetPlan,
+    BudgetPoint,
+    GroupMoments,
+    pilot_moments,
+    plan_human_budget,
+    t_widening,
+)
 
 
 @dataclass(frozen=True)
@@ -137,6 +145,7 @@ class StudyBudget:
     width: float
     pool: str
     lines: tuple[BudgetLine, ...]
+    alpha: float = 0.05
 
 
 def human_budget_plan(*, study: Study, width: float, pool: str | None = None, rho: float | None = None,
@@ -169,10 +178,11 @@ def human_budget_plan(*, study: Study, width: float, pool: str | None = None, rh
         moments = {g: m for g, (m, _) in pilots.items()}
         for a, b in contrasts(study, data.groups):
             if a in moments and b in moments:
-                plan = plan_human_budget(group_a=moments[a], group_b=moments[b], width=width, alpha=alpha)
+                plan = plan_human_budget(group_a=moments[a], group_b=moments[b], width=width, alpha=alpha,
+                                         names=(a, b))
                 lines.append(BudgetLine(question.key, (a, b), (moments[a], moments[b]), plan,
                                         (pilots[a][1], pilots[b][1]), rho is not None))
-    return StudyBudget(width, chosen, tuple(lines))
+    return StudyBudget(width, chosen, tuple(lines), alpha)
 
 
 def _group_moments(human: Cell, judged: Cell, n_items: int, rho: float | None) -> tuple[GroupMoments, int]:
@@ -194,8 +204,14 @@ def _point(point: BudgetPoint | None, n_items: tuple[int, int]) -> str:
 
 
 def budget_lines(budget: StudyBudget) -> list[str]:
-    """The plan as lines of text (the command's output and the study page's list)."""
-    lines = [f"target: a 95 % interval {budget.width:g} wide for each difference; judge: {budget.pool}"]
+    """The plan as lines of text (the command's output and the study page's list). The widths are the
+    large-sample ones the PPI intervals use (the target line says so); a line whose widths rest on fewer than
+    ``SMALL_SAMPLE_ITEMS`` human-rated items in a group adds how much wider a t interval would be
+    (``_small_sample_note``)."""
+    level = f"{100 * (1 - budget.alpha):g} %"
+    lines = [f"target: a {level} interval {budget.width:g} wide for each difference; judge: {budget.pool}; "
+             f"widths are large-sample ones (normal quantile {z_quantile(budget.alpha):.2f}, as the PPI "
+             "intervals use)"]
     for line in budget.lines:
         a, b = line.groups
         head = f"{line.question}: {a} - {b}"
@@ -209,11 +225,30 @@ def budget_lines(budget: StudyBudget) -> list[str]:
         if line.plan.items_saved is not None:
             lines.append(f"  the judge saves {line.plan.items_saved} human-rated items")
         lines += [f"  note: {note}" for note in line.plan.notes]
+        lines += [f"  note: {note}" for note in _small_sample_note(line.plan, sizes)]
         if not line.rho_stated and min(line.n_pilot) < MIN_ITEMS:
             lines.append(f"  note: the pilot's spreads and correlations rest on fewer than {MIN_ITEMS} items a group, "
                          "so they, and this plan, are rough; state a correlation (the planner's own field, or "
                          "--rho) to plan with yours")
     return lines
+
+
+def _small_sample_note(plan: BudgetPlan, sizes: tuple[int, int]) -> list[str]:
+    """How much wider than the printed large-sample widths a t interval would be, for each printed width that
+    rests on fewer than SMALL_SAMPLE_ITEMS human-rated items in a group (eighth review: 2.221 on 3 + 3 items,
+    a t interval about 3.15): the factor t_{1-alpha/2, df} / z with df = n_a + n_b - 2 (``t_widening``: the
+    pooled df, at least Welch's, so the factor is a lower bound). [] when every width rests on enough."""
+    points = [(p.n_a, p.n_b) for p in (plan.with_judge, plan.without_judge) if p is not None]
+    if plan.with_judge is None or plan.without_judge is None:
+        points.append(sizes)  # the "every item rated by people" widths of the notes
+    small = [n for n in dict.fromkeys(points) if min(n) < SMALL_SAMPLE_ITEMS]
+    if not small:
+        return []
+    level, z = 1 - plan.alpha / 2, z_quantile(plan.alpha)
+    factors = ", ".join(f"{t_widening(a, b, plan.alpha)[0]:.2f} times at {a} + {b} items "
+                        f"(t_{{{level:g}, {a + b - 2}}} / {z:.2f})" for a, b in small)
+    return [f"with fewer than {SMALL_SAMPLE_ITEMS} human-rated items in a group, a t interval would be wider than "
+            f"these large-sample widths: at least {factors}; df = n_a + n_b - 2"]
 
 
 def _correlation_words(line: BudgetLine) -> str:

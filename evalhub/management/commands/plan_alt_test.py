@@ -76,6 +76,7 @@ def plan_lines(result: StudyPlan) -> list[str]:
         f"not reached in the grid ({result.raters_grid}) at {d.items_per_rater} {unit}; {result.best_raters_text}"
     return [
         f"model: {result.model_text}",
+        *([f"noise sd: {result.noise_text}"] if result.noise_text else []),
         *([f"scope: {result.scope}"] if result.scope else []),
         *result.sources,
         *([result.pilot_caveat] if result.pilot_caveat else []),

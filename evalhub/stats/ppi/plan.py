@@ -16,6 +16,10 @@ smallest at lambda* = rho (sigma_Y / sigma_f) N / M (the population value of ``p
 the judge removes the share rho^2 of the humans' variance, but its own term sigma_Y^2 rho^2 / M stays however
 many items people rate. People alone (lambda = 0): V0(n) = sigma_Y^2 / n. For two independent groups the
 variances add, and a normal (1 - alpha) interval's expected width is 2 z_{1-alpha/2} sqrt(V_a + V_b).
+
+These are large-sample widths: the normal quantile z, as ``ppi_mean``'s intervals use it. On few items a
+Student t interval would be wider; ``t_widening`` gives by how much (issue 25, eighth review: 2.221 on 3 + 3
+items, where a t interval would be about 3.15).
 """
 
 from __future__ import annotations
@@ -28,6 +32,10 @@ import numpy.typing as npt
 
 from evalhub.stats.inputs import complete_pairs
 from evalhub.stats.ppi.mean import NAN, z_quantile
+
+# Below this many human-rated items in a group the plan's words add that a t interval would be wider than the
+# large-sample width: at 30 + 30 items t_{0.975, 58} / z = 1.02, at 3 + 3 it is 1.42.
+SMALL_SAMPLE_ITEMS = 30
 
 
 @dataclass(frozen=True)
@@ -87,7 +95,8 @@ def pilot_moments(*, y: npt.ArrayLike, f: npt.ArrayLike, n_unlabelled: int) -> G
 
     Formulas: sd with ddof 1; rho = Pearson's correlation (0 when the judge's scores do not vary).
     Missing data: pairs with a NaN on either side are dropped. Undefined (NaN fields, ``reason``): fewer
-    than 3 pairs, or human scores that do not vary. A negative n_unlabelled raises ValueError.
+    than 3 pairs, or per-item human means that do not vary (the reason gives their value). A negative
+    n_unlabelled raises ValueError.
     """
     if n_unlabelled < 0:
         raise ValueError(f"n_unlabelled must be non-negative, got {n_unlabelled}")
@@ -98,7 +107,8 @@ def pilot_moments(*, y: npt.ArrayLike, f: npt.ArrayLike, n_unlabelled: int) -> G
         return GroupMoments(NAN, NAN, NAN, n_items, f"{yv.size} pilot pair{plural}: the moments need at least 3")
     sd_y, sd_f = float(np.std(yv, ddof=1)), float(np.std(fv, ddof=1))
     if sd_y == 0:
-        return GroupMoments(NAN, NAN, NAN, n_items, "the pilot's human scores do not vary")
+        return GroupMoments(NAN, NAN, NAN, n_items,
+                            f"the pilot's human item means do not vary, all {float(yv[0]):.3g}")
     rho = float(np.corrcoef(yv, fv)[0, 1]) if sd_f > 0 else 0.0
     return GroupMoments(sd_y, sd_f, min(max(rho, -1.0), 1.0), n_items)
 
@@ -117,7 +127,8 @@ def ppi_variance(moments: GroupMoments, n: npt.ArrayLike) -> tuple[np.ndarray, n
 
 
 def plan_human_budget(
-    *, group_a: GroupMoments, group_b: GroupMoments, width: float, alpha: float = 0.05
+    *, group_a: GroupMoments, group_b: GroupMoments, width: float, alpha: float = 0.05,
+    names: tuple[str, str] | None = None,
 ) -> BudgetPlan:
     """The smallest number n of human-rated items per group (n_g = min(n, M_g)) whose expected (1 - alpha)
     interval for mean_a - mean_b is at most ``width`` wide (full width, high - low), with the judge
@@ -131,15 +142,17 @@ def plan_human_budget(
     The widths are expectations of the normal approximation; the estimated lambda and standard errors of
     a real study scatter around them (``tests/evalhub/stats/test_ppi.py`` checks against simulation).
 
-    Undefined (Nones and ``reason``): a group's moments are undefined. Invalid input raises ValueError:
+    Undefined (Nones and ``reason``, which names the group by ``names``, e.g. "group “human”: ..."; "group a"
+    without names): a group's moments are undefined. Invalid input raises ValueError:
     width not positive, alpha outside (0, 1).
     """
     z = z_quantile(alpha)
     if not (math.isfinite(width) and width > 0):
         raise ValueError(f"width must be a positive number, got {width}")
-    for name, group in (("a", group_a), ("b", group_b)):
+    labels = ("a", "b") if names is None else tuple(f"“{name}”" for name in names)
+    for label, group in zip(labels, (group_a, group_b), strict=True):
         if group.reason is not None:
-            return BudgetPlan(width, alpha, None, None, None, reason=f"group {name}: {group.reason}")
+            return BudgetPlan(width, alpha, None, None, None, reason=f"group {label}: {group.reason}")
     n = np.arange(2, max(group_a.n_items, group_b.n_items) + 1)
     n_a, n_b = np.minimum(n, group_a.n_items), np.minimum(n, group_b.n_items)
     var_a, lam_a = ppi_variance(group_a, n_a)
@@ -159,6 +172,23 @@ def plan_human_budget(
     if with_judge is not None and without_judge is not None:
         saved = without_judge.n_a + without_judge.n_b - with_judge.n_a - with_judge.n_b
     return BudgetPlan(width, alpha, with_judge, without_judge, saved, tuple(notes))
+
+
+def t_widening(n_a: int, n_b: int, alpha: float = 0.05) -> tuple[float, int]:
+    """(t_{1-alpha/2, df} / z_{1-alpha/2}, df) with df = n_a + n_b - 2: how much wider than the plan's
+    large-sample width a Student t interval on n_a + n_b human-rated items would be.
+
+    df is the pooled two-sample one, the largest df Welch-Satterthwaite can give (it lies between
+    min(n_a, n_b) - 1 and n_a + n_b - 2), so the factor is a lower bound on the t interval's widening; it
+    ignores the judge's items, which the PPI interval treats as known. ValueError: df < 1 or a bad alpha.
+    """
+    df = n_a + n_b - 2
+    if df < 1:
+        raise ValueError(f"a t interval needs n_a + n_b >= 3, got {n_a} + {n_b}")
+    z = z_quantile(alpha)
+    from scipy import special  # on use (STYLE 15)
+
+    return float(special.stdtrit(df, 1.0 - alpha / 2.0)) / z, df
 
 
 def _first_within(

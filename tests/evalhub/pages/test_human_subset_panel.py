@@ -42,6 +42,10 @@ def test_the_budget_button_shows_the_plan_and_a_bad_width_is_refused(owner, rese
     assert "coherence: M11 - M23 (judge-human correlation: stated, 0.90)" in page
     assert "with the judge: 15 + 15 human-rated items (of 100 + 100)" in page
     assert "people alone:   48 + 48 human-rated items (of 100 + 100)" in page
+    assert "widths are large-sample ones (normal quantile 1.96, as the PPI intervals use)" in page
+    # 15 + 15 items with the judge: fewer than 30 a group, so the t interval's widening is given (48 + 48 needs none).
+    assert ("a t interval would be wider than these large-sample widths: at least 1.05 times at 15 + 15 items "
+            "(t_{0.975, 28} / 1.96); df = n_a + n_b - 2") in page
     bad = owner.post(reverse("study_budget_plan", args=["summeval-20"]), {"width": "-1"})
     assert bad.status_code == 400 and "the width must be a positive number" in html.unescape(bad.content.decode())
 

@@ -1,6 +1,7 @@
 """The study home page's "Plan the verdict" section: computed on a button, owner only."""
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -51,6 +52,9 @@ def test_the_plan_panel_names_the_scoring_and_the_unit_in_words(owner, grouped_s
     assert "neg_rmse" not in panel
     assert ("Assumptions: scored by negative RMSE against the other raters (higher = closer; 0 = identical), a 5-point "
             "scale; a human: noise sd") in panel
+    assert ('<li class="muted" id="plan-noise">Noise sd: the standard deviation, in scale points, of the normal noise '
+            "the simulation adds to an item's true score in each rating") in html.unescape(panel)
+    assert "less a human's noise variance (the human raters' own spread).</li>" in html.unescape(panel)
     assert "Chance to pass with 3 raters × 12 ratings per rater within one group (3 raters per item)" in panel
     assert "the verdict tests each of the 2 groups (“gpt2”, “human”) apart" in panel
 

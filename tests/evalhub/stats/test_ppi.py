@@ -29,7 +29,7 @@ from statsmodels.stats.weightstats import _zconfint_generic, _zstat_generic
 
 from evalhub.stats.ppi.active import active_inclusion_probabilities, active_ppi_mean, draw_active_subset
 from evalhub.stats.ppi.mean import PPIGroup, PPIMean, draw_human_subset, ppi_mean, ppi_mean_difference, z_quantile
-from evalhub.stats.ppi.plan import GroupMoments, pilot_moments, plan_human_budget, ppi_variance
+from evalhub.stats.ppi.plan import GroupMoments, pilot_moments, plan_human_budget, ppi_variance, t_widening
 from tests.conftest import shared_path
 from tests.support.alt_test_data import read_alt_test_dataset
 from tests.support.extras import require_reference_python
@@ -575,6 +575,30 @@ def test_undefined_pilots_and_their_plans_say_why() -> None:
     assert constant.reason is not None and math.isnan(constant.rho)
     plan = plan_human_budget(group_a=GroupMoments(0.8, 0.7, 0.8, 100), group_b=constant, width=0.3)
     assert plan.with_judge is None and (plan.reason or "").startswith("group b: ")
+    # Eighth review: the reason names the group when the caller gives the names, and says what does not vary (the
+    # per-item human means, with their value), not "the human scores".
+    assert constant.reason == "the pilot's human item means do not vary, all 2"
+    named = plan_human_budget(group_a=GroupMoments(0.8, 0.7, 0.8, 100), group_b=constant, width=0.3,
+                              names=("gpt2", "human"))
+    assert named.reason == "group “human”: the pilot's human item means do not vary, all 2"
+    thirds = pilot_moments(y=[13 / 3] * 3, f=[1.0, 2.0, 3.0], n_unlabelled=0)
+    assert thirds.reason == "the pilot's human item means do not vary, all 4.33"
+
+
+def test_the_t_widening_is_the_t_quantile_over_the_normal_one_at_the_pooled_df() -> None:
+    # The demo's 2.221 on 3 + 3 items: a 95 % t interval (df 4) would be about 3.15 wide.
+    factor, df = t_widening(3, 3)
+    assert df == 4 and factor == pytest.approx(sps.t.ppf(0.975, 4) / sps.norm.ppf(0.975), rel=1e-12)
+    assert 2.221 * factor == pytest.approx(3.15, abs=0.005)
+    assert t_widening(30, 30)[0] == pytest.approx(sps.t.ppf(0.975, 58) / sps.norm.ppf(0.975), rel=1e-12)
+    assert t_widening(10, 4, alpha=0.1) == (pytest.approx(sps.t.ppf(0.95, 12) / sps.norm.ppf(0.95), rel=1e-12), 12)
+    # The pooled df is Welch-Satterthwaite's largest value, so the factor never exceeds Welch's.
+    for s_a, s_b in ((1.0, 1.0), (1.0, 3.0), (0.2, 2.0)):
+        v_a, v_b = s_a**2 / 3, s_b**2 / 5
+        welch = (v_a + v_b) ** 2 / (v_a**2 / 2 + v_b**2 / 4)
+        assert t_widening(3, 5)[0] <= sps.t.ppf(0.975, welch) / sps.norm.ppf(0.975)
+    with pytest.raises(ValueError, match="n_a \\+ n_b >= 3"):
+        t_widening(1, 1)
 
 
 @pytest.mark.parametrize(

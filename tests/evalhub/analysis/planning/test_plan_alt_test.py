@@ -81,6 +81,9 @@ def test_the_command_prints_the_power_the_needs_the_grid_and_the_seed(pilot_stud
     assert ("model: scored by negative RMSE against the other raters (higher = closer; 0 = identical), a 5-point "
             "scale; a human: noise sd 1 scale points; the judge: noise sd 0.5 scale points; ε = 0.15") in text
     assert "chance to pass: " in text
+    # Stated qualities, no pilot: the definition without the pilot's measurement.
+    assert ("\nnoise sd: the standard deviation, in scale points, of the normal noise the simulation adds to an "
+            "item's true score in each rating (then rounded and clipped to the scale)\n") in text
     assert "with 6 raters x 40 ratings per rater, 3 raters per item (80 (item, question) pairs)" in text
     assert "ratings per rater for an 80 % chance to pass: " in text and "raters for an 80 % chance to pass: " in text
     assert "grid searched: ratings per rater 30, 40" in text
@@ -106,6 +109,12 @@ def test_from_pilot_takes_the_design_and_qualities_of_the_ratings(pilot_study):
     assert "pilot: 4 raters, a median 12 ratings (one item on one question) per rater and 4 raters per item" in text
     assert "(from 12 (item, question) pairs rated by 2 or more raters); the judge “gpt”: noise sd" in text
     assert "(from the 12 pairs it labelled)" in text
+    # Eighth review: "noise sd" is defined, with how the pilot measures a human's and the judge's (study_pilot).
+    assert ("\nnoise sd: the standard deviation, in scale points, of the normal noise the simulation adds to an "
+            "item's true score in each rating (then rounded and clipped to the scale); the pilot measures a human's as "
+            "the root of half the mean squared difference between two humans' scores of the same item on the same "
+            "question, and the judge's as the root of the mean squared difference between its label (the mean of its "
+            "samples) and each human score, less a human's noise variance (the human raters' own spread)\n") in text
     # 12 items per rater is under the test's 30: the stated design gives no verdict, which is said in its place.
     assert ("chance to pass: no verdict with 4 raters x 12 ratings per rater, 4 raters per item: the test needs at "
             "least 3 raters with 30 ratings (one item on one question) each") in text
@@ -224,6 +233,7 @@ def test_the_command_names_the_scoring_in_words_never_its_key(grouped_study, sco
                                                        replicates=5)))
     assert words in text
     assert "neg_rmse" not in text
+    assert ("\nnoise sd: the standard deviation" in text) is (scoring == "neg_rmse")  # accuracy has no noise sd
     assert run("story", "--scoring", scoring, "--replicates", "5").count(words) == 1
 
 
