@@ -142,6 +142,7 @@ class KendallRow:
     pool: str
     tau: float | None
     p: float | None
+    p_method: str | None  # "exact" or "asymptotic" (normal approximation): scipy's "auto" choice; None: no p
     n: int
     band: str
     notes: Notes

@@ -194,7 +194,8 @@ def _kendall_row(human: Cell, llm: Cell) -> KendallRow:
     # As alpha, kappa and ICC on the same page (issue 25 review, U6: tau stood on 3 items beside their "too few
     # items (n = 3)"): the value stays in the result, the pages show the note in its place.
     note = _tau_reason(result, h_means[hi], l_means[li]) if result.tau is None else too_few_items(result.n)
-    return KendallRow(llm.question, llm.group, llm.pool.name, tau=result.tau, p=result.p, n=result.n,
+    return KendallRow(llm.question, llm.group, llm.pool.name, tau=result.tau, p=result.p,
+                      p_method=result.p_method, n=result.n,
                       band=stats.tau_band(result.tau, result.p), notes={"tau": note} if note else {})
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from evalhub.analysis.alt_test_rows import ALL_QUESTIONS
 from evalhub.analysis.reading import ALL_GROUPS, HUMAN, HUMAN_LABEL, READ_BY_PERSON
 from evalhub.analysis.result import (
     AblationTable,
@@ -49,6 +50,25 @@ def p_text(p: float | None) -> str:
     if p is None:
         return "p undefined"
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
+P_METHOD_WORDS = {"exact": "exact", "asymptotic": "normal approx."}
+KENDALL_P_METHODS = ("p: scipy's two-sided p of tau-b; p method: exact (the exact distribution, used when neither "
+                     "the human means nor the pool's have a tie and there are at most 33 items, or on more items "
+                     "when the two orders differ in at most one pair or agree in at most one) or normal approx. (the "
+                     "normal approximation with the tie correction, used otherwise)")
+
+
+def p_method_text(method: str | None) -> str:
+    """How a Kendall p was computed, in words (issue 25, eighth review: the page said only that p "can be of
+    different kinds"): "exact" or "normal approx." (tie-corrected); "" where p is undefined."""
+    return P_METHOD_WORDS.get(method or "", "")
+
+
+def p_with_method(p: float | None, method: str | None) -> str:
+    """A Kendall p with its kind, as table 2 and the scatter legends write it: "p = 0.333 (exact)"."""
+    kind = p_method_text(method)
+    return f"{p_text(p)} ({kind})" if kind and p is not None else p_text(p)
 
 
 def p_cell(p: float | None) -> str:
@@ -251,12 +271,12 @@ def _cell_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
 
 
 def _tau_cells(row: KendallRow) -> list[str]:
-    """Tau, p, n and band as table 2 prints them: a tau withheld on too few items, or undefined, prints its note in
-    place of the value, and neither p nor band (as the page)."""
+    """Tau, p, p's method, n and band as table 2 prints them: a tau withheld on too few items, or undefined, prints
+    its note in place of the value, and neither p, its method nor band (as the page)."""
     note = value_note(row.notes, "tau")
     if note:  # withheld, or why tau is undefined (issue 25 review, U1: "– p undefined ... undefined")
-        return [note, "–", str(row.n), "–"]
-    return [fmt(row.tau, 3), p_cell(row.p), str(row.n), row.band]
+        return [note, "–", "–", str(row.n), "–"]
+    return [fmt(row.tau, 3), p_cell(row.p), p_method_text(row.p_method) or "–", str(row.n), row.band]
 
 
 def welch_family_text(size: int) -> str:
@@ -281,7 +301,8 @@ def _paper_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
     if result.kendall:
         out += ["", "== Kendall's tau-b: per-item mean of the human raters vs the LLM pool"]
         rows = [[k.question, k.group, labels.get(k.pool, k.pool), *_tau_cells(k)] for k in result.kendall]
-        out.append(_table(["question", "group", "pool", "tau", "p", "n", "band"], rows))
+        out.append(_table(["question", "group", "pool", "tau", "p", "p method", "n", "band"], rows))
+        out.append(KENDALL_P_METHODS)
     if result.welch:
         out += ["", f"== Welch's t-test between groups ({result.settings.welch_unit})"]
         rows = [[w.question, labels.get(w.pool, w.pool), f"{w.group_a} vs {w.group_b}", *_welch_cells(w),
@@ -380,6 +401,11 @@ def _ppi_lines(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
             "", _table(["question", "groups", "judge", "PPI++ difference", "p", "note"], differences)]
 
 
+ALL_QUESTIONS_TEXT = (f'question "{ALL_QUESTIONS}" (here and in the alt_test CSV): every question together, the '
+                      "rows that pool the study's questions: every (item, question) pair is its own instance, as the "
+                      "authors pool their datasets' aspects (docs/alt-test.md)")
+
+
 def alt_test_report(rows: Sequence[AltTestRow], labels: dict[str, str] | None = None) -> list[str]:
     """The alternative annotator test as text lines: one line per row, then the per-human table and notes;
     pools by their labels."""
@@ -394,6 +420,8 @@ def alt_test_report(rows: Sequence[AltTestRow], labels: dict[str, str] | None = 
               str(sum(h.rejected for h in r.test.humans)) + "/" + str(len(r.test.humans))] for r in rows]
     header = ["question", "group", "pool", "judge ratings", "omega", "rho", "verdict", "beat/tested"]
     out.append(_table(header, table))
+    if any(r.question == ALL_QUESTIONS for r in rows):  # said once (issue 25, eighth review), in alt-test.md's words
+        out.append(ALL_QUESTIONS_TEXT)
     humans = [[r.question, r.group, pool_label(r.pool, labels), h.rater, str(h.n),
                p_cell(h.p), "yes" if h.rejected else "no",
                fmt(h.advantage)] for r in rows for h in r.test.humans]

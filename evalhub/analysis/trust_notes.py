@@ -223,7 +223,7 @@ def withheld_values(row: object) -> Withheld:
     elif isinstance(row, KendallRow | PairwiseKendallRow):
         key = "tau" if isinstance(row, KendallRow) else "mean_tau"
         if (note := value_note(row.notes, key)) and getattr(row, key) is not None:
-            out |= dict.fromkeys((key, "p", "band") if key == "tau" else (key,), note)
+            out |= dict.fromkeys((key, "p", "p_method", "band") if key == "tau" else (key,), note)
     elif isinstance(row, WelchRow):
         if note := welch_withheld(row):
             out |= dict.fromkeys(("t", "df", "p", "p_adjusted", "cohens_d"), short_note(note))

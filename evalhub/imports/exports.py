@@ -47,7 +47,7 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
               "alpha_ordinal", "alpha_interval", "alpha_ratio", "alpha_ci95_low", "alpha_ci95_high",
               "full_agreement_pct", "icc1", "icc1k", "notes", "pool_label", "icc_n_items", "alpha_ci_n_boot",
               "alpha_ci_n_valid", "withheld"),
-    "kendall": ("question", "group", "pool", "tau", "p", "n", "band", "notes", "pool_label", "withheld"),
+    "kendall": ("question", "group", "pool", "tau", "p", "p_method", "n", "band", "notes", "pool_label", "withheld"),
     "welch": ("question", "pool", "group_a", "group_b", "mean_a", "mean_b", "t", "df", "p", "mean_diff", "cohens_d",
               "n_a", "n_b", "unit", "notes", "p_adjusted", "pool_label", "p_family", "withheld"),
     "pairwise_kendall": ("question", "group", "pool", "mean_tau", "n_pairs", "n_items", "notes", "pool_label",

@@ -38,7 +38,7 @@ from evalhub.analysis.result import (
     WelchRow,
 )
 from evalhub.analysis.result_json import analysis_json
-from evalhub.analysis.text_report import SIGNIFICANCE, p_text, pool_label, stars, welch_sentence
+from evalhub.analysis.text_report import SIGNIFICANCE, p_text, p_with_method, pool_label, stars, welch_sentence
 from evalhub.analysis.trust_notes import (
     FEW_FOR_INTERVAL,
     MAX_NOTE_LINES,
@@ -478,15 +478,15 @@ def _scatter_charts(result: AnalysisResult, groups: list[str], labels: dict[str,
 
 
 def _scatter_legend(group: str, tau: KendallRow | None) -> str:
-    """A scatter series' legend: the group, and its tau as table 2 gives it (with p and band, or the note that
-    withholds it on too few items: issue 25 review, U6)."""
+    """A scatter series' legend: the group, and its tau as table 2 gives it (with p, p's kind and band, or the note
+    that withholds it on too few items: issue 25 review, U6)."""
     if tau is None:
         return group_title(group)
     if tau.tau is None:  # why, in words, as table 2's cell (issue 25 review, U2: a bare group beside withheld taus)
         return f"{group_title(group)} (τ undefined: {value_note(tau.notes, 'tau') or 'undefined'})"
     if withheld := value_note(tau.notes, "tau"):
         return f"{group_title(group)} (τ withheld: {withheld})"
-    return f"{group_title(group)} (τ {tau.tau:.2f}, {p_text(tau.p)}, {tau.band})"
+    return f"{group_title(group)} (τ {tau.tau:.2f}, {p_with_method(tau.p, tau.p_method)}, {tau.band})"
 
 
 def _alpha_charts(result: AnalysisResult, groups: list[str], pools: list[str],

@@ -54,6 +54,27 @@ class VerdictCard:
     cannot_run: str = ""  # why, when no row's test could run and they all say the same
 
     @property
+    def tests_ran(self) -> str:
+        """What the details' tests are and how many ran, each kind counted apart (issue 25, eighth review: "(10
+        question × group tests ran)" counted 8 per-question rows and 2 rows over all questions as one kind):
+        "8 question × group tests and 2 over all questions ran", "7 of 8 question × group tests and ... ran"."""
+        per_question = [r for r in self.rows if r.question != ALL_QUESTIONS]
+        pooled = [r for r in self.rows if r.question == ALL_QUESTIONS]
+        if len(self.rows) == 1 and not self.n_ran:
+            return "the test could not run" + (f": {self.cannot_run}" if self.cannot_run else "")
+
+        def count(rows: list[AltTestRow]) -> str:  # how many ran ("7 of 8"), or how many there are when none ran
+            n = sum(r.test.passed is not None for r in rows)
+            return str(len(rows)) if not self.n_ran or n == len(rows) else f"{n} of {len(rows)}"
+
+        parts = [f"{count(per_question)} question × group test{'' if len(per_question) == 1 else 's'}"
+                 ] if per_question else []
+        parts += [f"{count(pooled)} over all questions"] if pooled else []
+        if self.n_ran:
+            return f"{' and '.join(parts)} ran"
+        return f"{' and '.join(parts)}, none could run" + (f": {self.cannot_run}" if self.cannot_run else "")
+
+    @property
     def detail_rows(self) -> tuple[tuple[AltTestRow, str], ...]:
         """Each row of the details, with the id of the headline that already gives its notes ("" for none): the
         details link to it rather than repeat it word for word (issue 25 fourth review, C7)."""

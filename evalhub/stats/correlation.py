@@ -26,8 +26,10 @@ def kendall_tau(x: npt.ArrayLike, y: npt.ArrayLike) -> TauResult:
     Formula: tau_b = (P - Q) / sqrt((P + Q + T_x)(P + Q + T_y)), P/Q concordant/discordant
     pairs, T_x/T_y pairs tied only in x/y; p-value as ``scipy.stats.kendalltau`` gives it
     (two-sided; exact for small untied samples, else normal approximation with the tie-corrected
-    variance). Tied data with few distinct values is counted on their contingency table
-    (``_kendall_from_table``, same formulas, much faster on Likert data); the rest goes to scipy.
+    variance), and ``p_method`` says which of the two it is ("exact" or "asymptotic", the method
+    scipy's ``method="auto"`` chose; None where p is undefined). Tied data with few distinct values
+    is counted on their contingency table (``_kendall_from_table``, same formulas, much faster on
+    Likert data); the rest goes to scipy.
     Missing data: only positions where both x and y are not NaN (n = their number).
     Undefined (None, with reason): n < 2 or x or y constant over the paired positions.
     """
@@ -39,12 +41,29 @@ def kendall_tau(x: npt.ArrayLike, y: npt.ArrayLike) -> TauResult:
     if reason:
         return TauResult(None, None, n, reason)
     table = _kendall_from_table(xv, yv)
-    if table is not None:
-        return TauResult(finite_or_none(table[0]), finite_or_none(table[1]), n)
+    if table is not None:  # there are ties: scipy's "auto" takes the normal approximation
+        p = finite_or_none(table[1])
+        return TauResult(finite_or_none(table[0]), p, n, p_method=None if p is None else "asymptotic")
     from scipy import stats as sps  # on use: importing scipy.stats takes 0.7 s (STYLE 15)
 
     res = sps.kendalltau(xv, yv, variant="b")
-    return TauResult(finite_or_none(res.statistic), finite_or_none(res.pvalue), n)
+    tau, p = finite_or_none(res.statistic), finite_or_none(res.pvalue)
+    method = None if p is None or tau is None else _scipy_p_method(xv, yv, tau)
+    return TauResult(tau, p, n, p_method=method)
+
+
+def _scipy_p_method(x: np.ndarray, y: np.ndarray, tau: float) -> str:
+    """The p-value method ``scipy.stats.kendalltau(method="auto")`` chooses (scipy 1.17, ``_stats_py.kendalltau``):
+    "exact" when neither x nor y has a tie and there are at most 33 items or at most one discordant (or at most
+    one concordant) pair; else "asymptotic" (the normal approximation with the tie-corrected variance)."""
+    n = x.size
+    if np.unique(x).size < n or np.unique(y).size < n:
+        return "asymptotic"
+    if n <= 33:
+        return "exact"
+    tot = n * (n - 1) // 2
+    dis = round(tot * (1.0 - tau) / 2.0)  # no ties: tau = (tot - 2 dis) / tot
+    return "exact" if min(dis, tot - dis) <= 1 else "asymptotic"
 
 
 # Above this many (distinct x) x (distinct y) cells the contingency table costs more than sorting.

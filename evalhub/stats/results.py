@@ -51,6 +51,8 @@ class TauResult:
     p: float | None
     n: int
     reason: str | None = None
+    # How p was computed, as scipy's kendalltau(method="auto") chose: "exact" or "asymptotic"; None with p undefined.
+    p_method: str | None = None
 
 
 @dataclass(frozen=True)

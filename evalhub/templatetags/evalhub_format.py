@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from django import template
 
 from evalhub.analysis.planning.alt_test_plan import chance_error
-from evalhub.analysis.text_report import fmt, p_text, scoring_words, stars
+from evalhub.analysis.text_report import fmt, p_text, p_with_method, scoring_words, stars
 from evalhub.analysis.trust_notes import (
     group_title,
     interval_note,
@@ -28,6 +28,11 @@ def num(value: float | None, digits: int = 2) -> str:
 @register.filter
 def ptext(value: float | None) -> str:
     return p_text(value)
+
+
+@register.filter
+def ptext_method(value: float | None, method: str | None) -> str:
+    return p_with_method(value, method)  # Kendall's p with its kind: "p = 0.333 (exact)", "p = 0.304 (normal approx.)"
 
 
 register.filter("stars", stars)  # *** below 0.001, ** below 0.01, * below 0.05

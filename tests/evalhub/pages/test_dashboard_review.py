@@ -345,9 +345,11 @@ def test_the_scatter_legends_give_tau_with_its_p_and_band_as_table_2(small_study
     legends = [t for t in _legend_entries(html) if t.startswith("group “") and "(τ " in t]
     assert legends and all(re.fullmatch(r"group “(human|gpt2)” \(τ withheld: too few items, n = 3\)", t)
                            for t in legends), legends
-    # Which p: scipy's, exact without ties on few items, else the normal approximation.
+    # Which p: scipy's, exact without ties on few items, else the normal approximation; the cell names its kind
+    # (eighth review: tests/evalhub/pages/test_dashboard_eighth_review.py).
     seen = re.sub(r"\s+", " ", " ".join(reader.parts))
-    assert "exact for a few items without ties (up to 33), otherwise the normal approximation" in seen
+    assert "“exact” (the exact distribution, used when neither the human means nor the pool's have a tie and there " \
+           "are at most 33 items" in seen and "“normal approx.” (the normal approximation with the tie correction" in seen
 
 
 def _text_report(study) -> str:

@@ -137,7 +137,7 @@ def test_u6_tau_below_the_minimum_is_withheld_as_alpha_and_the_json_keeps_it_wit
     rows = table2[:table2.index("\n\n")].splitlines()[2:]
     withheld = [row for row in rows if "too few items, n = 3" in row]
     assert len(withheld) == len(defined)
-    assert all(re.search(r"too few items, n = 3\s+–\s+3\s+–$", row) for row in withheld)
+    assert all(re.search(r"too few items, n = 3\s+–\s+–\s+3\s+–$", row) for row in withheld)  # p, p method
     # From 5 items on tau is shown: all groups together have 6.
     pooled = client.get(f"/studies/{small_study.slug}/analysis.json?group=(all)").json()["kendall"]
     pooled = [k for k in pooled if k["group"] == "(all)" and k["tau"] is not None]

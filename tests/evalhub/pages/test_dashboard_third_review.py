@@ -39,8 +39,9 @@ def test_the_verdict_defines_its_symbols_in_words_and_counts_only_tests_that_ran
     # Sixth review, U5: the unit is the question and group, not the human.
     summary = re.search(r'<summary>(.*?) <span class="tests-ran">\((.*?)\)</span></summary>', verdict)
     assert summary and summary.group(1) == "Per question and group, each with its raters"
-    assert summary.group(2) == "10 question × group tests, none could run: no human gave 30 usable ratings: add items, " \
-                                           "or ratings per rater"
+    # Eighth review: the 8 question × group rows and the 2 over all questions counted apart.
+    assert summary.group(2) == "8 question × group tests and 2 over all questions, none could run: no human gave 30 " \
+                               "usable ratings: add items, or ratings per rater"
     # A bare ω, ρ or W is never shown: each row names it.
     assert "· ω =" not in verdict and "· ρ =" not in verdict and "= mean W" not in verdict
 
