@@ -214,7 +214,7 @@ FILTERED_P_ADJUSTED = ("given on the unfiltered analysis only: its Benjamini-Hoc
                        "of the study, whatever a filter shows")
 ALL_GROUPS_P_ADJUSTED = ("not adjusted: all groups together are in no Benjamini-Hochberg family (the study's per-rater "
                          "tests are per group, and the unfiltered analysis has no all-groups rows); the unadjusted p "
-                         "is in the JSON")
+                         "is in the JSON and the CSV")
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from django.utils.safestring import SafeString
 from evalhub.analysis.reading import ALL_GROUPS
 from evalhub.analysis.result import AnalysisResult, CeilingRater, CeilingRow, ConfusionRow, KappaRow
 from evalhub.analysis.text_report import CEILING_AXIS_HEAD, scoring_words, t_interval_text
-from evalhub.analysis.trust_notes import MIN_ITEMS, ceiling_withheld, zero_width
+from evalhub.analysis.trust_notes import MIN_INTERVAL_ITEMS, MIN_ITEMS, ceiling_withheld, zero_width
 from evalhub.pages import svg
 from evalhub.pages.charts import with_values
 from evalhub.templatetags.evalhub_format import group_title
@@ -214,6 +214,7 @@ def evidence_context(result: AnalysisResult, pool_colours: dict[str, str]) -> di
         ))
     # The intro speaks only of what the blocks show (issue 25 fourth review, U2): no "better" where none is drawn.
     return {"evidence": blocks, "evidence_cut": len(result.confusion) > MAX_BLOCKS, "min_items": MIN_ITEMS,
+            "min_interval_items": MIN_INTERVAL_ITEMS,
             "ceiling_shown": any(b.ceiling and not b.ceiling_withheld for b in blocks),
             "ceiling_withheld_any": any(b.ceiling_withheld for b in blocks),
             # Sixth review, U3: why an all-groups row's "p (BH)" is "–", in visible text (not only a tooltip).

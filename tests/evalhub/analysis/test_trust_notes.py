@@ -29,6 +29,9 @@ HAYES_2007 = """
 1 1 0 . 0|2 1 2 1 .|2 2 . 2 2|3 2 2 2 .|2 2 2 . 2|2 2 3 . 2|2 2 2 . 2|2 2 . 1 2|2 2 2 2 .|1 1 1 . 1
 """
 
+FEW_6 = ("; few items for a bootstrap interval (n = 6): below 10 items the resamples are so few that the "
+         "interval's ends move with the bootstrap's seed")
+
 
 def _hayes() -> np.ndarray:
     units = HAYES_2007.replace("\n", "|").strip("|").split("|")
@@ -153,10 +156,11 @@ def test_a_zero_width_bootstrap_interval_says_no_variation(researcher, client, t
 
     human = next(c for c in result.cells if c.pool == "human")
     assert human.alpha_ci95 == (1.0, 1.0) and "alpha" not in human.notes  # 6 items: enough
-    assert human.notes["alpha_ci95"] == "no variation: the bootstrap interval has width 0 (both bounds 1.000)"
+    # Both reasons, width 0 first (which the page shows); 6 items are also too few for an interval (seventh review).
+    assert human.notes["alpha_ci95"] == "no variation: the bootstrap interval has width 0 (both bounds 1.000)" + FEW_6
     majority = next(k for k in result.kappa if k.against == "majority" and k.weights == "unweighted")
     assert majority.ci95 == (1.0, 1.0)
-    assert majority.notes == {"ci95": "no variation: the bootstrap interval has width 0 (both bounds 1.000)"}
+    assert majority.notes == {"ci95": "no variation: the bootstrap interval has width 0 (both bounds 1.000)" + FEW_6}
     page = _dashboard(client, researcher, study)
     assert '<td data-label="95% CI" class="kappa-ci"><span class="undef">no variation</span></td>' in page
     assert "[1.000, 1.000]" not in page
@@ -247,7 +251,7 @@ def test_a_bootstrap_interval_of_float_noise_width_says_no_variation(researcher,
     majority = next(k for k in result.kappa if k.against == "majority" and k.weights == "linear")
     assert majority.kappa == 0.0
     assert majority.ci95 is not None and 0.0 < majority.ci95[1] - majority.ci95[0] < 1e-12  # the float noise
-    assert majority.notes == {"ci95": "no variation: the bootstrap interval has width 0 (both bounds 0.000)"}
+    assert majority.notes["ci95"].startswith("no variation: the bootstrap interval has width 0 (both bounds 0.000)")
     assert withheld_values(majority) == {"ci95_low": "no variation", "ci95_high": "no variation"}
     page = _dashboard(client, researcher, study)
     assert "[0.000, 0.000]" not in page

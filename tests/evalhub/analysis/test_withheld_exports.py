@@ -252,7 +252,7 @@ def test_the_all_groups_kappa_footnote_says_in_text_why_p_bh_is_empty(researcher
     page = client.get(f"/studies/{study.slug}/?group=(all)").content.decode()
     note = re.search(r'<span id="kappa-all-groups-p">(.*?)</span>', page)
     assert note and "All-groups rows have no adjusted p" in note.group(1)
-    assert "in no Benjamini–Hochberg family" in note.group(1) and "unadjusted p is in the JSON" in note.group(1)
+    assert "in no Benjamini–Hochberg family" in note.group(1) and "unadjusted p is in the JSON and the κ CSV" in note.group(1)
 
 
 @pytest.mark.django_db
