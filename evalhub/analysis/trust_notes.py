@@ -280,9 +280,16 @@ def withheld_text(withheld: Withheld) -> str:
     return " | ".join(f"{', '.join(columns)}: {reason}" for reason, columns in by_reason.items())
 
 
-def group_title(group: str) -> str:
-    """How a title names a group: never bare, since a group may share a word with a pool ("human")."""
-    return "all groups" if group == ALL_GROUPS else f"group “{group}”"
+def group_title(group: str, pooled: object = False) -> str:
+    """How a title names a group: never bare, since a group may share a word with a pool ("human"). ``pooled``
+    (truthy: the view's pooled-groups caveat): all groups are marked as pooled wherever their figures appear, not
+    only in the caveat (ninth review, M1: pooled τ, κ and pairwise τ shown unmarked beside withheld groups)."""
+    if group != ALL_GROUPS:
+        return f"group “{group}”"
+    return f"all groups {POOLED_MARK}" if pooled else "all groups"
+
+
+POOLED_MARK = "⚠ pooled"  # beside every pooled figure's group; the ⚠ points at the view's caveat
 
 
 def note_lines(result: AnalysisResult) -> list[str]:

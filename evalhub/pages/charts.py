@@ -171,7 +171,9 @@ def scatter_chart(*, title: str, scale: tuple[float, float], series: Sequence[Sc
 
 def alpha_chart(*, title: str, rows: Sequence[AlphaBar]) -> SafeString:
     """Krippendorff's alpha (dot) with its 95 % bootstrap interval (bar), one row per group x pool."""
-    row_h, top, left, right = 20, 30, 170, 16
+    # The labels' column fits the longest label ("all groups ⚠ pooled · Human raters"), within limits.
+    row_h, top, right = 20, 30, 16
+    left = min(230, max(170, round(5.6 * max((len(r.label) for r in rows), default=0)) + 14))
     width = PHONE_WIDTH
     height = top + row_h * len(rows) + 30
     values = [v for r in rows for v in ([r.alpha] if r.alpha is not None else []) + list(r.ci or [])]

@@ -303,6 +303,11 @@ def dashboard_context(result: AnalysisResult) -> dict[str, object]:
         # Every Welch row carries the size of the one family it is adjusted in (the whole analysis, unfiltered).
         "welch_family": result.welch[0].p_family if result.welch else 0,
         "pairwise_rows": pool_rows(result.pairwise_kendall, pools),
+        # Ninth review, U4: why "1 of 3 pairs", visibly (it was in a tooltip and the collapsed Notes only).
+        "pairs_left_out": [f"{r.question} / {group_title(r.group)} / {labels.get(r.pool, r.pool)}: "
+                           f"{r.notes['n_pairs']}" for r in result.pairwise_kendall
+                           if r.notes.get("n_pairs")][:MAX_PAIRS_LINES],
+        "max_pairs_lines": MAX_PAIRS_LINES,
         "rater_columns": rater_columns,
         "rater_rows": rater_rows,
         "rater_rows_cut": n_raters > MAX_RATER_ROWS,
@@ -391,6 +396,7 @@ def _table1_cell(c: CellRow | None, level: str, mark: list[str], *, samples: int
 
 
 MAX_RATER_ROWS = 60  # the CSV has all
+MAX_PAIRS_LINES = 12  # table 6's pairs left out, under it; the Notes have all
 
 
 def _rater_lines(result: AnalysisResult, columns: list[Column],
@@ -420,6 +426,7 @@ def _personal(entries: Sequence[PersonalEntry]) -> list[PersonalTable]:
 
 def _distribution_charts(result: AnalysisResult, groups: list[str], pool_colours: dict[str, str],
                          labels: dict[str, str]) -> list[Charts]:
+    pooled = bool(pooled_groups_caveat(result))
     by_key: dict[Column, list[Distribution]] = defaultdict(list)
     for d in result.distributions or ():
         by_key[(d.question, d.group)].append(d)
@@ -432,7 +439,7 @@ def _distribution_charts(result: AnalysisResult, groups: list[str], pool_colours
             series = [s for s in by_key.get((question, group), []) if s.n]
             if not series:
                 continue
-            chart = charts.distribution_chart(title=f"{question} · {group_title(group)}", bins=series[0].bins,
+            chart = charts.distribution_chart(title=f"{question} · {group_title(group, pooled)}", bins=series[0].bins,
                                               series=series, pool_colours=pool_colours, pool_labels=labels,
                                               answer_pools=answer_pools, peak=peak)
             row.append(charts.distribution_values(chart, bins=series[0].bins, series=series, pool_labels=labels))
@@ -441,6 +448,7 @@ def _distribution_charts(result: AnalysisResult, groups: list[str], pool_colours
 
 
 def _scatter_charts(result: AnalysisResult, groups: list[str], labels: dict[str, str]) -> list[Charts]:
+    pooled = bool(pooled_groups_caveat(result))
     scale = (result.study.scale.min, result.study.scale.max)
     kendall = _keyed(result.kendall)
     by_key: dict[tuple[str, str], list[Scatter]] = defaultdict(list)
@@ -465,7 +473,7 @@ def _scatter_charts(result: AnalysisResult, groups: list[str], labels: dict[str,
                 # Here the series are groups (the heading names the pool): named as groups, never bare.
                 # With its p and band, as table 2 gives it (issue 25 review: 'group "gpt2" (tau -1.00)' on 3 items,
                 # p = 0.333, with no word that it is not significant).
-                legend = _scatter_legend(s.group, tau)
+                legend = _scatter_legend(s.group, tau, pooled)
                 series.append(charts.ScatterSeries(legend, group_colours[s.group], s.points))
             if not series:
                 continue
@@ -477,20 +485,22 @@ def _scatter_charts(result: AnalysisResult, groups: list[str], labels: dict[str,
     return out
 
 
-def _scatter_legend(group: str, tau: KendallRow | None) -> str:
+def _scatter_legend(group: str, tau: KendallRow | None, pooled: bool = False) -> str:
     """A scatter series' legend: the group, and its tau as table 2 gives it (with p, p's kind and band, or the note
     that withholds it on too few items: issue 25 review, U6)."""
+    title = group_title(group, pooled)
     if tau is None:
-        return group_title(group)
+        return title
     if tau.tau is None:  # why, in words, as table 2's cell (issue 25 review, U2: a bare group beside withheld taus)
-        return f"{group_title(group)} (τ undefined: {value_note(tau.notes, 'tau') or 'undefined'})"
+        return f"{title} (τ undefined: {value_note(tau.notes, 'tau') or 'undefined'})"
     if withheld := value_note(tau.notes, "tau"):
-        return f"{group_title(group)} (τ withheld: {withheld})"
-    return f"{group_title(group)} (τ {tau.tau:.2f}, {p_with_method(tau.p, tau.p_method)}, {tau.band})"
+        return f"{title} (τ withheld: {withheld})"
+    return f"{title} (τ {tau.tau:.2f}, {p_with_method(tau.p, tau.p_method)}, {tau.band})"
 
 
 def _alpha_charts(result: AnalysisResult, groups: list[str], pools: list[str],
                   pool_colours: dict[str, str], labels: dict[str, str]) -> list[Charts]:
+    pooled = bool(pooled_groups_caveat(result))
     cells = _keyed(result.cells)
     level = result.settings.ci_level
     out = []
@@ -505,8 +515,8 @@ def _alpha_charts(result: AnalysisResult, groups: list[str], pools: list[str],
                 few = c.notes.get("alpha")
                 undefined = c.notes.get(f"alpha.{level}")
                 ci_note = interval_note(c.notes, c.alpha_ci95, "alpha_ci95", "alpha")
-                rows.append(charts.AlphaBar(label=f"{group_title(group)} · {labels[pool]}", colour=pool_colours[pool],
-                                            alpha=None if few else c.alpha[level],
+                rows.append(charts.AlphaBar(label=f"{group_title(group, pooled)} · {labels[pool]}",
+                                            colour=pool_colours[pool], alpha=None if few else c.alpha[level],
                                             ci=None if ci_note else c.alpha_ci95,
                                             note=few or f"undefined: {undefined}", ci_note=ci_note))
         if rows and all(r.alpha is None for r in rows):

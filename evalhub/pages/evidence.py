@@ -17,7 +17,13 @@ from django.utils.safestring import SafeString
 from evalhub.analysis.reading import ALL_GROUPS
 from evalhub.analysis.result import AnalysisResult, CeilingRater, CeilingRow, ConfusionRow, KappaRow
 from evalhub.analysis.text_report import CEILING_AXIS_HEAD, scoring_words, t_interval_text
-from evalhub.analysis.trust_notes import MIN_INTERVAL_ITEMS, MIN_ITEMS, ceiling_withheld, zero_width
+from evalhub.analysis.trust_notes import (
+    MIN_INTERVAL_ITEMS,
+    MIN_ITEMS,
+    ceiling_withheld,
+    pooled_groups_caveat,
+    zero_width,
+)
 from evalhub.pages import svg
 from evalhub.pages.charts import with_values
 from evalhub.templatetags.evalhub_format import group_title
@@ -181,6 +187,7 @@ class EvidenceBlock:
 
 def evidence_context(result: AnalysisResult, pool_colours: dict[str, str]) -> dict[str, object]:
     """The ``evidence`` blocks of the dashboard: one per question x group x LLM pool (at most MAX_BLOCKS)."""
+    pooled = bool(pooled_groups_caveat(result))
     fleiss = {(k.question, k.group): k for k in result.kappa if k.against == "raters"}
     kappas: dict[tuple[str, str, str], list[KappaRow]] = defaultdict(list)
     for k in result.kappa:
@@ -196,7 +203,7 @@ def evidence_context(result: AnalysisResult, pool_colours: dict[str, str]) -> di
             low = ceiling_low(row.scoring, row.raters, ceiling_withheld(row) or None)
             lows[row.scoring] = min(low, lows.get(row.scoring, low))
     for c in result.confusion[:MAX_BLOCKS]:
-        where = f"{c.question} · {group_title(c.group)} · {labels.get(c.pool, c.pool)}"
+        where = f"{c.question} · {group_title(c.group, pooled)} · {labels.get(c.pool, c.pool)}"
         ceiling = ceilings.get((c.question, c.group, c.pool))
         withheld = (ceiling_withheld(ceiling) or None) if ceiling else None
         block_colour = pool_colours.get(c.pool, svg.colour(1))

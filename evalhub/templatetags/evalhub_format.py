@@ -8,6 +8,7 @@ from django import template
 from evalhub.analysis.planning.alt_test_plan import chance_error
 from evalhub.analysis.text_report import fmt, p_text, p_with_method, scoring_words, stars
 from evalhub.analysis.trust_notes import (
+    FEW_FOR_INTERVAL,
     group_title,
     interval_note,
     note_name,
@@ -97,3 +98,10 @@ def pairs_text(row: object) -> str:
     note = getattr(row, "notes", {}).get("n_pairs", "")
     pairs = note.split(";")[0] if note else f"{n_pairs} pair{'' if n_pairs == 1 else 's'}"
     return f"{pairs}, n = {n_items}"
+
+
+@register.filter
+def few_for_ci(note: str | None) -> bool:
+    """``{% if k.notes.ci95|few_for_ci %}``: the value's interval is withheld on few items, so the value is shown
+    greyed with its n (ninth review, M2: a pooled α of 0.74 on 6 items read as firm)."""
+    return (note or "").startswith(FEW_FOR_INTERVAL)

@@ -183,7 +183,7 @@ def test_the_all_groups_view_says_why_table_12_is_empty_and_points_at_no_hidden_
     assert "The scatter charts' legends give the same τ, p with its kind, and band." in page
     page = client.get(f"/studies/{study.slug}/?group=(all)").content.decode()
     assert 'id="charts-scatter"' in page and "The scatter charts' legends give the same τ, p with its kind, and band." in page
-    assert "all groups (τ" in page and "group “a”" not in page[page.index('id="charts-scatter"'):]
+    assert "all groups ⚠ pooled (τ" in page and "group “a”" not in page[page.index('id="charts-scatter"'):]
     assert "Not given for all groups together: table 12 gives each rater's mean per group" in page
     assert '<table class="paper" id="raters">' not in page
     report = text_report(study_analysis(study=study, options=AnalysisOptions(n_boot=200, groups=("(all)",))))

@@ -21,8 +21,12 @@ def test_a_pooled_alpha_is_marked_pooled_in_its_cell(researcher, client, tmp_pat
     study, _ = _three_items_a_side(researcher, tmp_path, "pooled-mark")
     page = dashboard_html(client, researcher, study, "?group=(all)")
     table = page[page.index('id="table1"'):page.index("</table>", page.index('id="table1"'))]
-    shown = re.findall(r'α -?\d\.\d\d( <span class="pooled-mark">\(groups pooled ⚠\)</span>)?', table)
-    assert shown and all(shown)
+    # Ninth review, M1 and M2: every pooled α carries the mark, and on 6 items (no interval) it is greyed.
+    shown = re.findall(r'α (<span class="undef rough">)?-?\d\.\d\d( \(no CI\)</span>)?'
+                       r'( <span class="pooled-mark">⚠ pooled</span>)?', table)
+    assert shown and all(rough and no_ci and mark for rough, no_ci, mark in shown)
+    heads = page[page.index('id="table1"'):page.index("</thead>", page.index('id="table1"'))]
+    assert heads.count('(all) <span class="pooled-mark">⚠ pooled</span>') == 1  # one question, one (all) column
     page = client.get(f"/studies/{study.slug}/").content.decode()
     assert 'class="pooled-mark"' not in page
 

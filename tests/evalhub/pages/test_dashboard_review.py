@@ -312,7 +312,7 @@ def test_icc_on_three_items_gets_alphas_too_few_items_note_in_the_cell_tooltip(s
     # Issue 25 review: "ICC(1) -0.15 on 3 complete items" in the cell where alpha says "too few items (n = 3)".
     _, reader = _read(client, researcher, small_study)
     tooltips = [t for t in reader.parts if t.startswith("3 items, ") and "ICC(1)" in t]
-    assert tooltips and all("ICC(1) withheld, see ICC below" in t and t.count("complete items") == 1 for t in tooltips)
+    assert tooltips and all("ICC(1) withheld, too few items, n = 3" in t and t.count("complete items") == 1 for t in tooltips)
     assert not any(re.search(r"ICC\(1\) -?\d", t) for t in tooltips)
     # The JSON keeps the values and adds the reason, as for alpha.
     client.force_login(researcher)
