@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evalhub.analysis.alt_test_rows import ALL_QUESTIONS
+from evalhub.analysis.cell_counts import agreement_text, counts_head
 from evalhub.analysis.reading import ALL_GROUPS, HUMAN, HUMAN_LABEL, READ_BY_PERSON
 from evalhub.analysis.result import (
     AblationTable,
@@ -90,9 +91,11 @@ def pool_label(pool: str, labels: dict[str, str] | None = None) -> str:
 
 
 # What the "all individual ratings" unit assumes (issue 25 review: the same contrast was p = 0.095 on item means,
-# p < 0.001 on ratings): every sentence on that unit says so.
+# p < 0.001 on ratings): every sentence on that unit that gives a p says so (a withheld test's gives none, so no
+# warning; issue 25, ninth review: docs/analysis.md says exactly that).
 RATINGS_UNIT_WARNING = ("all individual ratings, treated as independent though ratings of one item or one rater "
                         "are not: this p is optimistic")
+RATINGS_UNIT_HEADING = RATINGS_UNIT_WARNING.replace("this p is", "its p-values are")  # the report's Welch heading
 
 
 # A score's name in words, never its key (issue 25 review: "scoring neg_rmse" in the verdict's heading, and in the
@@ -141,9 +144,9 @@ def welch_sentence(row: WelchRow, labels: dict[str, str] | None = None) -> str:
     Groups are quoted, so that the pool "Human raters" and a group named "human" cannot be read as one. The means
     quoted are those the test compared (of item means, or of all ratings); Cohen's d is given with its sign (as the
     table) whether or not the difference is significant. The verdict and the p quoted are Benjamini-Hochberg
-    adjusted over the analysis's Welch contrasts (``p_adjusted``) when there is one. On all individual ratings the
-    sentence warns that its p is optimistic. A test withheld by trust_notes (too few items, a side with no variation)
-    gives its means and the note, never its p or d.
+    adjusted over the analysis's Welch contrasts (``p_adjusted``) when there is one. On all individual ratings a
+    sentence that gives a p warns that it is optimistic. A test withheld by trust_notes (too few items, a side with
+    no variation) gives its means and the note, never its p or d, and so no warning about a p.
     """
     if withheld := welch_withheld(row):
         # As the agreement statistics withhold theirs (issue 25 review, M1): the means, and why no p, d or star.
@@ -237,35 +240,45 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
+TABLE1_COUNTS = ("Table 1's cells: mean (std); alpha and % full agreement, with the items it is a share of; n: the "
+                 "cell's items and its ratings (an LLM pool: its answers, one per sample, item and question). The "
+                 "mean and the std (sample std) are over those ratings or answers.")
+
+
 def _cell_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
-    """Table 1 per question: mean (std) on one line, alpha with its interval and full agreement on the next."""
+    """Table 1 per question: mean (std) on one line, alpha with its interval and full agreement (and its share) on
+    the next, the cell's n on the third, in the dashboard's words (``cell_counts``; issue 25, ninth review)."""
     study = result.study
     groups = sorted({c.group for c in result.cells},
                     key=lambda g: (g == ALL_GROUPS, study.groups.index(g) if g in study.groups else 0))
     cells = {(c.question, c.group, c.pool): c for c in result.cells}
     level = result.settings.ci_level
-    out: list[str] = []
+    out: list[str] = ["", TABLE1_COUNTS] if study.questions else []
     for question in study.questions:
-        out += ["", f"== {question}: mean (std) / Krippendorff's alpha ({level}) [95% CI] / full agreement %"]
+        out += ["", f"== {question}: mean (std) / Krippendorff's alpha ({level}) [95% CI] / full agreement % / n"]
         rows = []
         for pool in result.pools:
-            line1, line2 = [labels[pool.name]], [""]
+            line1, line2, line3 = [labels[pool.name]], [""], [""]
+            samples = pool.n_raters if pool.kind == "llm" else 0
             for group in groups:
                 c = cells.get((question, group, pool.name))
                 if c is None:
                     line1.append("")
                     line2.append("")
+                    line3.append("")
                     continue
                 line1.append(f"{fmt(c.mean)} ({fmt(c.std)})")
+                line3.append(counts_head(c, samples))
                 # What the dashboard shows in their place (trust_notes): a note for a withheld alpha, no interval.
                 keys = ("alpha", f"alpha.{level}")
                 ci_note = interval_note(c.notes, c.alpha_ci95, "alpha_ci95", *keys)
                 ci_text = "" if ci_note == "–" else f" [{ci_note}]" if ci_note else \
                     f" [{fmt(c.alpha_ci95[0])}, {fmt(c.alpha_ci95[1])}]" if c.alpha_ci95 else ""
                 # Named in full (fourth review, C8: "a=too few items (n = 3) 33%" left "a" to be guessed).
-                agreement = "" if c.full_agreement_pct is None else f", full agreement {c.full_agreement_pct:.0f}%"
+                agreement = "" if c.full_agreement_pct is None else \
+                    f", full agreement {c.full_agreement_pct:.0f}% ({agreement_text(c, samples)})"
                 line2.append(f"alpha {value_note(c.notes, *keys) or fmt(c.alpha[level])}{ci_text}{agreement}")
-            rows += [line1, line2]
+            rows += [line1, line2, line3]
         out.append(_table(["pool", *groups], rows))
     return out
 
@@ -304,7 +317,10 @@ def _paper_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
         out.append(_table(["question", "group", "pool", "tau", "p", "p method", "n", "band"], rows))
         out.append(KENDALL_P_METHODS)
     if result.welch:
-        out += ["", f"== Welch's t-test between groups ({result.settings.welch_unit})"]
+        # On all ratings the heading warns as the page's table 1 footnote does, whether or not a sentence gives a p
+        # (issue 25, ninth review: on 3 items a group every test is withheld, and no sentence warned).
+        unit = result.settings.welch_unit
+        out += ["", f"== Welch's t-test between groups ({RATINGS_UNIT_HEADING if unit == 'ratings' else unit})"]
         rows = [[w.question, labels.get(w.pool, w.pool), f"{w.group_a} vs {w.group_b}", *_welch_cells(w),
                  f"{w.test.n_a}/{w.test.n_b}"] for w in result.welch]
         # Both p-values, named: a bare "p" column beside BH-adjusted sentences read as significant where the
@@ -335,7 +351,7 @@ def _paper_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
 
 def _rater_mean_lines(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
     """Table 12 as the dashboard shows it (fourth review, U5): one line per (pool, rater), its mean and n per
-    question and group."""
+    question and group, n in its unit ("n = 12 ratings"; an LLM sample's "n = 12 answers")."""
     if not result.rater_means:
         if result.cells and all(c.group == ALL_GROUPS for c in result.cells):  # fifth review, U1: say why
             return ["", "== Per-rater means (table 12): not given for all groups together (each rater's mean is "
@@ -343,11 +359,16 @@ def _rater_mean_lines(result: AnalysisResult, labels: dict[str, str]) -> list[st
         return []
     columns = list(dict.fromkeys((r.question, r.group) for r in result.rater_means))
     by_rater: dict[tuple[str, str], dict[tuple[str, str], str]] = {}
+    llm = set(result.llm_pools())
     for r in result.rater_means:
-        by_rater.setdefault((r.pool, r.rater), {})[(r.question, r.group)] = f"{fmt(r.mean)} (n {r.n})"
+        # n in its unit, as the dashboard's table 12 (issue 25, ninth review: "n ratings" over an LLM's answers)
+        unit = "answer" if r.pool in llm else "rating"
+        by_rater.setdefault((r.pool, r.rater), {})[(r.question, r.group)] = \
+            f"{fmt(r.mean)} (n = {_count(r.n, unit)})"
     rows = [[labels.get(pool, pool), rater, *(values.get(col, "–") for col in columns)]
             for (pool, rater), values in by_rater.items()]
-    return ["", "== Per-rater means (table 12): mean (n ratings) per question / group",
+    return ["", "== Per-rater means (table 12): mean (n) per question / group; n counts a person's ratings, an LLM "
+                "sample's answers",
             _table(["pool", "rater", *(f"{q} / {g}" for q, g in columns)], rows)]
 
 

@@ -15,7 +15,8 @@ and the pages show the note in its place:
   the other side's spread alone makes t and d (t = 19, d = 15.5 on 3 vs 3 items). t, p and d stay in the JSON
   with the note under ``"test"``; the page and the text report show the note in place of p, d and the star.
   The row's p stays in the Benjamini-Hochberg family (its size, ``p_family``, does not depend on which rows are
-  withheld). On all individual ratings (n = ratings) every sentence also carries its own warning (optimistic p).
+  withheld). On all individual ratings (n = ratings) every sentence that gives a p also carries its own warning
+  (optimistic p); a withheld one gives no p, so no warning.
 - ``no variation: ...``: a bootstrap interval whose bounds are equal (up to float noise, ``zero_width``). The
   replicates inside the interval all gave one value, so the width 0 reports no uncertainty,
   only that resampling so few items rarely changed it.

@@ -26,6 +26,7 @@ from annotations.models import Study
 from annotations.selectors import counted_items, study_changeable, study_for_researcher
 from annotations.studies import study_alt_epsilon_set
 from evalhub.analysis import ALL_GROUPS, AnalysisOptions, pool_labels, study_analysis_cached
+from evalhub.analysis.cell_counts import agreement_text, counts_text, n_text
 from evalhub.analysis.result import (
     AnalysisResult,
     CellRow,
@@ -350,36 +351,6 @@ def _table1(result: AnalysisResult, columns: list[Column], labels: dict[str, str
     return rows
 
 
-def _counts_text(c: CellRow, samples: int) -> str:
-    """What a cell's n counts: a human pool's ratings; an LLM pool's answers, ``samples`` per item (docs/analysis.md,
-    "Words"). The mean and std are over the same unit: the std of an LLM pool is over its answers, not its items."""
-    items = f"{c.n_items} item{'' if c.n_items == 1 else 's'}"
-    unit = "answers" if samples else "ratings"
-    if samples:
-        head = f"{items}, {c.n_ratings} answer{'' if c.n_ratings == 1 else 's'} ({samples} samples of {items})"
-    else:
-        head = f"{items}, {c.n_ratings} rating{'' if c.n_ratings == 1 else 's'}"
-    return f"{head}; mean (std) over the {c.n_ratings} {unit}, sample std"
-
-
-def _agreement_text(c: CellRow, samples: int) -> str:
-    """What % full agreement is a share of. It counts the items with 2 or more ratings: that is every item when ICC's
-    complete items are all of them; otherwise the count is not in the result, and the words say so instead."""
-    pct = c.full_agreement_pct
-    if pct is None:
-        return ""
-    among = " among its own samples" if samples else ""
-    if c.icc_n_items == c.n_items and c.n_items:
-        agree = round(pct * c.n_items / 100)
-        return f"{agree} of {c.n_items} item{'' if c.n_items == 1 else 's'}{among}"
-    return f"of the items with 2 or more {'answers' if samples else 'ratings'}{among}"
-
-
-def _n_text(c: CellRow, samples: int) -> str:
-    unit = "answer" if samples else "rating"
-    return f"n = {c.n_ratings} {unit}{'' if c.n_ratings == 1 else 's'}"
-
-
 def _table1_cell(c: CellRow | None, level: str, mark: list[str], *, samples: int) -> Table1Cell:
     keys = ("alpha", f"alpha.{level}")  # too few items, then undefined at the level shown
     note = value_note(c.notes, *keys) if c else ""
@@ -391,8 +362,8 @@ def _table1_cell(c: CellRow | None, level: str, mark: list[str], *, samples: int
     return Table1Cell(cell=c, alpha=alpha, alpha_note=note, alpha_ci_note=ci_note,
                       notes_text=notes_text(shown_notes(c.notes, ("alpha_ci95",), *keys)) if c else "",
                       stars=max((m.split(" ")[0] for m in mark), key=len, default=""), mark_title="; ".join(mark),
-                      counts_text=_counts_text(c, samples) if c else "",
-                      agreement_text=_agreement_text(c, samples) if c else "", n_text=_n_text(c, samples) if c else "")
+                      counts_text=counts_text(c, samples) if c else "",
+                      agreement_text=agreement_text(c, samples) if c else "", n_text=n_text(c, samples) if c else "")
 
 
 MAX_RATER_ROWS = 60  # the CSV has all

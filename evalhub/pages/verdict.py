@@ -19,6 +19,7 @@ from django.utils.text import slugify
 from evalhub.analysis.alt_test_rows import ALL_QUESTIONS
 from evalhub.analysis.reading import ALL_GROUPS, HUMAN
 from evalhub.analysis.result import AltTestRow, AltTestSettings, AnalysisResult, PositionRow
+from evalhub.analysis.trust_notes import group_title
 from evalhub.stats.alt_test import EPSILON_GUIDANCE, MIN_INSTANCES_PER_HUMAN, EpsilonGuide
 
 Status = Literal["pass", "fail", "none"]
@@ -119,7 +120,8 @@ def _where(row: AltTestRow, n_groups: int) -> str:
     question = "all questions" if row.question == ALL_QUESTIONS else row.question
     if n_groups <= 1:
         return question
-    group = "all groups" if row.group == ALL_GROUPS else f"the {row.group} items"
+    # A group named as trust_notes names it (issue 25, ninth review: "the human items" read as items humans rated).
+    group = group_title(row.group) if row.group == ALL_GROUPS else f"the items of {group_title(row.group)}"
     return f"{question}, {group}"
 
 

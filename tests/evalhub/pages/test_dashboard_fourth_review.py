@@ -64,7 +64,7 @@ def test_a_filtered_view_counts_its_items_and_its_verdict_names_the_group(small_
     html = client.get(f"/studies/{small_study.slug}/?question=grammaticality&group=human").content.decode()
     assert '<span id="filter-items">3 items of 6 (the groups filtered: human)</span>' in html
     headlines = re.findall(r'<p class="headline[^"]*"[^>]*>.*?<strong>(.*?)</strong>', html, flags=re.S)
-    assert headlines and all("the human items" in h for h in headlines)
+    assert headlines and all("the items of group “human”" in h for h in headlines)
     unfiltered = client.get(f"/studies/{small_study.slug}/").content.decode()
     assert 'id="filter-items"' not in unfiltered and "· 6 items ·" in unfiltered
 
