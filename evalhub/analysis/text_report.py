@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evalhub.analysis.alt_test_rows import ALL_QUESTIONS
-from evalhub.analysis.cell_counts import agreement_text, counts_head
 from evalhub.analysis.reading import ALL_GROUPS, HUMAN, HUMAN_LABEL, READ_BY_PERSON
 from evalhub.analysis.result import (
     AblationTable,
@@ -24,7 +23,9 @@ from evalhub.analysis.result import (
 )
 from evalhub.analysis.trust_notes import (
     MAX_NOTE_LINES,
+    agreement_text,
     ceiling_withheld,
+    counts_head,
     interval_note,
     note_lines,
     p_adjusted_note,
@@ -247,7 +248,7 @@ TABLE1_COUNTS = ("Table 1's cells: mean (std); alpha and % full agreement, with 
 
 def _cell_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
     """Table 1 per question: mean (std) on one line, alpha with its interval and full agreement (and its share) on
-    the next, the cell's n on the third, in the dashboard's words (``cell_counts``; issue 25, ninth review)."""
+    the next, the cell's n on the third, in the dashboard's words (``trust_notes``; issue 25, ninth review)."""
     study = result.study
     groups = sorted({c.group for c in result.cells},
                     key=lambda g: (g == ALL_GROUPS, study.groups.index(g) if g in study.groups else 0))

@@ -26,7 +26,6 @@ from annotations.models import Study
 from annotations.selectors import counted_items, study_changeable, study_for_researcher
 from annotations.studies import study_alt_epsilon_set
 from evalhub.analysis import ALL_GROUPS, AnalysisOptions, pool_labels, study_analysis_cached
-from evalhub.analysis.cell_counts import agreement_text, counts_text, n_text
 from evalhub.analysis.result import (
     AnalysisResult,
     CellRow,
@@ -45,7 +44,10 @@ from evalhub.analysis.trust_notes import (
     MAX_NOTE_LINES,
     MIN_INTERVAL_ITEMS,
     NO_VARIATION,
+    agreement_text,
+    counts_text,
     interval_note,
+    n_text,
     note_lines,
     pooled_groups_caveat,
     shown_notes,

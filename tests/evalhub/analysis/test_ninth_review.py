@@ -1,5 +1,5 @@
 """Issue 25, ninth review: the text report's table 1 gives each cell's n and the share % full agreement is of, in
-the dashboard's words (one module, ``analysis.cell_counts``); its per-rater means say ratings or answers; the
+the dashboard's words (one place, ``analysis.trust_notes``); its per-rater means say ratings or answers; the
 verdict names a group as group “human”; on all individual ratings the report's Welch heading warns of an optimistic
 p even when every test is withheld; the docs say what the CSV's ``n`` counts and when the warning appears."""
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any, cast
 import pytest
 
 from evalhub.analysis import AnalysisOptions, study_analysis
-from evalhub.analysis.cell_counts import agreement_text, counts_head, counts_text, n_text
 from evalhub.analysis.reading import ALL_GROUPS
 from evalhub.analysis.text_report import RATINGS_UNIT_WARNING, text_report, welch_sentence
+from evalhub.analysis.trust_notes import agreement_text, counts_head, counts_text, n_text
 from evalhub.pages import verdict
 from tests.evalhub.analysis.test_withheld_numbers import _rows, _study
 from tests.evalhub.factories import import_long
