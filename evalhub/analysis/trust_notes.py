@@ -35,6 +35,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from evalhub import stats
 from evalhub.analysis.reading import ALL_GROUPS
 from evalhub.analysis.result import (
     AnalysisResult,
@@ -236,6 +237,21 @@ def withheld_values(row: object) -> Withheld:
     return out
 
 
+def ceiling_rater_cut(row: CeilingRow, rater: CeilingRater) -> str:
+    """The ceiling CSV's ``ci95_cut``: the interval ends of one rater's line cut at the score's limit ("human_ci95_high
+    at 0"), joined by ", ", or "" (tenth review, U: the cut was only in the free-text notes)."""
+    if ceiling_withheld(row) or row.scoring is None:
+        return ""
+    low, high = stats.score_range(row.scoring)
+    cut = []
+    for side, ci in (("human", rater.human_ci95), ("judge", rater.judge_ci95)):
+        if ci is not None and not zero_width(ci):
+            cut += [f"{side}_ci95_{end} at {bound:g}" for end, bound, value in (("low", low, ci[0]),
+                                                                                   ("high", high, ci[1]))
+                    if value == bound]
+    return ", ".join(cut)
+
+
 def ceiling_rater_withheld(row: CeilingRow, rater: CeilingRater) -> Withheld:
     """As ``withheld_values`` for one rater's line of a ceiling: everything the page greys as "not a result" when
     the ceiling is withheld, else an interval of width 0."""
@@ -249,11 +265,11 @@ def ceiling_rater_withheld(row: CeilingRow, rater: CeilingRater) -> Withheld:
     return out
 
 
-POOLED_GROUPS = ("All groups pooled: every agreement and correlation figure over all groups together (Krippendorff's "
-                 "α, ICC, % full agreement, Kendall's τ, pairwise τ, Cohen's and Fleiss' κ, the confusion matrix, "
-                 "the % agreement with the human majority and the human ceiling) mixes the difference between the "
-                 "groups into it, so it can be high while each group's is low or withheld; read the per-group values "
-                 "(without the group filter)")
+POOLED_GROUPS = ("All groups pooled: every figure over all groups together that compares items with each other "
+                 "(Krippendorff's α, ICC, Kendall's τ, pairwise τ, Cohen's and Fleiss' κ) mixes the difference "
+                 "between the groups into it, so it can be high while each group's is low or withheld; read the "
+                 "per-group values (without the group filter). Figures that average over items (% full agreement, "
+                 "the confusion matrix, the human ceiling's scores) are the groups' items added together")
 
 
 def pooled_groups_caveat(result: AnalysisResult) -> str:

@@ -29,7 +29,7 @@ from evalhub.analysis.result import (
     WelchRow,
     to_json,
 )
-from evalhub.analysis.trust_notes import ceiling_rater_withheld, withheld_text, withheld_values
+from evalhub.analysis.trust_notes import ceiling_rater_cut, ceiling_rater_withheld, withheld_text, withheld_values
 from llmjudge.models import LLMRating
 from llmjudge.selectors import server_words_hidden
 
@@ -64,7 +64,7 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
                   "count", "n_items", "n_tied", "n_unpaired", "pool_label"),
     "ceiling": ("question", "group", "pool", "scoring", "rater", "n_items", "human", "human_ci95_low",
                 "human_ci95_high", "judge", "judge_ci95_low", "judge_ci95_high", "judge_better", "summary",
-                "notes", "pool_label", "withheld"),
+                "notes", "pool_label", "ci95_cut", "withheld"),
     # The alternative annotator test: one line per (row, human tested); a row with no human tested has one
     # line with the human columns empty. The row's own columns repeat on each of its lines.
     "alt_test": ("question", "group", "pool", "scoring", "epsilon", "q_fdr", "n_instances", "winning_rate",
@@ -221,6 +221,7 @@ def _records(row: Row) -> Iterator[Record]:
             record = {**flat, **_json_keys(rater), "notes": "; ".join(n for n in (notes, rater.reason) if n)}
             record["human_ci95_low"], record["human_ci95_high"] = _low_high(rater.human_ci95)
             record["judge_ci95_low"], record["judge_ci95_high"] = _low_high(rater.judge_ci95)
+            record["ci95_cut"] = ceiling_rater_cut(row, rater)
             yield _without(record, ceiling_rater_withheld(row, rater))
         return
     if isinstance(row, AltTestRow):

@@ -305,6 +305,7 @@ def dashboard_context(result: AnalysisResult) -> dict[str, object]:
         "welch": [WelchLine(welch_sentence(w, labels), _starred(w), w, welch_withheld(w)) for w in result.welch],
         # Every Welch row carries the size of the one family it is adjusted in (the whole analysis, unfiltered).
         "welch_family": result.welch[0].p_family if result.welch else 0,
+        "welch_reported": any(not welch_withheld(w) for w in result.welch),  # a key to stars only where one can be
         "pairwise_rows": pool_rows(result.pairwise_kendall, pools),
         # Ninth review, U4: why "1 of 3 pairs", visibly (it was in a tooltip and the collapsed Notes only).
         "pairs_left_out": [f"{r.question} / {group_title(r.group)} / {labels.get(r.pool, r.pool)}: "

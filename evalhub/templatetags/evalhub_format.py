@@ -104,4 +104,4 @@ def pairs_text(row: object) -> str:
 def few_for_ci(note: str | None) -> bool:
     """``{% if k.notes.ci95|few_for_ci %}``: the value's interval is withheld on few items, so the value is shown
     greyed with its n (ninth review, M2: a pooled α of 0.74 on 6 items read as firm)."""
-    return (note or "").startswith(FEW_FOR_INTERVAL)
+    return FEW_FOR_INTERVAL in (note or "")  # also after "no variation: ..." (tenth review, M1: a black 0.000)

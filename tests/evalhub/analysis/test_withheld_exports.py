@@ -295,10 +295,14 @@ def test_the_all_groups_view_and_report_warn_once_that_pooling_mixes_the_groups_
     assert page.index('id="pooled-groups-caveat"') < page.index('id="table-ratings"')
     caveat = re.search(r'<p id="pooled-groups-caveat">(.*?)</p>', page)
     assert caveat and "mixes the difference between the groups into it" in caveat.group(1)
-    # Seventh review, M3: every pooled agreement figure the page shows is named, not only α and τ.
-    for figure in ("α", "ICC", "% full agreement", "Kendall's τ", "pairwise τ", "Cohen's and Fleiss' κ",
-                   "the confusion matrix", "the % agreement with the human majority", "the human ceiling"):
-        assert figure in caveat.group(1).replace("&#x27;", "'"), figure
+    # Seventh review, M3: every pooled figure that compares items is named, not only α and τ; tenth review, M2:
+    # those that average over items are named apart, as the groups' items added together (not mixed).
+    text = caveat.group(1).replace("&#x27;", "'")
+    mixed, added = text.split("Figures that average over items")
+    for figure in ("α", "ICC", "Kendall's τ", "pairwise τ", "Cohen's and Fleiss' κ"):
+        assert figure in mixed, figure
+    for figure in ("% full agreement", "the confusion matrix", "the human ceiling's scores"):
+        assert figure in added and figure not in mixed, figure
     assert "read the per-group values" in caveat.group(1)
     pooled = study_analysis(study=study, options=AnalysisOptions(n_boot=200, groups=(ALL_GROUPS,)))  # type: ignore[arg-type]
     report = text_report(pooled)

@@ -12,6 +12,7 @@ from evalhub.analysis.trust_notes import POOLED_MARK, group_title
 from tests.evalhub.analysis.test_withheld_exports import JUDGE_HIGH, _three_items_a_side, dashboard_html
 from tests.evalhub.analysis.test_withheld_numbers import _rows, _study
 from tests.evalhub.factories import import_long
+from tests.evalhub.pages.test_dashboard_review import small_study  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
 
@@ -83,3 +84,75 @@ def test_the_budget_plan_wraps_inside_its_panel(client, researcher, story_study)
     client.force_login(researcher)
     page = client.get(f"/studies/{story_study.slug}/home/").content.decode()
     assert "pre.wrap { white-space: pre-wrap;" in page
+
+
+# The tenth review's points (the same study shapes).
+
+@pytest.mark.django_db
+def test_a_kappa_with_width_0_on_few_items_is_greyed_like_its_neighbours(researcher, client, tmp_path):
+    # Tenth review, M1: κ 0.000 in black beside greyed values, its note starting "no variation".
+    from evalhub.templatetags.evalhub_format import few_for_ci
+
+    assert few_for_ci("no variation: the bootstrap interval has width 0 (both bounds 0.000); few items for a "
+                      "bootstrap interval (n = 5): ...")
+    assert not few_for_ci("no variation: the bootstrap interval has width 0 (both bounds 0.000)")
+
+
+@pytest.mark.django_db
+def test_the_pooled_caveat_separates_figures_that_mix_groups_from_sums_over_items(researcher, client, tmp_path):
+    study, _ = _three_items_a_side(researcher, tmp_path, "caveat-split")
+    page = unescape(dashboard_html(client, researcher, study, "?group=(all)"))
+    caveat = re.search(r'<p id="pooled-groups-caveat">(.*?)</p>', page, flags=re.S)
+    assert caveat and "Figures that average over items (% full agreement, the confusion matrix, the human " \
+                      "ceiling's scores) are the groups' items added together" in caveat.group(1)
+
+
+@pytest.mark.django_db
+def test_stars_have_a_key_only_where_a_test_is_reported_and_wide_tables_say_they_scroll(researcher, client,
+                                                                                      tmp_path):
+    study, _ = _three_items_a_side(researcher, tmp_path, "no-stars")
+    page = unescape(dashboard_html(client, researcher, study))
+    assert "Stars mark the group" not in page  # 3 items a side: every test withheld
+    assert "No cell has a star: every test between groups is withheld here" in page
+    # One question x two groups: no hint; the hint appears from three columns on (shown on a phone only).
+    assert "scroll sideways →" not in page
+    assert ".scroll-hint { display: none; }" in page
+
+
+@pytest.mark.django_db
+def test_the_ceiling_csv_names_the_interval_ends_cut_at_the_scores_limit(researcher, tmp_path):
+    from evalhub.analysis import ALL_GROUPS, AnalysisOptions, study_analysis
+    from evalhub.analysis.result import CeilingRater, CeilingRow
+    from evalhub.analysis.trust_notes import ceiling_rater_cut
+
+    rater = CeilingRater("r1", 6, -0.3, (-0.9, 0.0), -0.5, (-1.0, -0.1), False, None)
+    row = CeilingRow("q", "a", "j", scoring="neg_rmse", summary="s", judge_better=0, n_compared=1, notes=(),
+                     raters=(rater,))
+    assert ceiling_rater_cut(row, rater) == "human_ci95_high at 0"
+    accuracy = CeilingRater("r1", 6, 0.9, (0.7, 1.0), 0.2, (0.0, 0.5), True, None)
+    assert ceiling_rater_cut(CeilingRow("q", "a", "j", scoring="accuracy", summary="s", judge_better=1,
+                                        n_compared=1, notes=(), raters=(accuracy,)), accuracy) == \
+        "human_ci95_high at 1, judge_ci95_low at 0"
+    withheld = CeilingRow("q", "a", "j", scoring="neg_rmse", summary=None, judge_better=0, n_compared=1,
+                          notes=("too few items (n = 3)",), raters=(rater,))
+    assert ceiling_rater_cut(withheld, rater) == ""
+    study, _ = _three_items_a_side(researcher, tmp_path, "cut-csv")
+    from evalhub.imports.exports import table_rows
+
+    pooled = study_analysis(study=study, options=AnalysisOptions(n_boot=50, groups=(ALL_GROUPS,)))  # type: ignore[arg-type]
+    header, *rows = list(table_rows(pooled, "ceiling"))
+    assert list(header[-2:]) == ["ci95_cut", "withheld"]
+    lines = [dict(zip(header, r, strict=True)) for r in rows]
+    assert lines
+    for line in lines:  # the flag says what the free-text note says, rater by rater
+        said = f"{line['rater']}, rater's score: the t interval is cut above" in str(line["notes"])
+        assert ("human_ci95_high at 0" in str(line["ci95_cut"])) == said
+
+
+@pytest.mark.django_db
+def test_a_table_of_eight_columns_says_on_a_phone_that_it_scrolls(small_study, client, researcher):  # noqa: F811
+    page = unescape(dashboard_html(client, researcher, small_study))
+    for table in ("table1", "kendall", "pairwise", "raters"):
+        start = page.index(f'id="{table}"')
+        assert '<caption class="scroll-hint">8 columns (question × group): scroll sideways →</caption>' in \
+            page[start:page.index("</thead>", start)], table
