@@ -54,7 +54,7 @@ def test_demo_dashboard_shows_tables_and_charts_in_chromium(live_server, demo_st
     cells = page.locator("#kendall tbody td:not(.first)")
     assert cells.count() == 4 * 2 and page.locator("#kendall .tau-note").count() == 4 * 2
     assert all(cells.nth(k).inner_text() == "too few items, n = 3" or
-               re.fullmatch(r"the (human raters'|LLM pool's) item means are all equal \(\d\.\d\d\) on the 3 items",
+               re.fullmatch(r"τ undefined: the (human raters'|LLM pool's) item means are all equal \(\d\.\d\d\) on the 3 items",
                             cells.nth(k).inner_text()) for k in range(cells.count()))
     assert page.locator("ul.welch li").count() == 4 * 2
     for section in ("#charts-distribution", "#charts-scatter", "#charts-alpha"):
