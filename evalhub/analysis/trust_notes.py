@@ -123,9 +123,9 @@ def few_for_interval(n_items: int) -> str | None:
 
 
 def bootstrap_interval_notes(ci: Interval | None, n_items: int, *more: str | None) -> str | None:
-    """An interval's notes, joined: width 0 or too few items for it (which withhold it), then ``more`` (such as
-    the replicates dropped), none lost (seventh review, C7); or None."""
-    notes = [n for n in (degenerate_interval(ci), few_for_interval(n_items), *more) if n]
+    """An interval's notes, joined: too few items for it, then width 0 (either withholds it; the first is what a
+    cell shows: eleventh review, C), then ``more`` (such as the replicates dropped), none lost; or None."""
+    notes = [n for n in (few_for_interval(n_items), degenerate_interval(ci), *more) if n]
     return "; ".join(notes) or None
 
 

@@ -183,6 +183,7 @@ class EvidenceBlock:
     ceiling: CeilingRow | None
     ceiling_chart: SafeString | None
     ceiling_withheld: str | None  # "too few items (n = 3)": shown in place of the withheld summary and intervals
+    ceiling_items: int = 0  # the items the ceiling's summary rests on (its raters' most), said in the summary
 
 
 def evidence_context(result: AnalysisResult, pool_colours: dict[str, str]) -> dict[str, object]:
@@ -218,6 +219,7 @@ def evidence_context(result: AnalysisResult, pool_colours: dict[str, str]) -> di
                                          ceiling.raters, withheld)
             if ceiling and ceiling.scoring and ceiling.raters else None,
             ceiling_withheld=withheld,
+            ceiling_items=max((r.n_items for r in ceiling.raters), default=0) if ceiling else 0,
         ))
     # The intro speaks only of what the blocks show (issue 25 fourth review, U2): no "better" where none is drawn.
     return {"evidence": blocks, "evidence_cut": len(result.confusion) > MAX_BLOCKS, "min_items": MIN_ITEMS,

@@ -218,6 +218,9 @@ def budget_lines(budget: StudyBudget) -> list[str]:
         if line.plan.reason is not None:
             lines.append(f"{head}: no plan ({line.plan.reason})")
             continue
+        if (few := _few_pilot(line)) is not None:
+            lines.append(f"{head}: no plan ({few})")
+            continue
         sizes = (line.moments[0].n_items, line.moments[1].n_items)
         lines += [f"{head} ({_correlation_words(line)})",
                   f"  with the judge: {_point(line.plan.with_judge, sizes)}",
@@ -226,11 +229,21 @@ def budget_lines(budget: StudyBudget) -> list[str]:
             lines.append(f"  the judge saves {line.plan.items_saved} human-rated items")
         lines += [f"  note: {note}" for note in line.plan.notes]
         lines += [f"  note: {note}" for note in _small_sample_note(line.plan, sizes)]
-        if not line.rho_stated and min(line.n_pilot) < MIN_ITEMS:
-            lines.append(f"  note: the pilot's spreads and correlations rest on fewer than {MIN_ITEMS} items a group, "
-                         "so they, and this plan, are rough; state a correlation (the planner's own field, or "
-                         "--rho) to plan with yours")
+        if min(line.n_pilot) < MIN_ITEMS:  # a stated correlation: the spreads still rest on the small pilot
+            lines.append(f"  note: the pilot's spreads rest on fewer than {MIN_ITEMS} items a group, so this plan "
+                         "is rough")
     return lines
+
+
+def _few_pilot(line: BudgetLine) -> str | None:
+    """Why a line has no plan when its pilot correlation is not stated and rests on fewer than ``MIN_ITEMS`` items
+    in a group: the dashboard withholds τ, α and κ on so few items, and the plan would rest on such a correlation
+    (eleventh review, M1: "human 0.28 on 3 items" planned with)."""
+    if line.rho_stated or min(line.n_pilot) >= MIN_ITEMS:
+        return None
+    few = ", ".join(f"group “{g}” {n}" for g, n in zip(line.groups, line.n_pilot, strict=True) if n < MIN_ITEMS)
+    return (f"the pilot's judge-human correlation rests on too few items ({few}; {MIN_ITEMS} needed): state a "
+            "correlation (the planner's own field, or --rho) to plan with it")
 
 
 def _small_sample_note(plan: BudgetPlan, sizes: tuple[int, int]) -> list[str]:

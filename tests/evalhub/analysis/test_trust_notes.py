@@ -29,8 +29,8 @@ HAYES_2007 = """
 1 1 0 . 0|2 1 2 1 .|2 2 . 2 2|3 2 2 2 .|2 2 2 . 2|2 2 3 . 2|2 2 2 . 2|2 2 . 1 2|2 2 2 2 .|1 1 1 . 1
 """
 
-FEW_6 = ("; few items for a bootstrap interval (n = 6): below 10 items the resamples are so few that the "
-         "interval's ends move with the bootstrap's seed")
+FEW_6 = ("few items for a bootstrap interval (n = 6): below 10 items the resamples are so few that the "
+         "interval's ends move with the bootstrap's seed; ")
 
 
 def _hayes() -> np.ndarray:
@@ -156,13 +156,14 @@ def test_a_zero_width_bootstrap_interval_says_no_variation(researcher, client, t
 
     human = next(c for c in result.cells if c.pool == "human")
     assert human.alpha_ci95 == (1.0, 1.0) and "alpha" not in human.notes  # 6 items: enough
-    # Both reasons, width 0 first (which the page shows); 6 items are also too few for an interval (seventh review).
-    assert human.notes["alpha_ci95"] == "no variation: the bootstrap interval has width 0 (both bounds 1.000)" + FEW_6
+    # Both reasons, few items first (which the page shows; eleventh review); width 0 after it.
+    assert human.notes["alpha_ci95"] == FEW_6 + "no variation: the bootstrap interval has width 0 (both bounds 1.000)"
     majority = next(k for k in result.kappa if k.against == "majority" and k.weights == "unweighted")
     assert majority.ci95 == (1.0, 1.0)
-    assert majority.notes == {"ci95": "no variation: the bootstrap interval has width 0 (both bounds 1.000)" + FEW_6}
+    assert majority.notes == {"ci95": FEW_6 + "no variation: the bootstrap interval has width 0 (both bounds 1.000)"}
     page = _dashboard(client, researcher, study)
-    assert '<td data-label="95% CI" class="kappa-ci"><span class="undef">no variation</span></td>' in page
+    assert ('<td data-label="95% CI" class="kappa-ci"><span class="undef">few items for a bootstrap interval, n = 6'
+            '</span></td>') in page
     assert "[1.000, 1.000]" not in page
 
 
@@ -251,8 +252,9 @@ def test_a_bootstrap_interval_of_float_noise_width_says_no_variation(researcher,
     majority = next(k for k in result.kappa if k.against == "majority" and k.weights == "linear")
     assert majority.kappa == 0.0
     assert majority.ci95 is not None and 0.0 < majority.ci95[1] - majority.ci95[0] < 1e-12  # the float noise
-    assert majority.notes["ci95"].startswith("no variation: the bootstrap interval has width 0 (both bounds 0.000)")
-    assert withheld_values(majority) == {"ci95_low": "no variation", "ci95_high": "no variation"}
+    assert "no variation: the bootstrap interval has width 0 (both bounds 0.000)" in majority.notes["ci95"]
+    few = "few items for a bootstrap interval, n = 5"  # the first of its two reasons (eleventh review)
+    assert withheld_values(majority) == {"ci95_low": few, "ci95_high": few}
     page = _dashboard(client, researcher, study)
     assert "[0.000, 0.000]" not in page
     assert zero_width((0.0, 2.220446049250313e-16)) and zero_width((1e6, 1e6 + 1e-4))

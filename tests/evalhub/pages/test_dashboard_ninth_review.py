@@ -156,3 +156,30 @@ def test_a_table_of_eight_columns_says_on_a_phone_that_it_scrolls(small_study, c
         start = page.index(f'id="{table}"')
         assert '<caption class="scroll-hint">8 columns (question × group): scroll sideways →</caption>' in \
             page[start:page.index("</thead>", start)], table
+
+
+# The eleventh review's points.
+
+@pytest.mark.django_db
+def test_pooled_icc_and_the_pooled_ceiling_summary_carry_the_mark_and_their_items(researcher, client, tmp_path):
+    study, _ = _three_items_a_side(researcher, tmp_path, "pooled-icc")
+    page = unescape(dashboard_html(client, researcher, study, "?group=(all)"))
+    lines = re.findall(r'<span class="second cell-ci">(.*?)</span>\s*</td>', page, flags=re.S)
+    assert lines and all(re.search(r'ICC\(1\) -?\d\.\d\d <span class="pooled-mark">⚠ pooled</span>', line)
+                         for line in lines)
+    summary = re.search(r'<strong class="ceiling-summary">(.*?)</strong>', page, flags=re.S)
+    assert summary and re.search(r"them do( \(a point comparison: see the intervals\))? \(on 6 items, "
+                                 r'<span class="pooled-mark">groups pooled ⚠</span>; how the raters agree within '
+                                 r"the groups: see the notes below\)$", summary.group(1)), summary.group(1)
+
+
+@pytest.mark.django_db
+def test_a_raters_kappa_row_has_no_tie_count_and_the_runs_table_is_cards(researcher, client, tmp_path):
+    study, _ = _three_items_a_side(researcher, tmp_path, "no-ties")
+    page = dashboard_html(client, researcher, study)
+    rater_rows = re.findall(r'<tr class="kappa-row" data-against="rater".*?</tr>', page, flags=re.S)
+    assert rater_rows and all('<td data-label="tied"><span class="undef" title="ties concern the human majority'
+                              in row for row in rater_rows)
+    client.force_login(researcher)
+    home = client.get(f"/studies/{study.slug}/home/").content.decode()
+    assert '<table class="paper cards" id="runs">' in home

@@ -93,11 +93,12 @@ def test_the_budget_plan_gives_each_correlations_items_and_calls_a_small_pilot_r
     study, _ = _three_items_a_side(researcher, tmp_path, "budget-pilot")
     lines = budget_lines(human_budget_plan(study=study, width=1.0))
     text = "\n".join(lines)
-    assert re.search(r"judge-human correlation over the pilot's items: a -?\d\.\d\d on 3 items, "
-                     r"b -?\d\.\d\d on 3 items", text), text
-    assert "rest on fewer than 5 items a group" in text
+    # Eleventh review, M1: on 3 pilot items a group the correlation is not planned with; a stated one is, roughly.
+    assert ("q: a - b: no plan (the pilot's judge-human correlation rests on too few items (group “a” 3, group “b” "
+            "3; 5 needed): state a correlation") in text, text
     stated = "\n".join(budget_lines(human_budget_plan(study=study, width=1.0, rho=0.5)))
-    assert "rest on fewer than" not in stated
+    assert "(judge-human correlation: stated, 0.50)" in stated
+    assert "the pilot's spreads rest on fewer than 5 items a group, so this plan is rough" in stated
 
 
 @pytest.mark.django_db
