@@ -12,11 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import cast
 
+from evalhub.analysis.reading import ALL_GROUPS
 from evalhub.analysis.result import AnalysisResult, JSONObject
 from evalhub.analysis.trust_notes import (
+    POOLED_ROW,
     Withheld,
     ceiling_rater_withheld,
     ceiling_summary_withheld,
+    pooled_groups_caveat,
     withheld_values,
 )
 
@@ -59,4 +62,9 @@ def analysis_json(result: AnalysisResult) -> JSONObject:
     for json_row, row in zip(_objects(out["ceiling"]), result.ceiling, strict=True):
         _mark([json_row], [ceiling_summary_withheld(row)])
         _mark(_objects(json_row["raters"]), [ceiling_rater_withheld(row, rater) for rater in row.raters])
+    if pooled_groups_caveat(result):  # each all-groups row says it pools the groups, as the CSV's ``pooled``
+        for value in out.values():
+            for item in value if isinstance(value, list) else []:
+                if isinstance(item, dict) and item.get("group") == ALL_GROUPS:
+                    item["pooled"] = POOLED_ROW
     return out

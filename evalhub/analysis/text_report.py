@@ -345,8 +345,8 @@ def _paper_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
     if result.pairwise_kendall:
         out += ["", "== Mean pairwise Kendall's tau among a pool's raters (table 6)"]
         rows = [[r.question, r.group, labels.get(r.pool, r.pool), value_note(r.notes, "mean_tau") or fmt(r.mean_tau, 3),
-                 _pairs_text(r)] for r in result.pairwise_kendall]
-        out.append(_table(["question", "group", "pool", "mean tau", "pairs"], rows))
+                 _pairs_text(r), str(r.n_items)] for r in result.pairwise_kendall]
+        out.append(_table(["question", "group", "pool", "mean tau", "pairs", "items"], rows))
     return out
 
 
@@ -492,7 +492,7 @@ def _evidence_lines(result: AnalysisResult) -> list[str]:
                     "and Fleiss' kappa among the human raters"]
         rows = [[k.question, k.group, pool_label(k.pool, labels), k.against if k.rater is None else k.rater,
                  k.weights, value_note(k.notes, "kappa") or fmt(k.kappa, 3), _kappa_ci(k), str(k.n_items),
-                 "–" if k.against == "raters" else str(k.n_tied),  # Fleiss' kappa has no majority to tie
+                 str(k.n_tied) if k.against == "majority" else "–",  # only the human majority can tie
                  _kappa_p(k)] for k in result.kappa]
         out.append(_table(["question", "group", "pool", "against", "weights", "kappa", "95% CI", "n", "tied",
                            "p (BH)"], rows))

@@ -272,6 +272,10 @@ POOLED_GROUPS = ("All groups pooled: every figure over all groups together that 
                  "the confusion matrix, the human ceiling's scores) are the groups' items added together")
 
 
+# An all-groups row's mark in the CSV (``pooled``) and the JSON (a row's ``pooled``), where several groups are pooled.
+POOLED_ROW = "all groups pooled: α, ICC, τ and κ here mix the difference between the groups into them"
+
+
 def pooled_groups_caveat(result: AnalysisResult) -> str:
     """The caveat shown once near the top of a view with all-groups rows when the study has several groups (sixth
     review, M2: a pooled α of 0.74 where each group's is below 0), or ""."""

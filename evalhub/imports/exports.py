@@ -10,7 +10,7 @@ import csv
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from annotations.models import HumanRating, ProlificSubmission, Rater, Study, rater_label
-from evalhub.analysis import HUMAN, pool_names
+from evalhub.analysis import ALL_GROUPS, HUMAN, pool_names
 from evalhub.analysis.result import (
     AltTestRow,
     AnalysisResult,
@@ -29,7 +29,14 @@ from evalhub.analysis.result import (
     WelchRow,
     to_json,
 )
-from evalhub.analysis.trust_notes import ceiling_rater_cut, ceiling_rater_withheld, withheld_text, withheld_values
+from evalhub.analysis.trust_notes import (
+    POOLED_ROW,
+    ceiling_rater_cut,
+    ceiling_rater_withheld,
+    pooled_groups_caveat,
+    withheld_text,
+    withheld_values,
+)
 from llmjudge.models import LLMRating
 from llmjudge.selectors import server_words_hidden
 
@@ -75,9 +82,16 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
                       "n_decisive", "n_first", "first_position_share", "first_position_ci95_low",
                       "first_position_ci95_high", "prefers_first", "prefers_second", "notes", "pool_label"),
 }
-# ``withheld`` (the columns a page withholds, and why: those are left empty) last, so the others keep their places.
+# ``pooled`` last in every table that can hold an all-groups row (twelfth review, M: a script reading the "(all)"
+# export got α 0.74 with no word that it pools the groups): trust_notes.POOLED_ROW there, else empty.
+POOLED_TABLES = ("cells", "kendall", "pairwise_kendall", "majority", "kappa", "confusion", "ceiling", "alt_test")
+TABLE_COLUMNS = {name: (*columns, "pooled") if name in POOLED_TABLES else columns
+                 for name, columns in TABLE_COLUMNS.items()}
+# ``withheld`` (the columns a page withholds, and why: those are left empty) and ``pooled`` last, so the others keep
+# their places.
 ALL_TABLE_COLUMNS: tuple[str, ...] = ("table", *dict.fromkeys(c for cols in TABLE_COLUMNS.values() for c in cols
-                                                              if c != "withheld"), "withheld")
+                                                              if c not in ("withheld", "pooled")),
+                                      "withheld", "pooled")
 
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
@@ -233,6 +247,8 @@ def _records(row: Row) -> Iterator[Record]:
         flat["alpha_ci95_low"], flat["alpha_ci95_high"] = _low_high(row.alpha_ci95)
     elif isinstance(row, KappaRow):
         flat["ci95_low"], flat["ci95_high"] = _low_high(row.ci95)
+        if row.against != "majority":  # ties concern the human majority: none here, not "0" (twelfth review, U)
+            flat["n_tied"] = None
     elif isinstance(row, AltTestRow) and row.test.humans:
         for human in row.test.humans:
             yield {**flat, "rater": human.rater, "rater_n": human.n, "rater_p": human.p,
@@ -254,11 +270,13 @@ def table_rows(result: AnalysisResult, table: str | None = None) -> Iterator[tup
         raise ValueError(f"unknown table {table!r}; choose from {', '.join(TABLE_COLUMNS)}")
     columns = TABLE_COLUMNS[table] if table else ALL_TABLE_COLUMNS
     labels = result.pool_labels()
+    pooled = POOLED_ROW if pooled_groups_caveat(result) else None
     yield columns
     for name in [table] if table else list(TABLE_COLUMNS):
         for row in _SECTIONS[name](result):
             for part in _records(row):
-                flat = {"table": name, **part, "pool_label": labels.get(row.pool, row.pool)}
+                flat = {"table": name, **part, "pool_label": labels.get(row.pool, row.pool),
+                        "pooled": pooled if getattr(row, "group", None) == ALL_GROUPS else None}
                 yield tuple("" if flat.get(c) is None else flat[c] for c in columns)
 
 

@@ -141,7 +141,7 @@ def test_the_ceiling_csv_names_the_interval_ends_cut_at_the_scores_limit(researc
 
     pooled = study_analysis(study=study, options=AnalysisOptions(n_boot=50, groups=(ALL_GROUPS,)))  # type: ignore[arg-type]
     header, *rows = list(table_rows(pooled, "ceiling"))
-    assert list(header[-2:]) == ["ci95_cut", "withheld"]
+    assert list(header[-3:]) == ["ci95_cut", "withheld", "pooled"]
     lines = [dict(zip(header, r, strict=True)) for r in rows]
     assert lines
     for line in lines:  # the flag says what the free-text note says, rater by rater
@@ -183,3 +183,40 @@ def test_a_raters_kappa_row_has_no_tie_count_and_the_runs_table_is_cards(researc
     client.force_login(researcher)
     home = client.get(f"/studies/{study.slug}/home/").content.decode()
     assert '<table class="paper cards" id="runs">' in home
+
+
+# The twelfth review's points.
+
+@pytest.mark.django_db
+def test_an_all_groups_export_marks_each_pooled_row_in_the_csv_and_the_json(researcher, client, tmp_path):
+    from evalhub.analysis import ALL_GROUPS, AnalysisOptions, study_analysis
+    from evalhub.analysis.result_json import analysis_json
+    from evalhub.analysis.trust_notes import POOLED_ROW
+    from evalhub.imports.exports import table_rows
+
+    study, unfiltered = _three_items_a_side(researcher, tmp_path, "pooled-export")
+    pooled = study_analysis(study=study, options=AnalysisOptions(n_boot=50, groups=(ALL_GROUPS,)))  # type: ignore[arg-type]
+    for table in ("cells", "kendall", "pairwise_kendall", "kappa", "confusion", "ceiling"):
+        header, *rows = list(table_rows(pooled, table))
+        assert header[-1] == "pooled" and rows, table
+        assert all(dict(zip(header, r, strict=True))["pooled"] == POOLED_ROW for r in rows), table
+        header, *rows = list(table_rows(unfiltered, table))
+        assert all(dict(zip(header, r, strict=True))["pooled"] == "" for r in rows), table
+    data = analysis_json(pooled)
+    rows = [row for table in ("cells", "kendall", "kappa", "ceiling") for row in data[table]]  # type: ignore[union-attr]
+    assert rows and all(row["pooled"] == POOLED_ROW for row in rows)  # type: ignore[index]
+    assert not any("pooled" in row for row in analysis_json(unfiltered)["cells"])  # type: ignore[union-attr,operator]
+
+
+@pytest.mark.django_db
+def test_the_kappa_csv_leaves_ties_empty_where_none_can_be_and_the_report_gives_table_6_its_items(researcher,
+                                                                                                  tmp_path):
+    from evalhub.analysis.text_report import text_report
+    from evalhub.imports.exports import table_rows
+
+    _, result = _three_items_a_side(researcher, tmp_path, "ties-csv")
+    header, *rows = list(table_rows(result, "kappa"))
+    lines = [dict(zip(header, r, strict=True)) for r in rows]
+    assert lines and all((line["n_tied"] == "") == (line["against"] != "majority") for line in lines)
+    report = text_report(result)
+    assert re.search(r"question\s+group\s+pool\s+mean tau\s+pairs\s+items", report)
