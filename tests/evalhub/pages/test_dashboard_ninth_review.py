@@ -220,3 +220,15 @@ def test_the_kappa_csv_leaves_ties_empty_where_none_can_be_and_the_report_gives_
     assert lines and all((line["n_tied"] == "") == (line["against"] != "majority") for line in lines)
     report = text_report(result)
     assert re.search(r"question\s+group\s+pool\s+mean tau\s+pairs\s+items", report)
+
+
+@pytest.mark.django_db
+def test_the_pools_table_says_the_group_filter_does_not_narrow_it(researcher, client, tmp_path):
+    # Review 13, M: "ratings counted" stayed the whole study's under ?group=..., with nothing saying so.
+    study, _ = _three_items_a_side(researcher, tmp_path, "pools-scope")
+    page = unescape(dashboard_html(client, researcher, study, "?group=a"))
+    assert ('<span class="muted" id="pools-scope">(every count over the questions shown and every group: the '
+            "group filter does not narrow this table; each table below counts its own cells)</span>") in page
+    pools = page[page.index('class="paper pools cards"'):]
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", pools[:pools.index("</table>")]))
+    assert "18 (rater × item × question)" in text  # both groups' 3 raters x 3 items x 1 question, not group a's 9
