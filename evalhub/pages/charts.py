@@ -212,7 +212,7 @@ def alpha_chart(*, title: str, rows: Sequence[AlphaBar]) -> SafeString:
         body.append(f'<circle cx="{px(r.alpha):.1f}" cy="{y:.1f}" r="4.5" fill="{r.colour}">'
                     f'<title>{escape(r.label)}: alpha {r.alpha:.3f}{ci_text}</title></circle>')
         if not r.ci and r.ci_note:  # a dot alone would read as a very narrow interval (seventh review, M1)
-            right = px(r.alpha) > left + plot_w / 2
-            body.append(svg.text(px(r.alpha) + (-9 if right else 9), y + 4, "no CI", anchor="end" if right else "start",
-                                 size=10, fill="#6e7781", halo=band))
+            on_right = px(r.alpha) > left + plot_w / 2  # the words on the dot's roomier side
+            body.append(svg.text(px(r.alpha) + (-9 if on_right else 9), y + 4, "no CI",
+                                 anchor="end" if on_right else "start", size=10, fill="#6e7781", halo=band))
     return svg.figure(width, height, body, title)
