@@ -279,6 +279,8 @@ def dashboard_context(result: AnalysisResult) -> dict[str, object]:
     pool_colours = {name: svg.colour(i) for i, name in enumerate(pools)}
     groups = [g for g in [*study.groups, ALL_GROUPS] if any(c.group == g for c in result.cells)]
     columns = [(q, g) for q in study.questions for g in groups]
+    pooled_caveat = pooled_groups_caveat(result)
+    pooled = bool(pooled_caveat)  # every title of all groups says "⚠ pooled" (trust_notes.group_title)
 
     def pool_rows(rows: Iterable[Keyed], names: list[str]) -> list[PoolRow[Keyed | None]]:
         keyed = _keyed(rows)
@@ -289,7 +291,7 @@ def dashboard_context(result: AnalysisResult) -> dict[str, object]:
     rater_rows, n_raters = _rater_lines(result, rater_columns, labels)
     return {
         "result": result,
-        "pooled_caveat": pooled_groups_caveat(result),
+        "pooled_caveat": pooled_caveat,
         "pools": result.pools,
         "personal": _personal(result.personal),
         "ablations": result.ablations,
@@ -315,9 +317,9 @@ def dashboard_context(result: AnalysisResult) -> dict[str, object]:
         "rater_columns": rater_columns,
         "rater_rows": rater_rows,
         "rater_rows_cut": n_raters > MAX_RATER_ROWS,
-        "distribution_charts": _distribution_charts(result, groups, pool_colours, labels),
-        "scatter_charts": _scatter_charts(result, groups, labels),
-        "alpha_charts": _alpha_charts(result, groups, pools, pool_colours, labels),
+        "distribution_charts": _distribution_charts(result, groups, pool_colours, labels, pooled),
+        "scatter_charts": _scatter_charts(result, groups, labels, pooled),
+        "alpha_charts": _alpha_charts(result, groups, pools, pool_colours, labels, pooled),
         "alpha_ci_withheld": _alpha_ci_withheld(result),
         **evidence_context(result, pool_colours),  # issue 19
         "undefined": note_lines(result)[:MAX_NOTE_LINES],
@@ -399,8 +401,7 @@ def _personal(entries: Sequence[PersonalEntry]) -> list[PersonalTable]:
 
 
 def _distribution_charts(result: AnalysisResult, groups: list[str], pool_colours: dict[str, str],
-                         labels: dict[str, str]) -> list[Charts]:
-    pooled = bool(pooled_groups_caveat(result))
+                         labels: dict[str, str], pooled: bool) -> list[Charts]:
     by_key: dict[Column, list[Distribution]] = defaultdict(list)
     for d in result.distributions or ():
         by_key[(d.question, d.group)].append(d)
@@ -421,8 +422,8 @@ def _distribution_charts(result: AnalysisResult, groups: list[str], pool_colours
     return out
 
 
-def _scatter_charts(result: AnalysisResult, groups: list[str], labels: dict[str, str]) -> list[Charts]:
-    pooled = bool(pooled_groups_caveat(result))
+def _scatter_charts(result: AnalysisResult, groups: list[str], labels: dict[str, str],
+                    pooled: bool) -> list[Charts]:
     scale = (result.study.scale.min, result.study.scale.max)
     kendall = _keyed(result.kendall)
     by_key: dict[tuple[str, str], list[Scatter]] = defaultdict(list)
@@ -473,8 +474,7 @@ def _scatter_legend(group: str, tau: KendallRow | None, pooled: bool = False) ->
 
 
 def _alpha_charts(result: AnalysisResult, groups: list[str], pools: list[str],
-                  pool_colours: dict[str, str], labels: dict[str, str]) -> list[Charts]:
-    pooled = bool(pooled_groups_caveat(result))
+                  pool_colours: dict[str, str], labels: dict[str, str], pooled: bool) -> list[Charts]:
     cells = _keyed(result.cells)
     level = result.settings.ci_level
     out = []

@@ -4,11 +4,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from django import template
+from django.utils.html import format_html
 
 from evalhub.analysis.planning.alt_test_plan import chance_error
+from evalhub.analysis.reading import ALL_GROUPS
 from evalhub.analysis.text_report import fmt, p_text, p_with_method, scoring_words, stars
 from evalhub.analysis.trust_notes import (
     FEW_FOR_INTERVAL,
+    POOLED_MARK,
     group_title,
     interval_note,
     note_name,
@@ -105,3 +108,12 @@ def few_for_ci(note: str | None) -> bool:
     """``{% if k.notes.ci95|few_for_ci %}``: the value's interval is withheld on few items, so the value is shown
     greyed with its n (ninth review, M2: a pooled α of 0.74 on 6 items read as firm)."""
     return FEW_FOR_INTERVAL in (note or "")  # also after "no variation: ..." (tenth review, M1: a black 0.000)
+
+
+@register.filter
+def pooled_mark(group: str, pooled_caveat: str) -> str:
+    """``{{ c.group|pooled_mark:pooled_caveat }}``: " ⚠ pooled" beside a figure of all groups pooled, where the view
+    has the pooled-groups caveat (the mark the titles use, ``trust_notes.POOLED_MARK``), else ""."""
+    if not (pooled_caveat and group == ALL_GROUPS):
+        return ""
+    return format_html(' <span class="pooled-mark">{}</span>', POOLED_MARK)
