@@ -74,7 +74,10 @@ class Pool:
     run_id: int | None = None
     judge: str | None = None
     run_status: str | None = None
-    status_counts: dict[str, int] = field(default_factory=dict)
+    # An LLM pool's ratings that do not count, as (item position, status), and the item positions of its ok ratings
+    # a person read: few, kept per item so that a summary can count within a group filter (pool_summary).
+    not_ok: list[tuple[int, str]] = field(default_factory=list)
+    read: list[int] = field(default_factory=list)
     rater_labels: dict[int, str] = field(default_factory=dict)
     # What a reader sees ("gpt-4 · T=0.7 · variant explain") and the run's parameters it names (pool_labels);
     # ``name`` stays the key that keeps two runs apart.
@@ -90,18 +93,35 @@ class Pool:
     rater_index: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))  # into raters, per rating
 
 
-def pool_summary(pool: Pool) -> PoolSummary:
-    """What the result says of a pool. The label parameters pass as the run stored them (``JudgeRun.params``)."""
+def pool_summary(pool: Pool, items: np.ndarray | None = None) -> PoolSummary:
+    """What the result says of a pool, counted over the items ``items`` marks (a boolean per item position; None:
+    every item), so that its counts follow the analysis's group filter. The label parameters pass as the run stored
+    them (``JudgeRun.params``)."""
     params = pool.params
+    kept = slice(None) if items is None else items[pool.item]
+    raters = pool.rater_index[kept]
     return PoolSummary(
         name=pool.name, kind=pool.kind, run_id=pool.run_id, judge=pool.judge, run_status=pool.run_status,
-        n_raters=int(pool.raters.size), n_ratings=int(pool.score.size), status_counts=pool.status_counts,
+        n_raters=int(np.count_nonzero(np.bincount(raters, minlength=1))), n_ratings=int(raters.size),
+        status_counts=_status_counts(pool, items, int(raters.size)) if pool.kind == "llm" else {},
         label=pool.label or pool.name, model=params.get("model"), temperature=params.get("temperature"),
         top_p=params.get("top_p"), variant=params.get("variant"),
         # "kind" already says human or llm: the judge's kind is "judge_kind".
         judge_kind=params.get("kind"),
-        n_item_questions=distinct_pairs(pool.item, pool.question),
+        n_item_questions=distinct_pairs(pool.item[kept], pool.question[kept]),
     )
+
+
+def _status_counts(pool: Pool, items: np.ndarray | None, n_ok: int) -> dict[str, int]:
+    """An LLM pool's ratings by status over the items ``items`` marks: ok first, then the ok ones a person read (the
+    key only when there are some, so a study without readings keeps its JSON), then the others by name."""
+    def counted(position: int) -> bool:
+        return items is None or bool(items[position])
+
+    read = sum(counted(position) for position in pool.read)
+    not_ok = Counter(status for position, status in pool.not_ok if counted(position))
+    by_person = {READ_BY_PERSON: read} if read else {}
+    return {str(LLMRating.Status.OK): n_ok, **by_person, **dict(sorted(not_ok.items()))}
 
 
 def distinct_pairs(first: np.ndarray, second: np.ndarray) -> int:
@@ -216,40 +236,43 @@ def _item_rows(study: Study) -> list[tuple[int, str]]:
         return cursor.fetchall()
 
 
-def _not_ok_counts(run_ids: list[int], question_ids: list[int], item_ids: np.ndarray) -> dict[int, Counter[str]]:
-    """Per run, how many of its ratings of counted items (``item_ids``) do not count, by status.
+def _not_ok_ratings(run_ids: list[int], question_ids: list[int],
+                    item_ids: np.ndarray) -> dict[int, list[tuple[int, str]]]:
+    """Per run, its ratings of counted items (``item_ids``) that do not count, as (item position, status).
 
     They are few (refused, unparseable, error, pending): read row by row. "Below or above ok" rather than
     "not ok": two ranges of the (run, status) index, which SQLite and PostgreSQL search instead of scanning
     every rating of the run (70 ms -> 18 ms at 400,000 LLM ratings on SQLite).
     """
-    not_ok: dict[int, Counter[str]] = {r: Counter() for r in run_ids}
+    not_ok: dict[int, list[tuple[int, str]]] = {r: [] for r in run_ids}
     ok = LLMRating.Status.OK
     rows = list(LLMRating.objects.filter(Q(status__lt=ok) | Q(status__gt=ok), run_id__in=run_ids,
                                          question_id__in=question_ids, swapped=False)
                 .order_by().values_list("run_id", "item_id", "status"))
     if rows:
-        _, counted = _positions(item_ids, np.fromiter((item for _, item, _ in rows), dtype=np.int64, count=len(rows)))
-        for (run_id, _, status), keep in zip(rows, counted.tolist(), strict=True):
+        position, counted = _positions(item_ids, np.fromiter((item for _, item, _ in rows), dtype=np.int64,
+                                                             count=len(rows)))
+        for (run_id, _, status), at, keep in zip(rows, position.tolist(), counted.tolist(), strict=True):
             if keep:
-                not_ok[run_id][status] += 1
+                not_ok[run_id].append((at, status))
     return not_ok
 
 
-def _read_counts(run_ids: list[int], question_ids: list[int], item_ids: np.ndarray) -> Counter[int]:
-    """Per run, how many of its ok ratings of counted items a person read (llmjudge/runs/review.py): they count as
-    ok and are counted apart. Few, read row by row like ``_not_ok_counts``. The filter names no status, so that
+def _read_ratings(run_ids: list[int], question_ids: list[int], item_ids: np.ndarray) -> dict[int, list[int]]:
+    """Per run, the item positions of its ok ratings of counted items a person read (llmjudge/runs/review.py): they
+    count as ok and are counted apart. Few, read row by row like ``_not_ok_ratings``. The filter names no status, so that
     SQLite and PostgreSQL both take the partial index on read ratings (``llm_rating_read_by_person``) rather than
     the (run, status) range of every ok rating; the status is checked here."""
-    read: Counter[int] = Counter()
+    read: dict[int, list[int]] = {r: [] for r in run_ids}
     rows = list(LLMRating.objects.filter(run_id__in=run_ids, read_at__isnull=False, question_id__in=question_ids,
                                          swapped=False)
                 .order_by().values_list("run_id", "item_id", "status"))
     if rows:
-        _, counted = _positions(item_ids, np.fromiter((item for _, item, _ in rows), dtype=np.int64, count=len(rows)))
-        for (run_id, _, status), keep in zip(rows, counted.tolist(), strict=True):
+        position, counted = _positions(item_ids, np.fromiter((item for _, item, _ in rows), dtype=np.int64,
+                                                             count=len(rows)))
+        for (run_id, _, status), at, keep in zip(rows, position.tolist(), counted.tolist(), strict=True):
             if keep and status == LLMRating.Status.OK:
-                read[run_id] += 1
+                read[run_id].append(at)
     return read
 
 
@@ -321,8 +344,8 @@ def study_data(*, study: Study, options: AnalysisOptions) -> StudyData:
         if len(run_ids) > 1:  # grouped by run; one run's rows are its group (a copy of 16 MB at 400,000 ratings)
             order = np.argsort(run_col, kind="stable")
             rows, run_col = rows[order], run_col[order]
-        not_ok = _not_ok_counts(run_ids, question_ids, item_ids)
-        read = _read_counts(run_ids, question_ids, item_ids)
+        not_ok = _not_ok_ratings(run_ids, question_ids, item_ids)
+        read = _read_ratings(run_ids, question_ids, item_ids)
         for run in runs:
             lo = np.searchsorted(run_col, run.pk, side="left")
             hi = np.searchsorted(run_col, run.pk, side="right")
@@ -339,11 +362,7 @@ def study_data(*, study: Study, options: AnalysisOptions) -> StudyData:
                 pool.rater_labels = {int(r): human.rater_labels.get(int(r), f"rater-{int(r)}") for r in pool.raters}
             else:
                 pool.rater_labels = {int(s): f"sample-{int(s)}" for s in pool.raters}
-            # The ok ratings a person read are among the ok ones and counted apart; the key only when there are some,
-            # so a study without readings keeps its JSON.
-            by_person = {READ_BY_PERSON: read[run.pk]} if read[run.pk] else {}
-            pool.status_counts = {
-                str(LLMRating.Status.OK): int(pool.score.size), **by_person, **dict(sorted(not_ok[run.pk].items()))}
+            pool.not_ok, pool.read = not_ok[run.pk], read[run.pk]
             pools.append(pool)
     return StudyData(study=study, questions=questions, groups=groups, item_ids=item_ids, item_group=item_group,
                      pools=pools)

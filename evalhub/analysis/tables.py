@@ -260,6 +260,14 @@ def _shown_groups(data: StudyData, options: AnalysisOptions) -> list[str]:
     return shown
 
 
+def _shown_items(data: StudyData, shown_groups: list[str]) -> np.ndarray | None:
+    """Which items the tables shown count (a boolean per item position), for the pools' counts; None: every item (no
+    group left out, or the pooled cell shown)."""
+    if ALL_GROUPS in shown_groups or len(shown_groups) == len(data.groups):
+        return None
+    return np.isin(data.item_group, [data.groups.index(g) for g in shown_groups])
+
+
 def _summary(data: StudyData) -> StudySummary:
     study = data.study
     return StudySummary(slug=study.slug, title=study.title, scale=Scale(study.scale_min, study.scale_max),
@@ -364,7 +372,7 @@ def analysis_from_data(data: StudyData, options: AnalysisOptions) -> AnalysisRes
     # Issue 27: the human means helped by each judge, where the human-rated items are a random subset.
     ppi, ppi_differences, ppi_note = ppi_sections(data, cells, shown_groups, contrasts(data.study, data.groups),
                                                   options)
-    pools = tuple(pool_summary(p) for p in data.pools)
+    pools = tuple(pool_summary(p, _shown_items(data, shown_groups)) for p in data.pools)
     return AnalysisResult(
         schema=SCHEMA_VERSION, study=_summary(data), settings=_settings(data, options, alt_settings),
         pools=pools, cells=tuple(tables.cells), kendall=tuple(tables.kendall),

@@ -74,6 +74,13 @@ def test_run_judge_button_starts_a_run_and_the_progress_reaches_100_percent(
     assert set(after) >= {"calls_per_second", "cost_usd", "elapsed_seconds", "pending"}
     page = owner_client.get(reverse("llmjudge:study_runs", args=["story"]))
     assert b"36/36 (100.0 %)" in page.content
+    # Review 13: each figure of the run page is said in words, calls above the ratings included.
+    detail = owner_client.get(reverse("llmjudge:run_detail", args=[run.pk])).content.decode()
+    legend = detail[detail.index('id="figures-legend"'):]
+    legend = " ".join(legend[:legend.index("</p>")].split())
+    for words in ("A rating is one item × question × sample", "Refused: still refusing after its re-asks",
+                  "Preparation: the calls a persona or panel judge makes", "so they can exceed the ratings"):
+        assert words in legend
 
 
 def test_progress_json_reports_cost_from_the_price_table(owner_client, story_with_items, make_judge):

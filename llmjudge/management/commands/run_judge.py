@@ -38,10 +38,17 @@ def llm_worker_available(timeout: float = 1.0) -> bool:
 
 
 def summary_lines(progress: RunProgress) -> list[str]:
+    """The run's figures, each said in words: a rating is one item x question x sample; a call is one request to the
+    judge's server, so retries after an error and re-asks after a refusal make calls exceed ratings."""
+    preparation = (f", {progress.steps_done} of them preparation calls done of {progress.steps_total} "
+                   "(persona characters, panel roles)" if progress.steps_total else "")
     return [
         f"run {progress.run_id}: {progress.status} in {progress.elapsed_seconds:.1f} s",
-        f"calls {progress.calls}  ok {progress.ok}  unparseable {progress.unparseable}  "
-        f"refused {progress.refused}  errors {progress.failed}  pending {progress.pending}  (of {progress.total})",
+        f"ratings {progress.total} (item × question × sample): ok {progress.ok}  unparseable {progress.unparseable}  "
+        f"refused {progress.refused}  errors {progress.failed}  pending {progress.pending}",
+        "  refused: still refusing after its re-asks; errors: failed after its retries",
+        f"calls {progress.calls}: requests sent to the judge's server, retries and re-asks after a refusal included"
+        + preparation,
         f"tokens {progress.tokens_prompt} in / {progress.tokens_completion} out, "
         f"estimated cost ${progress.cost_usd:.4f}",
     ] + ([f"error: {progress.error}"] if progress.error else [])
@@ -133,7 +140,7 @@ class Command(BaseCommand):
     def _progress(self, run: JudgeRun, started: float) -> None:
         progress = run_progress(run=run)
         self.stderr.write(
-            f"  {progress.done}/{progress.total} ({progress.percent:.0f} %), {progress.failed} failed, "
-            f"preparation {progress.steps_done}/{progress.steps_total}, "
-            f"{time.monotonic() - started:.0f} s"
+            f"  {progress.done}/{progress.total} ratings ({progress.percent:.0f} %), {progress.failed} failed, "
+            + (f"preparation calls {progress.steps_done}/{progress.steps_total}, " if progress.steps_total else "")
+            + f"{time.monotonic() - started:.0f} s"
         )

@@ -223,12 +223,15 @@ def test_the_kappa_csv_leaves_ties_empty_where_none_can_be_and_the_report_gives_
 
 
 @pytest.mark.django_db
-def test_the_pools_table_says_the_group_filter_does_not_narrow_it(researcher, client, tmp_path):
-    # Review 13, M: "ratings counted" stayed the whole study's under ?group=..., with nothing saying so.
+def test_the_pools_table_counts_within_the_group_filter(researcher, client, tmp_path):
+    # Review 13, M: "ratings counted" stayed the whole study's under ?group=...; now it counts the groups shown.
     study, _ = _three_items_a_side(researcher, tmp_path, "pools-scope")
-    page = unescape(dashboard_html(client, researcher, study, "?group=a"))
-    assert ('<span class="muted" id="pools-scope">(every count over the questions shown and every group: the '
-            "group filter does not narrow this table; each table below counts its own cells)</span>") in page
-    pools = page[page.index('class="paper pools cards"'):]
-    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", pools[:pools.index("</table>")]))
-    assert "18 (rater × item × question)" in text  # both groups' 3 raters x 3 items x 1 question, not group a's 9
+    for query, expected in (("?group=a", "9 (rater × item × question)"),
+                            ("?group=a&group=(all)", "18 (rater × item × question)"),
+                            ("", "18 (rater × item × question)")):
+        page = unescape(dashboard_html(client, researcher, study, query))
+        assert ('<span class="muted" id="pools-scope">(every count over the questions and groups shown, “(all)” '
+                "counting every item; each table below counts its own cells)</span>") in page
+        pools = page[page.index('class="paper pools cards"'):]
+        text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", pools[:pools.index("</table>")]))
+        assert expected in text, query  # 3 raters x 3 items of group a x 1 question; both groups: 18

@@ -374,8 +374,13 @@ def test_run_judge_wait_works_in_process_without_a_worker_and_prints_the_summary
     progress = run_progress(run=run)
     assert run.status == "done"
     assert "working in this process" in out
-    assert f"calls {progress.calls}  ok {progress.ok}  unparseable {progress.unparseable}  refused {progress.refused}" in out
-    assert "errors 0" in out and "wall time" in out
+    assert (f"ratings {progress.total} (item × question × sample): ok {progress.ok}  unparseable "
+            f"{progress.unparseable}  refused {progress.refused}  errors 0  pending 0") in out
+    # The fake judge refuses a fifth of its first asks: the re-asks make more calls than ratings, and say so.
+    assert progress.calls > progress.total
+    assert (f"calls {progress.calls}: requests sent to the judge's server, retries and re-asks after a refusal "
+            "included\n") in out
+    assert "preparation" not in out and "wall time" in out
 
 
 def test_run_judge_refuses_unknown_names(story_with_items):

@@ -1,0 +1,54 @@
+"""The rater pools' counts follow every filter the tables below them follow: question and group (review 13, M1:
+under a group filter, "ratings counted" stayed the whole study's)."""
+from __future__ import annotations
+
+import pytest
+
+from evalhub.analysis import ALL_GROUPS, AnalysisOptions, study_analysis
+from tests.evalhub.factories import import_long, live_run
+
+# Items h0-h3 in group "human", g0-g1 in group "gpt2"; raters r0, r1 rate every human item, r2 only the gpt2 items.
+HUMAN_ROWS = ([(f"h{i}", "human", "relevance", "human", f"r{r}", 1 + (i + r) % 5) for i in range(4) for r in range(2)]
+              + [(f"g{i}", "gpt2", "relevance", "human", "r2", 2 + i) for i in range(2)])
+# Two samples an item; on the gpt2 items one refused and one unparseable, on the human items one error.
+LLM_ROWS = ([(f"h{i}", "relevance", s, None, "error") if (i, s) == (0, 1) else (f"h{i}", "relevance", s, 3.0, "ok")
+             for i in range(4) for s in range(2)]
+            + [("g0", "relevance", 0, None, "refused"), ("g0", "relevance", 1, 4.0, "ok"),
+               ("g1", "relevance", 0, 2.0, "ok"), ("g1", "relevance", 1, None, "unparseable")])
+
+
+@pytest.fixture
+def two_groups(story_study, tmp_path):
+    import_long(story_study, HUMAN_ROWS, tmp_path)
+    live_run(story_study, "judge", LLM_ROWS)
+    return story_study
+
+
+def _pools(study, groups):
+    result = study_analysis(study=study, options=AnalysisOptions(n_boot=20, groups=groups, questions=("relevance",)))
+    return {p.name: p for p in result.pools}
+
+
+@pytest.mark.django_db
+def test_a_group_filter_narrows_every_pool_count_to_its_items(two_groups):
+    pools = _pools(two_groups, ("gpt2",))
+    human, judge = pools["human"], pools["judge"]
+    assert (human.n_raters, human.n_ratings) == (1, 2)  # r2 on g0, g1
+    assert (judge.n_raters, judge.n_ratings, judge.n_item_questions) == (2, 2, 2)  # g0 sample 1, g1 sample 0
+    assert judge.status_counts == {"ok": 2, "refused": 1, "unparseable": 1}
+
+    pools = _pools(two_groups, ("human",))
+    human, judge = pools["human"], pools["judge"]
+    assert (human.n_raters, human.n_ratings) == (2, 8)
+    assert (judge.n_raters, judge.n_ratings, judge.n_item_questions) == (2, 7, 4)
+    assert judge.status_counts == {"ok": 7, "error": 1}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("groups", [None, ("human", "gpt2"), (ALL_GROUPS,), ("gpt2", ALL_GROUPS)])
+def test_every_group_or_the_pooled_cell_counts_every_item(two_groups, groups):
+    pools = _pools(two_groups, groups)
+    human, judge = pools["human"], pools["judge"]
+    assert (human.n_raters, human.n_ratings) == (3, 10)
+    assert (judge.n_raters, judge.n_ratings, judge.n_item_questions) == (2, 9, 6)
+    assert judge.status_counts == {"ok": 9, "error": 1, "refused": 1, "unparseable": 1}
