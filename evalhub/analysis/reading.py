@@ -260,9 +260,9 @@ def _not_ok_ratings(run_ids: list[int], question_ids: list[int],
 
 def _read_ratings(run_ids: list[int], question_ids: list[int], item_ids: np.ndarray) -> dict[int, list[int]]:
     """Per run, the item positions of its ok ratings of counted items a person read (llmjudge/runs/review.py): they
-    count as ok and are counted apart. Few, read row by row like ``_not_ok_ratings``. The filter names no status, so that
-    SQLite and PostgreSQL both take the partial index on read ratings (``llm_rating_read_by_person``) rather than
-    the (run, status) range of every ok rating; the status is checked here."""
+    count as ok and are counted apart. Few, read row by row like ``_not_ok_ratings``. The filter names no status, so
+    that SQLite and PostgreSQL both take the partial index on read ratings (``llm_rating_read_by_person``) rather
+    than the (run, status) range of every ok rating; the status is checked here."""
     read: dict[int, list[int]] = {r: [] for r in run_ids}
     rows = list(LLMRating.objects.filter(run_id__in=run_ids, read_at__isnull=False, question_id__in=question_ids,
                                          swapped=False)

@@ -264,6 +264,24 @@ def _without(record: Record, withheld: dict[str, str]) -> Record:
     return {**record, **dict.fromkeys(emptied), "withheld": withheld_text(emptied)}
 
 
+# Why a table of an all-groups-only view has no rows: said beside the empty file (the command's standard error), as
+# the page says it in place of the table (thirteenth review, U: a header-only welch.csv with no reason).
+POOLED_EMPTY = {
+    "welch": "this view pools the groups, and Welch's t-test compares one group with another: export without "
+             "--group, or with two groups",
+    "rater_means": "per-rater means are given per group (table 12), not for all groups pooled: export without "
+                   "--group, or with a group",
+}
+
+
+def empty_tables_note(result: AnalysisResult, table: str | None) -> str:
+    """Why ``table`` (None: every table) has no rows in this result, for the tables that are empty by design in a view
+    of all groups pooled alone, or "" when there is nothing to say."""
+    if not pooled_groups_caveat(result) or any(c.group != ALL_GROUPS for c in result.cells):
+        return ""
+    return "; ".join(f"{name} has no rows: {why}" for name, why in POOLED_EMPTY.items() if table in (None, name))
+
+
 def table_rows(result: AnalysisResult, table: str | None = None) -> Iterator[tuple[object, ...]]:
     """Header, then the rows of one analysis table, or of all (with a leading `table` column). None -> empty cell."""
     if table is not None and table not in TABLE_COLUMNS:

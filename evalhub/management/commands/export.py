@@ -7,7 +7,14 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.management.lookups import study_or_error
 from evalhub.analysis import study_analysis
-from evalhub.imports.exports import TABLE_COLUMNS, csv_lines, demographic_rows, rating_rows, table_rows
+from evalhub.imports.exports import (
+    TABLE_COLUMNS,
+    csv_lines,
+    demographic_rows,
+    empty_tables_note,
+    rating_rows,
+    table_rows,
+)
 from evalhub.management.checks import COMMAND_CHECKS
 from evalhub.management.commands.analyze import add_filter_arguments, options_from
 
@@ -32,7 +39,10 @@ class Command(BaseCommand):
         elif options["what"] == "demographics":
             rows = demographic_rows(study)
         else:
-            rows = table_rows(study_analysis(study=study, options=options_from(options)), options["table"])
+            result = study_analysis(study=study, options=options_from(options))
+            rows = table_rows(result, options["table"])
+            if note := empty_tables_note(result, options["table"]):
+                self.stderr.write(note)
         out = options["out"]
         if out is not None and not out.parent.is_dir():
             raise CommandError(f"no such directory: {out.parent}")

@@ -1,10 +1,15 @@
-"""The rater pools' counts follow every filter the tables below them follow: question and group (review 13, M1:
-under a group filter, "ratings counted" stayed the whole study's)."""
+"""Views filtered by group: the rater pools' counts follow every filter the tables below them follow (review 13, M1:
+under a group filter, "ratings counted" stayed the whole study's), and a table empty by design in the all-groups view
+says why where it is exported (review 13, U)."""
 from __future__ import annotations
 
+import io
+
 import pytest
+from django.core.management import call_command
 
 from evalhub.analysis import ALL_GROUPS, AnalysisOptions, study_analysis
+from tests.evalhub.analysis.test_withheld_exports import dashboard_html
 from tests.evalhub.factories import import_long, live_run
 
 # Items h0-h3 in group "human", g0-g1 in group "gpt2"; raters r0, r1 rate every human item, r2 only the gpt2 items.
@@ -52,3 +57,36 @@ def test_every_group_or_the_pooled_cell_counts_every_item(two_groups, groups):
     assert (human.n_raters, human.n_ratings) == (3, 10)
     assert (judge.n_raters, judge.n_ratings, judge.n_item_questions) == (2, 9, 6)
     assert judge.status_counts == {"ok": 9, "error": 1, "refused": 1, "unparseable": 1}
+
+
+def _export(study, *args):
+    out, err = io.StringIO(), io.StringIO()
+    call_command("export", study.slug, "--what", "tables", "--n-boot", "20", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+@pytest.mark.django_db
+def test_an_all_groups_export_says_why_welch_and_rater_means_have_no_rows(two_groups):
+    out, err = _export(two_groups, "--table", "welch", "--group", ALL_GROUPS)
+    assert out.count("\n") == 1  # the header alone
+    assert err.startswith("welch has no rows: this view pools the groups, and Welch's t-test compares one group "
+                          "with another")
+    out, err = _export(two_groups, "--table", "rater_means", "--group", ALL_GROUPS)
+    assert out.count("\n") == 1 and err.startswith("rater_means has no rows: per-rater means are given per group")
+    _, err = _export(two_groups, "--group", ALL_GROUPS)
+    assert "welch has no rows" in err and "rater_means has no rows" in err
+    # A group beside "(all)", or no filter: both tables have rows, and nothing is said.
+    for args in (("--group", ALL_GROUPS, "--group", "gpt2"), ()):
+        for table in ("welch", "rater_means"):
+            out, err = _export(two_groups, "--table", table, *args)
+            assert out.count("\n") > 1 and err == "", (args, table)
+
+
+@pytest.mark.django_db
+def test_the_dashboard_offers_no_csv_of_a_table_it_leaves_empty(two_groups, client, researcher):
+    links = ("/export/welch.csv", "/export/rater_means.csv")
+    pooled = dashboard_html(client, researcher, two_groups, f"?group={ALL_GROUPS}")
+    assert 'id="welch-none"' in pooled and 'id="raters-empty"' in pooled
+    assert not any(link in pooled for link in links)
+    page = dashboard_html(client, researcher, two_groups)
+    assert all(link in page for link in links)
