@@ -79,9 +79,13 @@ Keyed = TypeVar("Keyed", bound=_HasWhere)
 
 class FilterForm(forms.Form):
     run = forms.TypedMultipleChoiceField(coerce=int, required=False, widget=forms.CheckboxSelectMultiple,
-                                         label="Judge runs")
-    question = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple, label="Questions")
-    group = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple, label="Groups")
+                                         label="Judge runs (none ticked: every run)")
+    question = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple,
+                                         label="Questions (none ticked: every question)")
+    # Review 13, C: unticked boxes beside a page showing every group; the labels say what none ticked shows.
+    group = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple,
+                                      label=f"Groups (none ticked: each group on its own; {ALL_GROUPS}: every group "
+                                            "pooled)")
     # Issue 25 review: on all ratings, the same contrast went from p = 0.095 to p < 0.001; the option says why.
     welch = forms.ChoiceField(choices=[("items", "per-item means"), ("ratings", "all individual ratings (treated as "
                                                                      "independent: optimistic p)")],
@@ -522,5 +526,6 @@ def _alpha_ci_withheld(result: AnalysisResult) -> str:
 def _withheld_text(rows: Sequence[charts.AlphaBar]) -> str:
     notes = {r.note for r in rows}
     if len(notes) == 1:
-        return f"α withheld on all {len(rows)} rows (group × pool): {notes.pop()}"
+        which = "both rows" if len(rows) == 2 else f"all {len(rows)} rows"  # review 14: not "all 2 rows"
+        return f"α withheld on {which} (group × pool): {notes.pop()}"
     return "α withheld on every row: " + "; ".join(f"{r.label}: {r.note}" for r in rows)

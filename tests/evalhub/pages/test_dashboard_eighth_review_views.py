@@ -26,7 +26,7 @@ def test_a_pooled_alpha_is_marked_pooled_in_its_cell(researcher, client, tmp_pat
                        r'( <span class="pooled-mark">⚠ pooled</span>)?', table)
     assert shown and all(rough and no_ci and mark for rough, no_ci, mark in shown)
     heads = page[page.index('id="table1"'):page.index("</thead>", page.index('id="table1"'))]
-    assert heads.count('(all) <span class="pooled-mark">⚠ pooled</span>') == 1  # one question, one (all) column
+    assert heads.count('all groups <span class="pooled-mark">⚠ pooled</span>') == 1  # one question, one (all) column
     page = client.get(f"/studies/{study.slug}/").content.decode()
     assert 'class="pooled-mark"' not in page
 

@@ -39,7 +39,7 @@ def test_every_pooled_figure_of_a_mixed_view_carries_the_mark(researcher, client
     # Tables 1, 2 and 6: the (all) column's heading.
     for table in ("table1", "kendall", "pairwise"):
         head = page[page.index(f'id="{table}"'):page.index("</thead>", page.index(f'id="{table}"'))]
-        assert '(all) <span class="pooled-mark">⚠ pooled</span>' in head, table
+        assert 'all groups <span class="pooled-mark">⚠ pooled</span>' in head, table
         assert '>b</th>' in head or 'b <span' not in head  # the group's own column stays unmarked
     # The κ blocks, the α chart's rows, the scatter's legend and the distribution titles name it.
     blocks = re.findall(r'<div class="evidence-block" data-pool="[^"]+" data-question="[^"]+" data-group="([^"]+)">\s*'

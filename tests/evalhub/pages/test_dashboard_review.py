@@ -231,8 +231,11 @@ def test_the_words_match_the_numbers_on_the_dashboard_and_the_plan(small_study, 
     verdict = html[html.index('id="verdict"'):html.index("</section>", html.index('id="verdict"'))]
     headers = re.findall(r"<h3>.*?</h3>", verdict, flags=re.S)
     assert headers and not any("judge rating" in h for h in headers)
-    assert re.search(r'<span class="muted">\d+ items rated by the judge · <span title="[^"]+">winning rate ω = ', verdict)
-    assert re.search(r'\d+ ratings \(item × question\) by the judge · <span title="[^"]+">winning rate ω', verdict)
+    # Review 14: n_instances counts items with the judge's rating and 2+ human ratings, not every item it rated.
+    assert re.search(r'<span class="muted">\d+ items with the judge\'s rating and 2\+ human ratings · '
+                     r'<span title="[^"]+">winning rate ω = ', verdict)
+    assert re.search(r"\d+ item × question pairs with the judge's rating and 2\+ human ratings · "
+                     r'<span title="[^"]+">winning rate ω', verdict)
     assert "advantage probability ρ = " in verdict and "winning rate ω" in verdict
     # A positive "weak" tau is not painted like "strong negative".
     weak = re.search(r"\.band-weak \{([^}]*)\}", html)
@@ -444,7 +447,9 @@ def test_the_home_and_raters_pages_say_where_imported_ratings_come_from(small_st
     client.force_login(researcher)
     home = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", client.get(f"/studies/{small_study.slug}/home/").content.decode()))
     # 72 human ratings from 3 imported raters, beside "0 / 0 raters finished / started" (issue 25 review).
-    assert "72 human ratings (with 3 raters from imported files, outside the links: not counted below)" in home
+    assert ("72 human ratings (with 3 raters from imported files, outside the links: not counted in the seats or "
+            "raters figures)") in home
+    assert "seats filled through the links (0 %)" in home
     raters = client.get(f"/studies/{small_study.slug}/raters/").content.decode()
     assert "No raters through the links yet." in raters
     assert "3 raters from imported files: their ratings came in a ratings file, outside the links, and are not " \

@@ -28,7 +28,8 @@ def test_every_group_column_heading_also_names_its_question_for_a_phone(research
         start = page.index(f'id="{table}"')
         head = page[start:page.index("</thead>", start)]
         named = re.findall(r'<span class="q-on-phone">([^<]+) · </span>([^<]+)</th>', head)
-        assert named == [(q, g) for q in result.study.questions for g in ("a", "b")], table
+        # Each group named as a group, never bare beside the row "Human raters" (review 14).
+        assert named == [(q, f"group “{g}”") for q in result.study.questions for g in ("a", "b")], table
     # Shown only below 40rem: a wide screen keeps the one heading over its groups.
     assert ".q-on-phone { display: none;" in page and "@media (max-width: 40rem) { .q-on-phone { display: inline; }" \
         in page
