@@ -192,15 +192,15 @@ def _ceiling_summary(ceiling: stats.HumanCeiling, raters: Sequence[CeilingRater]
     if ceiling.summary is None or too_few_items(n_items):
         return None
     compared = [r for r in raters if r.judge_better is not None]
-    overlap = any(r.human_ci95 is None or r.judge_ci95 is None
-                  or (r.judge_ci95[0] <= r.human_ci95[1] and r.human_ci95[0] <= r.judge_ci95[1]) for r in compared)
+    overlap = any(r.rater_ci95 is None or r.judge_ci95 is None
+                  or (r.judge_ci95[0] <= r.rater_ci95[1] and r.rater_ci95[0] <= r.judge_ci95[1]) for r in compared)
     return f"{ceiling.summary} (a point comparison: see the intervals)" if overlap else ceiling.summary
 
 
 def _ceiling_row(where: _Where, side: _HumanSide, ceiling: stats.HumanCeiling, n_items: int,
                  within: str | None = None) -> CeilingRow:
-    raters = tuple(CeilingRater(rater=side.rater_names[r.rater], n_items=r.n_items, human=r.human,
-                                human_ci95=_ci(r.human_ci), judge=r.judge, judge_ci95=_ci(r.judge_ci),
+    raters = tuple(CeilingRater(rater=side.rater_names[r.rater], n_items=r.n_items, rater_score=r.human,
+                                rater_ci95=_ci(r.human_ci), judge_score=r.judge, judge_ci95=_ci(r.judge_ci),
                                 judge_better=None if r.human is None or r.judge is None else r.judge > r.human,
                                 reason=r.reason) for r in ceiling.raters)
     return CeilingRow(

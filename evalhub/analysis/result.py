@@ -255,9 +255,9 @@ class ConfusionRow:
 class CeilingRater:
     rater: str
     n_items: int
-    human: float | None  # the rater's agreement with the other raters
-    human_ci95: Interval | None
-    judge: float | None  # the judge's with the same others on the same items
+    rater_score: float | None  # the rater's agreement with the other raters
+    rater_ci95: Interval | None
+    judge_score: float | None  # the judge's with the same others on the same items
     judge_ci95: Interval | None
     judge_better: bool | None
     reason: str | None

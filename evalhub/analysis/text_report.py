@@ -513,7 +513,8 @@ def _evidence_lines(result: AnalysisResult) -> list[str]:
         # With their 95 % t intervals, which the summary's "a point comparison: see the intervals" points at
         # (seventh review, U4).
         rows = [[r.rater, str(r.n_items), *(["withheld"] * 5 if withheld else [
-                 fmt(r.human, 3), t_interval_text(r.human_ci95), fmt(r.judge, 3), t_interval_text(r.judge_ci95),
+                 fmt(r.rater_score, 3), t_interval_text(r.rater_ci95),
+                 fmt(r.judge_score, 3), t_interval_text(r.judge_ci95),
                  {None: "", True: "yes", False: "no"}[r.judge_better]])]
                 for r in ceiling.raters]
         if rows:

@@ -238,13 +238,13 @@ def withheld_values(row: object) -> Withheld:
 
 
 def ceiling_rater_cut(row: CeilingRow, rater: CeilingRater) -> str:
-    """The ceiling CSV's ``ci95_cut``: the interval ends of one rater's line cut at the score's limit ("human_ci95_high
+    """The ceiling CSV's ``ci95_cut``: the interval ends of one rater's line cut at the score's limit ("rater_ci95_high
     at 0"), joined by ", ", or "" (tenth review, U: the cut was only in the free-text notes)."""
     if ceiling_withheld(row) or row.scoring is None:
         return ""
     low, high = stats.score_range(row.scoring)
     cut = []
-    for side, ci in (("human", rater.human_ci95), ("judge", rater.judge_ci95)):
+    for side, ci in (("rater", rater.rater_ci95), ("judge", rater.judge_ci95)):
         if ci is not None and not zero_width(ci):
             cut += [f"{side}_ci95_{end} at {bound:g}" for end, bound, value in (("low", low, ci[0]),
                                                                                    ("high", high, ci[1]))
@@ -256,10 +256,10 @@ def ceiling_rater_withheld(row: CeilingRow, rater: CeilingRater) -> Withheld:
     """As ``withheld_values`` for one rater's line of a ceiling: everything the page greys as "not a result" when
     the ceiling is withheld, else an interval of width 0."""
     if note := ceiling_withheld(row):
-        return dict.fromkeys(("human", "human_ci95_low", "human_ci95_high", "judge", "judge_ci95_low",
+        return dict.fromkeys(("rater_score", "rater_ci95_low", "rater_ci95_high", "judge_score", "judge_ci95_low",
                               "judge_ci95_high", "judge_better"), short_note(note))
     out: Withheld = {}
-    for side, ci in (("human", rater.human_ci95), ("judge", rater.judge_ci95)):
+    for side, ci in (("rater", rater.rater_ci95), ("judge", rater.judge_ci95)):
         if zero := degenerate_interval(ci, "t"):
             out |= {f"{side}_ci95_low": short_note(zero), f"{side}_ci95_high": short_note(zero)}
     return out

@@ -69,8 +69,8 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
               "n_items", "n_tied", "n_unpaired", "p", "p_adjusted", "notes", "pool_label", "withheld"),
     "confusion": ("question", "group", "pool", "human_category", "pool_category", "human_value", "pool_value",
                   "count", "n_items", "n_tied", "n_unpaired", "pool_label"),
-    "ceiling": ("question", "group", "pool", "scoring", "rater", "n_items", "human", "human_ci95_low",
-                "human_ci95_high", "judge", "judge_ci95_low", "judge_ci95_high", "judge_better", "summary",
+    "ceiling": ("question", "group", "pool", "scoring", "rater", "n_items", "rater_score", "rater_ci95_low",
+                "rater_ci95_high", "judge_score", "judge_ci95_low", "judge_ci95_high", "judge_better", "summary",
                 "notes", "pool_label", "ci95_cut", "withheld"),
     # The alternative annotator test: one line per (row, human tested); a row with no human tested has one
     # line with the human columns empty. The row's own columns repeat on each of its lines.
@@ -233,7 +233,7 @@ def _records(row: Row) -> Iterator[Record]:
         notes = _notes_text(row.notes)
         for rater in row.raters:
             record = {**flat, **_json_keys(rater), "notes": "; ".join(n for n in (notes, rater.reason) if n)}
-            record["human_ci95_low"], record["human_ci95_high"] = _low_high(rater.human_ci95)
+            record["rater_ci95_low"], record["rater_ci95_high"] = _low_high(rater.rater_ci95)
             record["judge_ci95_low"], record["judge_ci95_high"] = _low_high(rater.judge_ci95)
             record["ci95_cut"] = ceiling_rater_cut(row, rater)
             yield _without(record, ceiling_rater_withheld(row, rater))

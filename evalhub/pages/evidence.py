@@ -68,8 +68,9 @@ def ceiling_low(scoring: str, raters: Sequence[CeilingRater], withheld: str | No
     differed). A withheld chart draws no interval, so its intervals do not widen the axis."""
     if scoring == "accuracy":
         return 0.0
-    values = [v for r in raters if r.human is not None and r.judge is not None
-              for v in [r.human, r.judge, *([] if withheld else [*(r.human_ci95 or []), *(r.judge_ci95 or [])])]]
+    values = [v for r in raters if r.rater_score is not None and r.judge_score is not None
+              for v in [r.rater_score, r.judge_score,
+                        *([] if withheld else [*(r.rater_ci95 or []), *(r.judge_ci95 or [])])]]
     lo = min(values + [-1.0])
     first = svg.ticks(lo, 0.0, 5)[0]
     return first if first <= lo else lo - 0.1
@@ -110,12 +111,12 @@ def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], j
         if i % 2 == 0:
             body.append(f'<rect x="0" y="{y - row_h / 2:.1f}" width="{width}" height="{row_h}" fill="{band}"/>')
         body.append(svg.text(left - 8, y + 4, str(r.rater)[:20], anchor="end", size=10))
-        if r.human is None or r.judge is None:
+        if r.rater_score is None or r.judge_score is None:
             body.append(svg.text(left + 6, y + 4, f"undefined: {r.reason}"[:70], anchor="start", size=10,
                                  fill="#6e7781", halo=band))
             continue
-        for (value, ci, dy, shape), paint in zip(((r.human, r.human_ci95, -3, "rater"),
-                                                   (r.judge, r.judge_ci95, 3, "judge")), marks, strict=True):
+        for (value, ci, dy, shape), paint in zip(((r.rater_score, r.rater_ci95, -3, "rater"),
+                                                   (r.judge_score, r.judge_ci95, 3, "judge")), marks, strict=True):
             if withheld or zero_width(ci):
                 ci_text = f"; {withheld}" if withheld else "; no variation (an interval of width 0)"
                 ci = None
@@ -149,8 +150,9 @@ def ceiling_values(chart: SafeString, raters: Sequence[CeilingRater], withheld: 
     if withheld:
         return chart
 
-    rows = [[str(r.rater), str(r.n_items), *(["–", "–", "–", "–"] if r.human is None or r.judge is None else [
-             f"{r.human:.3f}", t_interval_text(r.human_ci95), f"{r.judge:.3f}", t_interval_text(r.judge_ci95)]),
+    rows = [[str(r.rater), str(r.n_items), *(["–", "–", "–", "–"] if r.rater_score is None or r.judge_score is None
+                                             else [f"{r.rater_score:.3f}", t_interval_text(r.rater_ci95),
+                                                   f"{r.judge_score:.3f}", t_interval_text(r.judge_ci95)]),
              {None: r.reason or "", True: "yes", False: "no"}[r.judge_better]] for r in raters]
     return with_values(chart, ["rater", "items", "rater vs others", "95% CI", "judge vs the same others", "95% CI",
                                "judge better"], rows)

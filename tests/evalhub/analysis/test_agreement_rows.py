@@ -95,10 +95,10 @@ def test_rows_on_a_small_likert_study_match_sklearn_statsmodels_and_scipy(resear
         others = {i: [s for j, s in enumerate(humans[i]) if j != k] for i in items}
         own = np.mean([-math.sqrt(np.mean([(humans[i][k] - o) ** 2 for o in others[i]])) for i in items])
         theirs = np.mean([-math.sqrt(np.mean([(means[i] - o) ** 2 for o in others[i]])) for i in items])
-        assert (rater.rater, rater.human, rater.judge) == (f"r{k}", pytest.approx(own), pytest.approx(theirs))
-    better = sum(r.judge > r.human for r in ceiling.raters)
+        assert (rater.rater, rater.rater_score, rater.judge_score) == (f"r{k}", pytest.approx(own), pytest.approx(theirs))
+    better = sum(r.judge_score > r.rater_score for r in ceiling.raters)
     # "Better" compares two means: where an interval of the rater and the judge's overlap, the words say so.
-    intervals = [(r.human_ci95, r.judge_ci95) for r in ceiling.raters]
+    intervals = [(r.rater_ci95, r.judge_ci95) for r in ceiling.raters]
     overlap = any(h is None or j is None or (j[0] <= h[1] and h[0] <= j[1]) for h, j in intervals)
     assert overlap and ceiling.summary == (f"the judge agrees with your raters better than {better} of 3 of them do"
                                            " (a point comparison: see the intervals)")
@@ -211,8 +211,8 @@ def test_kappa_confusion_and_ceiling_match_the_references_on_real_data(researche
                             sink.append(-math.sqrt(sum((label - o) ** 2 for o in others) / len(others)))
                 assert rater.n_items == len(own)
                 if own:
-                    assert rater.human == pytest.approx(np.mean(own), abs=1e-9)
-                    assert rater.judge == pytest.approx(np.mean(theirs), abs=1e-9)
+                    assert rater.rater_score == pytest.approx(np.mean(own), abs=1e-9)
+                    assert rater.judge_score == pytest.approx(np.mean(theirs), abs=1e-9)
             checked += 1
     assert checked >= len(llms)
     assert all(c.summary for c in result.ceiling)

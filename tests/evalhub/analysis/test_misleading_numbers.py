@@ -160,7 +160,7 @@ def test_the_ceiling_names_a_raters_interval_of_width_zero_and_keeps_the_values(
     result = study_analysis(study=story_study, options=AnalysisOptions(n_boot=200, questions=("relevance",)))
 
     ceiling = next(c for c in result.ceiling if c.group == "human")
-    assert [r.human_ci95 for r in ceiling.raters] == [(0.0, 0.0)] * 3  # JSON keeps the values
+    assert [r.rater_ci95 for r in ceiling.raters] == [(0.0, 0.0)] * 3  # JSON keeps the values
     assert not any(n.startswith("too few items") for n in ceiling.notes)
     assert [n for n in ceiling.notes if "no variation" in n] == [
         f"r{r}, rater's score: no variation: the t interval has width 0 (both bounds 0.000)" for r in range(3)]

@@ -221,7 +221,7 @@ def test_a_ceiling_interval_cut_at_zero_says_so_on_ten_items(researcher, tmp_pat
     assert ceiling.scoring == "neg_rmse" and len(ceiling.raters) == 3
     cut = [n for n in ceiling.notes if "rater's score: the t interval is cut above at 0.000" in n]
     assert len(cut) == 3, ceiling.notes
-    assert all(r.human_ci95 is not None and r.human_ci95[1] == 0.0 for r in ceiling.raters)
+    assert all(r.rater_ci95 is not None and r.rater_ci95[1] == 0.0 for r in ceiling.raters)
     assert not any(n.startswith("too few items") for n in ceiling.notes)
 
 

@@ -72,7 +72,7 @@ def test_every_csv_leaves_a_withheld_value_empty_and_names_why(researcher, tmp_p
         "kendall": ("tau", "too few items, n = 3"),
         "welch": ("p_adjusted", "too few items, n = 3 and 3"),
         "kappa": ("kappa", "too few items, n = 3"),
-        "ceiling": ("human", "too few items, n = 3"),
+        "ceiling": ("rater_score", "too few items, n = 3"),
     }
     for table, (column, reason) in expected.items():
         lines = _csv(result, table)
@@ -148,8 +148,8 @@ def test_the_json_keeps_withheld_values_and_names_them_in_a_withheld_object(rese
     assert cell["withheld"]["alpha.ordinal"] == "too few items, n = 3" and cell["alpha"]["ordinal"] is not None
     kappa = next(k for k in data["kappa"] if k["against"] == "majority" and k["group"] == "a")
     assert set(kappa["withheld"]) == {"kappa", "ci95", "p", "p_adjusted"} and kappa["kappa"] is not None
-    raters = [r for c in data["ceiling"] for r in c["raters"] if r["human"] is not None]
-    assert raters and all(r["withheld"]["human"] == "too few items, n = 3" for r in raters)
+    raters = [r for c in data["ceiling"] for r in c["raters"] if r["rater_score"] is not None]
+    assert raters and all(r["withheld"]["rater_score"] == "too few items, n = 3" for r in raters)
     assert all("withheld" not in r for r in data["rater_means"])
 
 

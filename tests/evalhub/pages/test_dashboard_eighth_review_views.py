@@ -44,7 +44,7 @@ def test_a_shown_ceiling_lists_its_values_under_the_chart_and_a_withheld_one_doe
     pooled = study_analysis(study=study, options=AnalysisOptions(n_boot=200, groups=(ALL_GROUPS,)))  # type: ignore[arg-type]
     ceiling = pooled.ceiling[0]
     for (_, human, _, judge, _, better), rater in zip(rows, ceiling.raters, strict=True):
-        assert (float(human), float(judge)) == (round(rater.human, 3), round(rater.judge, 3))
+        assert (float(human), float(judge)) == (round(rater.rater_score, 3), round(rater.judge_score, 3))
         assert better == ("yes" if rater.judge_better else "no")
     page = client.get(f"/studies/{study.slug}/").content.decode()  # 3 items a group: withheld, no values
     figure = page[page.index('<figure class="evidence-chart ceiling">'):]

@@ -128,11 +128,11 @@ def test_the_ceiling_csv_names_the_interval_ends_cut_at_the_scores_limit(researc
     rater = CeilingRater("r1", 6, -0.3, (-0.9, 0.0), -0.5, (-1.0, -0.1), False, None)
     row = CeilingRow("q", "a", "j", scoring="neg_rmse", summary="s", judge_better=0, n_compared=1, notes=(),
                      raters=(rater,))
-    assert ceiling_rater_cut(row, rater) == "human_ci95_high at 0"
+    assert ceiling_rater_cut(row, rater) == "rater_ci95_high at 0"
     accuracy = CeilingRater("r1", 6, 0.9, (0.7, 1.0), 0.2, (0.0, 0.5), True, None)
     assert ceiling_rater_cut(CeilingRow("q", "a", "j", scoring="accuracy", summary="s", judge_better=1,
                                         n_compared=1, notes=(), raters=(accuracy,)), accuracy) == \
-        "human_ci95_high at 1, judge_ci95_low at 0"
+        "rater_ci95_high at 1, judge_ci95_low at 0"
     withheld = CeilingRow("q", "a", "j", scoring="neg_rmse", summary=None, judge_better=0, n_compared=1,
                           notes=("too few items (n = 3)",), raters=(rater,))
     assert ceiling_rater_cut(withheld, rater) == ""
@@ -146,7 +146,7 @@ def test_the_ceiling_csv_names_the_interval_ends_cut_at_the_scores_limit(researc
     assert lines
     for line in lines:  # the flag says what the free-text note says, rater by rater
         said = f"{line['rater']}, rater's score: the t interval is cut above" in str(line["notes"])
-        assert ("human_ci95_high at 0" in str(line["ci95_cut"])) == said
+        assert ("rater_ci95_high at 0" in str(line["ci95_cut"])) == said
 
 
 @pytest.mark.django_db

@@ -182,7 +182,7 @@ def test_the_human_ceiling_on_three_items_carries_the_item_notes_and_quotes_no_w
     data = client.get(f"/studies/{small_study.slug}/analysis.json").json()
     assert data["ceiling"] and all(c["summary"] is None and "too few items (n = 3)" in c["notes"]
                                    for c in data["ceiling"])
-    assert any(r["human"] is not None for c in data["ceiling"] for r in c["raters"])
+    assert any(r["rater_score"] is not None for c in data["ceiling"] for r in c["raters"])
     # Per-rater intervals on 3 items are withheld (zero width, or pinned at the score's limit by clipping).
     tooltips = [t for t in reader.parts if "vs the other raters" in t]
     assert tooltips and not any("95% CI" in t for t in tooltips)
