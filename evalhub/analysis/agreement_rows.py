@@ -29,7 +29,13 @@ from evalhub import stats
 from evalhub.analysis.cells import Cell, common_items
 from evalhub.analysis.reading import ALL_GROUPS, HUMAN, AnalysisOptions, StudyData
 from evalhub.analysis.result import CeilingRater, CeilingRow, CellRow, ConfusionRow, Interval, KappaRow, Notes, WelchRow
-from evalhub.analysis.trust_notes import bootstrap_interval_notes, cut_interval, degenerate_interval, too_few_items
+from evalhub.analysis.trust_notes import (
+    bootstrap_interval_notes,
+    ceiling_interval_note,
+    cut_interval,
+    degenerate_interval,
+    too_few_items,
+)
 from evalhub.stats.alt_test import Scoring
 
 Against = Literal["majority", "rater", "raters"]
@@ -176,7 +182,7 @@ def _ceiling_notes(side: _HumanSide, ceiling: stats.HumanCeiling, n_items: int,
         for r in ceiling.raters:
             for who, ci in (("rater", r.human_ci), ("judge", r.judge_ci)):
                 if note := degenerate_interval(_ci(ci), "t") or cut_interval(_ci(ci), bounds):
-                    notes.append(f"{side.rater_names[r.rater]}, {who}'s score: {note}")
+                    notes.append(ceiling_interval_note(side.rater_names[r.rater], who, note))
     if within:
         notes.append(within)
     elif side.alpha_withheld:

@@ -237,6 +237,20 @@ def withheld_values(row: object) -> Withheld:
     return out
 
 
+def ceiling_interval_note(rater: str, who: str, note: str) -> str:
+    """A ceiling block's note on one rater's interval (``who``: "rater" or "judge"): "demo-rater-2, judge's score:
+    the t interval is cut ..."."""
+    return f"{rater}, {who}'s score: {note}"
+
+
+def ceiling_rater_notes(row: CeilingRow, rater: CeilingRater) -> list[str]:
+    """The block's notes one rater's CSV line carries: the block's own and this rater's interval notes, not another
+    rater's (review 14: demo-rater-1's line said "demo-rater-2, judge's score: ...")."""
+    others = tuple(ceiling_interval_note(r.rater, who, "") for r in row.raters if r.rater != rater.rater
+                   for who in ("rater", "judge"))
+    return [note for note in row.notes if not note.startswith(others)]
+
+
 def ceiling_rater_cut(row: CeilingRow, rater: CeilingRater) -> str:
     """The ceiling CSV's ``ci95_cut``: the interval ends of one rater's line cut at the score's limit ("rater_ci95_high
     at 0"), joined by ", ", or "" (tenth review, U: the cut was only in the free-text notes)."""

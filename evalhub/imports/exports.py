@@ -32,6 +32,7 @@ from evalhub.analysis.result import (
 from evalhub.analysis.trust_notes import (
     POOLED_ROW,
     ceiling_rater_cut,
+    ceiling_rater_notes,
     ceiling_rater_withheld,
     pooled_groups_caveat,
     withheld_text,
@@ -230,9 +231,9 @@ def _records(row: Row) -> Iterator[Record]:
                        "pool_value": _score(pool_value), "count": count}
         return
     if isinstance(row, CeilingRow):
-        notes = _notes_text(row.notes)
         for rater in row.raters:
-            record = {**flat, **_json_keys(rater), "notes": "; ".join(n for n in (notes, rater.reason) if n)}
+            notes = [*ceiling_rater_notes(row, rater), *([rater.reason] if rater.reason else [])]
+            record = {**flat, **_json_keys(rater), "notes": "; ".join(notes)}
             record["rater_ci95_low"], record["rater_ci95_high"] = _low_high(rater.rater_ci95)
             record["judge_ci95_low"], record["judge_ci95_high"] = _low_high(rater.judge_ci95)
             record["ci95_cut"] = ceiling_rater_cut(row, rater)

@@ -90,3 +90,26 @@ def test_the_dashboard_offers_no_csv_of_a_table_it_leaves_empty(two_groups, clie
     assert not any(link in pooled for link in links)
     page = dashboard_html(client, researcher, two_groups)
     assert all(link in page for link in links)
+
+
+@pytest.mark.django_db
+def test_a_ceiling_csv_line_carries_no_other_raters_interval_notes():
+    # Review 14: in the demo's all-groups view demo-rater-1's line said "demo-rater-2, judge's score: the t
+    # interval is cut above at 0.000 ...".
+    from evalhub.demo.loader import demo_judge_load, demo_load
+    from evalhub.imports.exports import table_rows
+    from llmjudge.runs.lifecycle import judge_run_execute_inline, judge_run_start
+
+    study = next(s for s in demo_load() if s.slug == "demo-story")
+    judge_run_execute_inline(run=judge_run_start(study=study, judge=demo_judge_load(owner=study.owner),
+                                                 enqueue=False))
+    result = study_analysis(study=study, options=AnalysisOptions(n_boot=50, groups=(ALL_GROUPS,)))
+    header, *rows = list(table_rows(result, "ceiling"))
+    lines = [dict(zip(header, row, strict=True)) for row in rows]
+    blocks = {(row.question, row.group, row.pool): row for row in result.ceiling}
+    assert any("'s score: the t interval" in note for row in result.ceiling for note in row.notes)  # some to check
+    for line in lines:
+        block = blocks[(line["question"], line["group"], line["pool"])]
+        for note in (n for n in block.notes if "'s score: the t interval" in n):
+            own = note.startswith(f"{line['rater']}, ")
+            assert (note in str(line["notes"])) == own, (line["rater"], note)
