@@ -13,6 +13,7 @@ from evalhub.analysis.result import (
     AblationTable,
     AltTestRow,
     AnalysisResult,
+    CellRow,
     Interval,
     KappaRow,
     KendallRow,
@@ -23,9 +24,11 @@ from evalhub.analysis.result import (
 )
 from evalhub.analysis.trust_notes import (
     MAX_NOTE_LINES,
+    MIN_INTERVAL_ITEMS,
     agreement_text,
     ceiling_withheld,
     counts_head,
+    group_title,
     interval_note,
     note_lines,
     p_adjusted_note,
@@ -55,10 +58,11 @@ def p_text(p: float | None) -> str:
 
 
 P_METHOD_WORDS = {"exact": "exact", "asymptotic": "normal approx."}
-KENDALL_P_METHODS = ("p: scipy's two-sided p of tau-b; p method: exact (the exact distribution, used when neither "
-                     "the human means nor the pool's have a tie and there are at most 33 items, or on more items "
-                     "when the two orders differ in at most one pair or agree in at most one) or normal approx. (the "
-                     "normal approximation with the tie correction, used otherwise)")
+KENDALL_P_METHODS = ("items: the items with both a human mean and the pool's mean; p: scipy's two-sided p of "
+                     "tau-b; p method: exact (the exact distribution, used when neither the human means nor the "
+                     "pool's have a tie and there are at most 33 items, or on more items when the two orders differ "
+                     "in at most one pair or agree in at most one) or normal approx. (the normal approximation with "
+                     "the tie correction, used otherwise)")
 
 
 def p_method_text(method: str | None) -> str:
@@ -241,9 +245,9 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-TABLE1_COUNTS = ("Table 1's cells: mean (std); alpha and % full agreement, with the items it is a share of; n: the "
-                 "cell's items and its ratings (an LLM pool: its answers, one per sample, item and question). The "
-                 "mean and the std (sample std) are over those ratings or answers.")
+TABLE1_COUNTS = ("Table 1's cells: mean (std); alpha and % full agreement, with the items it is a share of; "
+                 "items, ratings: the cell's items and its ratings (an LLM pool: its answers, one per sample, item "
+                 "and question). The mean and the std (sample std) are over those ratings or answers.")
 
 
 def _cell_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
@@ -254,9 +258,12 @@ def _cell_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
                     key=lambda g: (g == ALL_GROUPS, study.groups.index(g) if g in study.groups else 0))
     cells = {(c.question, c.group, c.pool): c for c in result.cells}
     level = result.settings.ci_level
+    pooled = pooled_groups_caveat(result)
     out: list[str] = ["", TABLE1_COUNTS] if study.questions else []
     for question in study.questions:
-        out += ["", f"== {question}: mean (std) / Krippendorff's alpha ({level}) [95% CI] / full agreement % / n"]
+        interval = alpha_interval_head([c for c in result.cells if c.question == question], level)
+        out += ["", f"== {question}: mean (std) / Krippendorff's alpha ({level}) {interval} / full agreement % / "
+                    "items, ratings"]
         rows = []
         for pool in result.pools:
             line1, line2, line3 = [labels[pool.name]], [""], [""]
@@ -280,12 +287,24 @@ def _cell_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
                     f", full agreement {c.full_agreement_pct:.0f}% ({agreement_text(c, samples)})"
                 line2.append(f"alpha {value_note(c.notes, *keys) or fmt(c.alpha[level])}{ci_text}{agreement}")
             rows += [line1, line2, line3]
-        out.append(_table(["pool", *groups], rows))
+        # Groups by their titles (group “human”, all groups): never bare beside the pool "Human raters".
+        out.append(_table(["pool", *(group_title(g, pooled) for g in groups)], rows))
     return out
 
 
+def alpha_interval_head(cells: Sequence[CellRow], level: str) -> str:
+    """What table 1's heading says of alpha's interval: where one is shown (from ``MIN_INTERVAL_ITEMS`` items), or
+    that none is, and why when every cell has too few items (review: "[95% CI]" promised intervals none had)."""
+    keys = ("alpha", f"alpha.{level}")
+    if any(c.alpha_ci95 and not interval_note(c.notes, c.alpha_ci95, "alpha_ci95", *keys) for c in cells):
+        return f"[95% CI where at least {MIN_INTERVAL_ITEMS} items]"
+    if all(c.n_items < MIN_INTERVAL_ITEMS for c in cells):
+        return f"(no 95% CI: every cell has fewer than {MIN_INTERVAL_ITEMS} items)"
+    return "(no 95% CI shown: see the cells' notes)"
+
+
 def _tau_cells(row: KendallRow) -> list[str]:
-    """Tau, p, p's method, n and band as table 2 prints them: a tau withheld on too few items, or undefined, prints
+    """Tau, p, p's method, items and band as table 2 prints them: a tau withheld on too few items, or undefined, prints
     its note in place of the value, and neither p, its method nor band (as the page)."""
     note = value_note(row.notes, "tau")
     if note:  # withheld, or why tau is undefined (issue 25 review, U1: "– p undefined ... undefined")
@@ -315,7 +334,7 @@ def _paper_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
     if result.kendall:
         out += ["", "== Kendall's tau-b: per-item mean of the human raters vs the LLM pool"]
         rows = [[k.question, k.group, labels.get(k.pool, k.pool), *_tau_cells(k)] for k in result.kendall]
-        out.append(_table(["question", "group", "pool", "tau", "p", "p method", "n", "band"], rows))
+        out.append(_table(["question", "group", "pool", "tau", "p", "p method", "items", "band"], rows))
         out.append(KENDALL_P_METHODS)
     if result.welch:
         # On all ratings the heading warns as the page's table 1 footnote does, whether or not a sentence gives a p
@@ -370,7 +389,7 @@ def _rater_mean_lines(result: AnalysisResult, labels: dict[str, str]) -> list[st
             for (pool, rater), values in by_rater.items()]
     return ["", "== Per-rater means (table 12): mean (n) per question / group; n counts a person's ratings, an LLM "
                 "sample's answers",
-            _table(["pool", "rater", *(f"{q} / {g}" for q, g in columns)], rows)]
+            _table(["pool", "rater", *(f"{q} / {group_title(g)}" for q, g in columns)], rows)]
 
 
 def _pairs_text(row: PairwiseKendallRow) -> str:
@@ -388,7 +407,7 @@ def _ablation_lines(tables: Sequence[AblationTable]) -> list[str]:
         rows = [[r.question, r.label, str(r.run), str(r.n_raters), str(r.n_items), str(r.n_missing),
                  fmt(r.accuracy, 3), fmt(r.mae, 3), fmt(r.rater_accuracy, 3), fmt(r.rater_mae, 3)]
                 for r in table.rows]
-        out.append(_table(["question", "method", "run", "raters", "n", "missing", "accuracy", "MAE",
+        out.append(_table(["question", "method", "run", "raters", "pairs scored", "missing", "accuracy", "MAE",
                            "rater-mean accuracy", "rater-mean MAE"], rows))
     return out
 
@@ -449,7 +468,8 @@ def alt_test_report(rows: Sequence[AltTestRow], labels: dict[str, str] | None = 
                fmt(h.advantage)] for r in rows for h in r.test.humans]
     if humans:
         out += ["", "Per human: the one-sided t-test of d = W_h - W_llm against epsilon, and rho_j = mean(W_llm)"]
-        out.append(_table(["question", "group", "pool", "rater", "n", "p", "beaten", "rho_j"], humans[:200]))
+        out.append(_table(["question", "group", "pool", "rater", "usable ratings", "p", "beaten", "rho_j"],
+                          humans[:200]))
         if len(humans) > 200:  # a crowd study has thousands of raters: the JSON and CSV have them all
             out.append(f"... and {len(humans) - 200} more (see --format json or the alt_test CSV table)")
     notes = [f"{r.question}/{r.group}/{pool_label(r.pool, labels)}: {note}" for r in rows for note in r.test.notes]
@@ -483,6 +503,10 @@ def _kappa_p(k: KappaRow) -> str:
     return p_cell(k.p_adjusted) + stars(k.p_adjusted)
 
 
+KAPPA_COLUMNS = ("items: the items kappa is over (against the majority: those left once the tied ones are left out); "
+                 "tied (left out): the items whose human majority ties, left out (only against the majority)")
+
+
 def _evidence_lines(result: AnalysisResult) -> list[str]:
     """Issue 19: kappa, the confusion matrices and the human ceiling as plain text, pools by their labels."""
     out: list[str] = []
@@ -494,8 +518,9 @@ def _evidence_lines(result: AnalysisResult) -> list[str]:
                  k.weights, value_note(k.notes, "kappa") or fmt(k.kappa, 3), _kappa_ci(k), str(k.n_items),
                  str(k.n_tied) if k.against == "majority" else "–",  # only the human majority can tie
                  _kappa_p(k)] for k in result.kappa]
-        out.append(_table(["question", "group", "pool", "against", "weights", "kappa", "95% CI", "n", "tied",
-                           "p (BH)"], rows))
+        out.append(_table(["question", "group", "pool", "against", "weights", "kappa", "95% CI", "items",
+                           "tied (left out)", "p (BH)"], rows))
+        out.append(KAPPA_COLUMNS)
     for c in result.confusion:
         out += ["", f"== Confusion: {c.question} / {c.group} / {pool_label(c.pool, labels)} "
                     f"(rows: human majority, columns: pool; {_count(c.n_items, 'item')}, {c.n_tied} tied left out)"]

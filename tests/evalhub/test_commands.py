@@ -4,6 +4,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -176,3 +177,21 @@ def test_plan_human_budget_refuses_bad_input_clearly(rated, args, message):
 def test_plan_human_budget_needs_a_judge(story_study):
     with pytest.raises(CommandError, match="no LLM pool"):
         run("plan_human_budget", "story", "--width", "1")
+
+
+@pytest.mark.parametrize("command", ["analyze", "export"])
+def test_the_help_names_the_pooled_group_what_the_bootstrap_sets_and_the_defaults(command):
+    """Review (textlabels): "(all)" was not mentioned, --n-boot said alpha only though it sets kappa's interval too,
+    --seed had no help; the filter options are shared, so `export` says the same."""
+    from importlib import import_module
+
+    parser = import_module(f"evalhub.management.commands.{command}").Command().create_parser("manage.py", command)
+    text = re.sub(r"\s+", " ", parser.format_help())
+    assert '"(all)" is the pseudo-group that pools every group' in text
+    assert "Bootstrap replicates for the 95% CIs of alpha, Cohen's kappa and Fleiss' kappa (default: 1000)." in text
+    assert "--seed SEED Seed of those bootstraps (default: 0;" in text
+    if command == "analyze":
+        assert "table: plain-text tables (default); json: every value with its notes; csv: every table's rows." in text
+        for part in ("Cohen's and Fleiss' kappa", "confusion matrices", "the human ceiling",
+                     "the alternative annotator test", "prediction-powered inference (PPI)"):
+            assert part in text

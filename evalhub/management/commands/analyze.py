@@ -16,12 +16,17 @@ from evalhub.stats.alt_test import SCORINGS
 def add_filter_arguments(parser: CommandParser) -> None:
     parser.add_argument("--run", type=int, action="append", dest="runs", help="Judge run id (repeatable).")
     parser.add_argument("--question", action="append", dest="questions", help="Question key (repeatable).")
-    parser.add_argument("--group", action="append", dest="groups", help="Item group (repeatable).")
+    parser.add_argument("--group", action="append", dest="groups",
+                        help='Item group (repeatable; default: every group, each on its own). "(all)" is the '
+                             "pseudo-group that pools every group (docs/analysis.md, Pooled cells).")
     parser.add_argument("--welch-unit", choices=["items", "ratings"], default="items",
                         help="Welch over per-item means (default, as the paper) or all individual ratings "
                              "(treated as independent though ratings of one item or rater are not: optimistic p).")
-    parser.add_argument("--n-boot", type=int, default=1000, help="Bootstrap replicates for alpha's 95%% CI.")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--n-boot", type=int, default=1000,
+                        help="Bootstrap replicates for the 95%% CIs of alpha, Cohen's kappa and Fleiss' kappa "
+                             "(default: 1000).")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="Seed of those bootstraps (default: 0; the same seed gives the same intervals).")
     parser.add_argument("--alt-epsilon", type=float, default=None,
                         help="Alternative annotator test: epsilon, strictly between 0 and 1 (default: the study's; "
                              "the paper's guidance: 0.2 experts, 0.15 skilled annotators, 0.1 crowd workers).")
@@ -50,11 +55,15 @@ def options_from(options: dict[str, Any]) -> AnalysisOptions:
 
 class Command(BaseCommand):
     requires_system_checks = COMMAND_CHECKS
-    help = "Agreement tables of a study (alpha, ICC, Kendall's tau, Welch) as JSON, plain text or CSV."
+    help = ("A study's analysis as JSON, plain text or CSV: agreement (alpha, ICC, Cohen's and Fleiss' kappa, "
+            "confusion matrices), Kendall's tau, Welch's t-test, the human ceiling, the alternative annotator "
+            "test and prediction-powered inference (PPI).")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("study")
-        parser.add_argument("--format", choices=["json", "table", "csv"], default="table")
+        parser.add_argument("--format", choices=["json", "table", "csv"], default="table",
+                            help="table: plain-text tables (default); json: every value with its notes; csv: "
+                                 "every table's rows.")
         add_filter_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:

@@ -124,7 +124,9 @@ def test_kappa_tables_say_dash_where_undefined_and_withheld_texts_never_nest_par
     assert "too few items, n = 3" in page
     assert not re.search(r"\([^()]*\([^()]*\)\)", _scatter_legend("a", next(k for k in result.kendall)))
     report = text_report(result)
-    kappa = report.split("== Cohen's kappa")[1].split("\n\n")[0].splitlines()[3:]
+    block = report.split("== Cohen's kappa")[1].split("\n\n")[0].splitlines()
+    assert block[-1].startswith("items: the items kappa is over")  # the columns' footnote
+    kappa = block[3:-1]
     assert kappa and all(line.split()[-1] == "–" for line in kappa)  # p (BH) of Fleiss and majority rows
     fleiss = [line for line in kappa if " raters " in line]
     assert fleiss and all(line.split()[-2] == "–" for line in fleiss)  # Fleiss' tied

@@ -1,0 +1,88 @@
+"""Text-report review (textlabels): no bare column named "n" or "tied", groups named as group “human” (never bare
+beside the pool "Human raters"), and table 1's heading promises alpha's interval only where one is shown."""
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+from typing import Any, cast
+
+import pytest
+
+from evalhub.analysis import AnalysisOptions, study_analysis
+from evalhub.analysis.reading import ALL_GROUPS
+from evalhub.analysis.text_report import alpha_interval_head, alt_test_report, text_report
+from evalhub.analysis.trust_notes import POOLED_MARK
+from tests.evalhub.analysis.test_ninth_review import _analysed
+from tests.evalhub.analysis.test_withheld_numbers import _rows, _study
+from tests.evalhub.factories import import_long
+
+pytestmark = pytest.mark.usefixtures("fresh_cache")
+
+
+def _block(report: str, heading: str) -> list[str]:
+    start = report.index(heading)
+    return report[start:report.index("\n\n", start)].splitlines()
+
+
+@pytest.mark.django_db
+def test_the_tables_name_items_and_tied_items_and_groups_never_bare(researcher, tmp_path):
+    _, result = _analysed(researcher, tmp_path, "labels-words")
+    report = text_report(result)
+    table1 = _block(report, "== q: mean (std)")
+    assert table1[0] == ("== q: mean (std) / Krippendorff's alpha (ordinal) (no 95% CI: every cell has fewer than "
+                         "10 items) / full agreement % / items, ratings")
+    assert table1[1].split("  ")[0] == "pool" and "group “a”" in table1[1] and "group “b”" in table1[1]
+    assert "[95% CI]" not in report
+    kendall = _block(report, "== Kendall's tau-b")
+    assert kendall[1].split() == ["question", "group", "pool", "tau", "p", "p", "method", "items", "band"]
+    assert kendall[-1].startswith("items: the items with both a human mean and the pool's mean; p: ")
+    kappa = _block(report, "== Cohen's kappa")
+    assert re.search(r"95% CI +items +tied \(left out\) +p \(BH\)$", kappa[1])
+    assert kappa[-1].startswith("items: the items kappa is over (against the majority: those left once the tied "
+                                "ones are left out); tied (left out): the items whose human majority ties")
+    raters = _block(report, "== Per-rater means")
+    assert "q / group “a”" in raters[1] and "q / group “b”" in raters[1]
+    # No table's header has a bare "n" column (Welch's says its unit: "n (items)").
+    headers = [lines[1] for lines in (table1, kendall, kappa, raters)]
+    assert not any(" n " in f" {h} " for h in headers)
+
+
+@pytest.mark.django_db
+def test_the_pooled_group_is_all_groups_marked_as_pooled(researcher, tmp_path):
+    study, _ = _analysed(researcher, tmp_path, "labels-pooled")
+    result = study_analysis(study=study, options=AnalysisOptions(n_boot=200, groups=("a", ALL_GROUPS)))
+    header = _block(text_report(result), "== q: mean (std)")[1]
+    assert "group “a”" in header and f"all groups {POOLED_MARK}" in header and ALL_GROUPS not in header
+
+
+@pytest.mark.django_db
+def test_table_1_heading_promises_the_interval_where_it_is_shown(researcher, tmp_path):
+    """12 items with 2 ratings each: alpha and its interval are shown."""
+    study = _study(researcher, "labels-ci")
+    humans = {f"i{k}": [1 + k % 5, 1 + (k + k // 4) % 5] for k in range(12)}
+    import_long(study, _rows("human", "a", humans), tmp_path)
+    report = text_report(study_analysis(study=study, options=AnalysisOptions(n_boot=200)))
+    assert "Krippendorff's alpha (ordinal) [95% CI where at least 10 items] / full agreement %" in report
+
+
+def test_the_interval_heading_says_why_none_is_shown() -> None:
+    def cell(n_items: int, ci: tuple[float, float] | None, **notes: str) -> Any:
+        return cast(Any, SimpleNamespace(n_items=n_items, alpha_ci95=ci, notes=notes))
+
+    assert alpha_interval_head([cell(12, (0.1, 0.6)), cell(3, None)], "ordinal") == \
+        "[95% CI where at least 10 items]"
+    assert alpha_interval_head([cell(6, (0.1, 0.6), alpha_ci95="few items for a bootstrap interval (n = 6)")],
+                               "ordinal") == "(no 95% CI: every cell has fewer than 10 items)"
+    assert alpha_interval_head([cell(12, None, alpha_ci95="undefined")], "ordinal") == \
+        "(no 95% CI shown: see the cells' notes)"
+
+
+def test_the_per_human_alt_test_table_names_what_its_count_counts() -> None:
+    human = SimpleNamespace(rater="r1", n=12, p=0.01, rejected=True, advantage=0.8)
+    test = SimpleNamespace(scoring="neg_rmse", epsilon=0.15, q_fdr=0.05, n_instances=12, winning_rate=1.0,
+                           advantage_probability=0.8, passed=True, humans=[human], notes=[])
+    row = cast(Any, SimpleNamespace(question="q", group="a", pool="judge", test=test))
+    lines = alt_test_report([row])
+    header = lines[lines.index("Per human: the one-sided t-test of d = W_h - W_llm against epsilon, and "
+                               "rho_j = mean(W_llm)") + 1]
+    assert re.match(r"question +group +pool +rater +usable ratings +p +beaten", header)
