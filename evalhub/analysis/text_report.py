@@ -126,7 +126,8 @@ CEILING_SCORES = {"neg_rmse": f"{CEILING_AXIS_HEAD} negative RMSE against the ot
 def welch_n_text(row: WelchRow) -> str:
     """The n of each side and its unit, e.g. 'n = 3 “human” and 3 “gpt2” items' (issue 25 review, U3: d stood
     without the n it rests on)."""
-    unit = "item" if row.test.unit == "item means" else "rating"
+    # On all individual ratings an LLM pool's n counts its samples' answers (review 15: "9 ratings" were answers).
+    unit = "item" if row.test.unit == "item means" else "rating" if row.pool == HUMAN else "answer"
     plural = "" if row.test.n_a == row.test.n_b == 1 else "s"
     return f"n = {row.test.n_a} “{row.group_a}” and {row.test.n_b} “{row.group_b}” {unit}{plural}"
 
@@ -345,7 +346,7 @@ def _paper_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
                  f"{w.test.n_a}/{w.test.n_b}"] for w in result.welch]
         # Both p-values, named: a bare "p" column beside BH-adjusted sentences read as significant where the
         # sentences say not (the second dashboard review).
-        n_unit = "items" if result.settings.welch_unit == "item means" else "ratings"
+        n_unit = "items" if result.settings.welch_unit == "item means" else "ratings; an LLM: answers"
         out.append(_table(["question", "pool", "groups", "t", "df", "p (raw)", "p (BH)", "d", f"n ({n_unit})"], rows))
         out.append(welch_family_text(result.welch[0].p_family))
         out += [welch_sentence(w, labels) for w in result.welch]

@@ -208,10 +208,15 @@ def _json_keys(row: Row | CeilingRater) -> Record:
     return dict(record)
 
 
+# A CSV ``notes`` cell joins its notes with " | ", as ``withheld`` joins its parts: a reason may itself hold "; "
+# ("too few items (n = 3 and 3); no variation within ..."; review 15).
+NOTES_JOIN = " | "
+
+
 def _notes_text(notes: Notes | Sequence[str]) -> str:
     if isinstance(notes, dict):
-        return "; ".join(f"{k}: {v}" for k, v in notes.items())
-    return "; ".join(notes)
+        return NOTES_JOIN.join(f"{k}: {v}" for k, v in notes.items())
+    return NOTES_JOIN.join(notes)
 
 
 def _low_high(interval: Interval | None) -> tuple[float | None, float | None]:
@@ -233,7 +238,7 @@ def _records(row: Row) -> Iterator[Record]:
     if isinstance(row, CeilingRow):
         for rater in row.raters:
             notes = [*ceiling_rater_notes(row, rater), *([rater.reason] if rater.reason else [])]
-            record = {**flat, **_json_keys(rater), "notes": "; ".join(notes)}
+            record = {**flat, **_json_keys(rater), "notes": NOTES_JOIN.join(notes)}
             record["rater_ci95_low"], record["rater_ci95_high"] = _low_high(rater.rater_ci95)
             record["judge_ci95_low"], record["judge_ci95_high"] = _low_high(rater.judge_ci95)
             record["ci95_cut"] = ceiling_rater_cut(row, rater)
@@ -268,8 +273,8 @@ def _without(record: Record, withheld: dict[str, str]) -> Record:
 # Why a table of an all-groups-only view has no rows: said beside the empty file (the command's standard error), as
 # the page says it in place of the table (thirteenth review, U: a header-only welch.csv with no reason).
 POOLED_EMPTY = {
-    "welch": "this view pools the groups, and Welch's t-test compares one group with another: export without "
-             "--group, or with two groups",
+    "welch": "this view pools the groups, and Welch's t-test compares one group with another: export with a "
+             "group (each contrast with it) or without --group (every contrast)",
     "rater_means": "per-rater means are given per group (table 12), not for all groups pooled: export without "
                    "--group, or with a group",
 }

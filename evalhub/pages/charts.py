@@ -99,9 +99,12 @@ def with_values(chart: SafeString, header: Sequence[str], rows: Sequence[Sequenc
     on a phone, which has no hover (issue 25 fourth review, C3)."""
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{escape(v)}</td>" for v in row) + "</tr>" for row in rows)
+    # On a phone a table of more than 4 columns says that it scrolls (review 16: the ceiling's 7 did not).
+    hint = (f'<caption class="scroll-hint">{len(header)} columns: scroll sideways →</caption>'
+            if len(header) > 4 else "")
     return mark_safe(  # noqa: S308 - every string is escaped above
         f'{chart}<details class="chart-values"><summary>values</summary><div class="scroll"><table class="paper">'
-        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div></details>")
+        f"{hint}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div></details>")
 
 
 def distribution_values(chart: SafeString, *, bins: Sequence[float], series: Sequence[Distribution],

@@ -302,6 +302,8 @@ def dashboard_context(result: AnalysisResult) -> dict[str, object]:
         "questions": study.questions,
         "groups": groups,
         "n_groups": len(groups),
+        # Review 15: in a view of some groups and "(all)" the pooled points are drawn nowhere; said, not implied.
+        "scatter_pooled": _scatter_pooled_text(study.groups, groups) if pooled else "",
         "columns": columns,
         "table1": _table1(result, columns, labels, pool_colours),
         "kendall_rows": pool_rows(result.kendall, llm_pools),
@@ -368,6 +370,8 @@ def _table1_cell(c: CellRow | None, level: str, mark: list[str], *, samples: int
     ci_note = interval_note(c.notes, c.alpha_ci95, "alpha_ci95", *keys) if c else "–"
     if note:
         ci_note = f"withheld: {note}" if alpha is not None else f"undefined: {note}"
+    elif ci_note not in ("", "–"):  # review 16: "α 95% CI few items for ..." read as an interval called "few items"
+        ci_note = f"not shown: {ci_note}"
     return Table1Cell(cell=c, alpha=alpha, alpha_note=note, alpha_ci_note=ci_note,
                       notes_text=notes_text(shown_notes(c.notes, ("alpha_ci95",), *keys)) if c else "",
                       stars=max((m.split(" ")[0] for m in mark), key=len, default=""), mark_title="; ".join(mark),
@@ -462,6 +466,19 @@ def _scatter_charts(result: AnalysisResult, groups: list[str], labels: dict[str,
         if row:
             out.append(Charts(labels[pool], tuple(row)))
     return out
+
+
+def _scatter_pooled_text(study_groups: Sequence[str], groups: Sequence[str]) -> str:
+    """What the scatter charts say of the all-groups points beside groups of their own (``_scatter_charts`` draws
+    the groups shown, never the pooled points over them)."""
+    shown = [g for g in groups if g != ALL_GROUPS]
+    if not shown:
+        return ""
+    if set(study_groups) <= set(shown):
+        return "All groups together are not drawn over the groups' own bubbles: their points are the same items."
+    drawn = f"{', '.join(group_title(g) for g in shown)} {'is' if len(shown) == 1 else 'are'}"
+    return (f"All groups together are not drawn: only {drawn}; the other groups' items are in no chart here, and "
+            "table 2 gives τ over all groups.")
 
 
 def _scatter_legend(group: str, tau: KendallRow | None, pooled: bool = False) -> str:

@@ -161,10 +161,9 @@ def _headline(row: AltTestRow, n_groups: int, label: str) -> Headline:
 
 
 def _summary_rows(rows: Sequence[AltTestRow], multi_question: bool) -> list[AltTestRow]:
-    """The rows a card's headlines read: every question pooled (and every group when (all) was asked for)."""
-    summary = [r for r in rows if (r.question == ALL_QUESTIONS) == multi_question]
-    pooled = [r for r in summary if r.group == ALL_GROUPS]
-    return pooled or summary
+    """The rows a card's headlines read: every question pooled, one per group shown, all groups pooled included
+    (review 16: a view of group "human" and "(all)" gave the pooled headline alone)."""
+    return [r for r in rows if (r.question == ALL_QUESTIONS) == multi_question]
 
 
 def _card(pool: str, label: str, rows: list[AltTestRow], multi_question: bool, n_groups: int,

@@ -78,8 +78,8 @@ def test_run_judge_button_starts_a_run_and_the_progress_reaches_100_percent(
     detail = owner_client.get(reverse("llmjudge:run_detail", args=[run.pk])).content.decode()
     legend = detail[detail.index('id="figures-legend"'):]
     legend = " ".join(legend[:legend.index("</p>")].split())
-    for words in ("A rating is one item × question × sample", "Refused: still refusing after its re-asks",
-                  "Preparation: the calls a persona or panel judge makes", "so they can exceed the ratings"):
+    for words in ("An answer is one item × question × sample", "Refused: still refusing after its re-asks",
+                  "Preparation: the calls a persona or panel judge makes", "so they can exceed the answers"):
         assert words in legend
 
 

@@ -113,3 +113,37 @@ def test_a_ceiling_csv_line_carries_no_other_raters_interval_notes():
         for note in (n for n in block.notes if "'s score: the t interval" in n):
             own = note.startswith(f"{line['rater']}, ")
             assert (note in str(line["notes"])) == own, (line["rater"], note)
+
+
+@pytest.mark.django_db
+def test_a_mixed_view_has_a_verdict_headline_for_each_group_shown_and_all_groups(two_groups, client, researcher):
+    # Review 16: with group "human" and "(all)" asked for, the verdict gave the pooled headline alone.
+    import re
+
+    def headlines(query):
+        page = dashboard_html(client, researcher, two_groups, query)
+        return re.findall(r'<p class="headline[^"]*"[^>]*>(.*?)</p>', page, flags=re.S)
+
+    mixed = headlines(f"?group=gpt2&group={ALL_GROUPS}")
+    assert len(mixed) == 2
+    assert "group “gpt2”" in mixed[0] and "all groups" in mixed[1]
+    assert len(headlines(f"?group={ALL_GROUPS}")) == 1 and len(headlines("")) == 2
+
+
+@pytest.mark.django_db
+def test_the_scatter_says_which_items_it_draws_in_a_mixed_view(two_groups, client, researcher):
+    # Review 15: beside group "gpt2" and "(all)" it said the pooled points "are the same items" as the bubbles drawn,
+    # while the other group's items were drawn nowhere.
+    import re
+
+    def said(query):
+        page = dashboard_html(client, researcher, two_groups, query)
+        found = re.search(r'<span id="scatter-pooled">(.*?)</span>', page)
+        return found.group(1) if found else ""
+
+    assert said(f"?group=gpt2&group={ALL_GROUPS}") == (
+        "All groups together are not drawn: only group “gpt2” is; the other groups&#x27; items are in no chart "
+        "here, and table 2 gives τ over all groups.")
+    assert said(f"?group=gpt2&group=human&group={ALL_GROUPS}").startswith(
+        "All groups together are not drawn over the groups&#x27; own bubbles")
+    assert said(f"?group={ALL_GROUPS}") == "" and said("") == ""

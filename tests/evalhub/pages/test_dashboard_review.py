@@ -304,8 +304,9 @@ def test_the_welch_option_and_sentences_on_all_ratings_say_their_p_is_optimistic
     # footnote carries the warning.
     lines = re.findall(r"<li class=\"(?:sig|ns|withheld)\">(.*?)</li>", page, flags=re.S)
     tested = [line for line in lines if "cannot be tested" not in line]
-    assert tested and all("no test is reported, too few items (n = 3 and 3)" in line and " ratings)" in line
-                          for line in tested)
+    assert tested and all("no test is reported, too few items (n = 3 and 3)" in line for line in tested)
+    # A human pool's n counts ratings, an LLM pool's its samples' answers (review 15).
+    assert all((" ratings)" if line.startswith("Human raters") else " answers)") in line for line in tested)
     assert "treated as independent though ratings of one item or one rater are not: an optimistic p" in page
     # The pool and the group named "human" are never confused: groups are quoted, never bare.
     assert not re.search(r"(prefer|between) (human|gpt2) ", page)
@@ -449,7 +450,8 @@ def test_the_home_and_raters_pages_say_where_imported_ratings_come_from(small_st
     # 72 human ratings from 3 imported raters, beside "0 / 0 raters finished / started" (issue 25 review).
     assert ("72 human ratings (with 3 raters from imported files, outside the links: not counted in the seats or "
             "raters figures)") in home
-    assert "seats filled through the links (0 %)" in home
+    assert "seats filled through the links (0 %) (a seat: one rater's place on one item; 6 items × 3 raters an item)" \
+        in home.replace("&#x27;", "'")
     raters = client.get(f"/studies/{small_study.slug}/raters/").content.decode()
     assert "No raters through the links yet." in raters
     assert "3 raters from imported files: their ratings came in a ratings file, outside the links, and are not " \

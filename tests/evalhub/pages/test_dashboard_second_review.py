@@ -115,6 +115,9 @@ def test_u3_welchs_d_stands_beside_the_n_of_each_side_and_its_unit(small_study, 
     # On all ratings (withheld on 3 items a side, the fourth review's M1, but saying on how many): 3 teachers x 3 items per group, and gpt-4o's 3 samples x 3 items.
     humans = [line for line in lines if line.startswith("Human raters")]
     assert humans and all("; n = 9 “human” and 9 “gpt2” ratings" in line for line in humans)
+    # An LLM pool's n on all ratings counts its samples' answers, never "ratings" (review 15).
+    judges = [line for line in lines if not line.startswith("Human raters")]
+    assert judges and all("; n = 9 “human” and 9 “gpt2” answers" in line for line in judges)
     # The text report's table names the unit of its n column, and its sentences are the page's.
     report = _report(small_study)
     header = report[report.index("== Welch's t-test"):].splitlines()[1]

@@ -54,7 +54,7 @@ def test_the_page_shows_no_interval_on_six_items_and_says_why(researcher, client
     study, _ = _three_items_a_side(researcher, tmp_path, "six-items-page")
     page = unescape(dashboard_html(client, researcher, study, "?group=(all)"))
     cells = re.findall(r'<span class="second cell-ci">(.*?)</span>\s*</td>', page, flags=re.S)
-    assert cells and all(f'95% CI <span class="undef">{FEW_FOR_INTERVAL}, n = 6</span>' in c for c in cells)
+    assert cells and all(f'95% CI <span class="undef">not shown: {FEW_FOR_INTERVAL}, n = 6</span>' in c for c in cells)
     assert all(re.search(r"ICC\(1\) -?\d\.\d\d", c) for c in cells)  # ICC(1) in the cell, not only a tooltip
     charts = page[page.index('id="charts-alpha"'):page.index('id="alpha-no-ci"')]
     assert ">no CI</text>" in charts and "<line" in charts  # the dot without a bar, named
