@@ -37,6 +37,7 @@ from evalhub.analysis.trust_notes import (
     welch_withheld,
     zero_width,
 )
+from evalhub.stats.alt_test import MIN_INSTANCES_PER_HUMAN
 
 SIGNIFICANCE = 0.05
 
@@ -202,7 +203,7 @@ def text_report(result: AnalysisResult) -> str:
     out += _paper_tables(result, labels)
     out += _rater_mean_lines(result, labels)
     out += _ablation_lines(result.ablations)
-    out += alt_test_report(result.alt_test, labels)
+    out += alt_test_report(result.alt_test, labels, pooled=bool(pooled_groups_caveat(result)))
     out += _evidence_lines(result)
     out += _position_lines(result.position_bias, labels)
     out += _ppi_lines(result, labels)
@@ -281,7 +282,9 @@ def _cell_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
                 # What the dashboard shows in their place (trust_notes): a note for a withheld alpha, no interval.
                 keys = ("alpha", f"alpha.{level}")
                 ci_note = interval_note(c.notes, c.alpha_ci95, "alpha_ci95", *keys)
-                ci_text = "" if ci_note == "–" else f" [{ci_note}]" if ci_note else \
+                # A reason is never in brackets, where an interval goes (review: "alpha 0.74 [few items for a
+                # bootstrap interval, n = 6]" read as an interval).
+                ci_text = "" if ci_note == "–" else f" ({no_ci_text(ci_note)})" if ci_note else \
                     f" [{fmt(c.alpha_ci95[0])}, {fmt(c.alpha_ci95[1])}]" if c.alpha_ci95 else ""
                 # Named in full (fourth review, C8: "a=too few items (n = 3) 33%" left "a" to be guessed).
                 agreement = "" if c.full_agreement_pct is None else \
@@ -291,6 +294,12 @@ def _cell_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
         # Groups by their titles (group “human”, all groups): never bare beside the pool "Human raters".
         out.append(_table(["pool", *(group_title(g, pooled) for g in groups)], rows))
     return out
+
+
+def no_ci_text(note: str) -> str:
+    """A reason in place of an interval, written so that it cannot be read as one: "no CI: few items for a
+    bootstrap interval, n = 6"."""
+    return f"no CI: {note}"
 
 
 def alpha_interval_head(cells: Sequence[CellRow], level: str) -> str:
@@ -330,11 +339,15 @@ def _welch_cells(row: WelchRow) -> list[str]:
 
 
 def _paper_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
-    """Kendall's tau (table 2), Welch's test with its sentences, the majority table, pairwise tau (table 6)."""
+    """Kendall's tau (table 2), Welch's test with its sentences, the majority table, pairwise tau (table 6); groups
+    by their titles (group “human”, all groups, marked as pooled under the pooled caveat), never bare beside the pool
+    "Human raters"."""
     out: list[str] = []
+    pooled = pooled_groups_caveat(result)
     if result.kendall:
         out += ["", "== Kendall's tau-b: per-item mean of the human raters vs the LLM pool"]
-        rows = [[k.question, k.group, labels.get(k.pool, k.pool), *_tau_cells(k)] for k in result.kendall]
+        rows = [[k.question, group_title(k.group, pooled), labels.get(k.pool, k.pool), *_tau_cells(k)]
+                for k in result.kendall]
         out.append(_table(["question", "group", "pool", "tau", "p", "p method", "items", "band"], rows))
         out.append(KENDALL_P_METHODS)
     if result.welch:
@@ -342,7 +355,7 @@ def _paper_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
         # (issue 25, ninth review: on 3 items a group every test is withheld, and no sentence warned).
         unit = result.settings.welch_unit
         out += ["", f"== Welch's t-test between groups ({RATINGS_UNIT_HEADING if unit == 'ratings' else unit})"]
-        rows = [[w.question, labels.get(w.pool, w.pool), f"{w.group_a} vs {w.group_b}", *_welch_cells(w),
+        rows = [[w.question, labels.get(w.pool, w.pool), f"“{w.group_a}” vs “{w.group_b}”", *_welch_cells(w),
                  f"{w.test.n_a}/{w.test.n_b}"] for w in result.welch]
         # Both p-values, named: a bare "p" column beside BH-adjusted sentences read as significant where the
         # sentences say not (the second dashboard review).
@@ -358,14 +371,16 @@ def _paper_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
         out += ["", f"== Welch's t-test between groups: no contrasts: {why}"]
     if result.majority:
         out += ["", "== Pairwise: each pool's majority choice vs the human majority choice"]
-        rows = [[m.question, m.group, labels.get(m.pool, m.pool), fmt(m.agreement_pct, 1), f"{m.n_agree}/{m.n_items}",
+        rows = [[m.question, group_title(m.group, pooled), labels.get(m.pool, m.pool), fmt(m.agreement_pct, 1),
+                 f"{m.n_agree}/{m.n_items}",
                  str(m.human_no_majority), str(m.pool_no_majority)] for m in result.majority]
         out.append(_table(["question", "group", "pool", "agreement %", "agree/items", "human no majority",
                            "pool no majority"], rows))
     if result.pairwise_kendall:
         out += ["", "== Mean pairwise Kendall's tau among a pool's raters (table 6)"]
-        rows = [[r.question, r.group, labels.get(r.pool, r.pool), value_note(r.notes, "mean_tau") or fmt(r.mean_tau, 3),
-                 _pairs_text(r), str(r.n_items)] for r in result.pairwise_kendall]
+        rows = [[r.question, group_title(r.group, pooled), labels.get(r.pool, r.pool),
+                 value_note(r.notes, "mean_tau") or fmt(r.mean_tau, 3), _pairs_text(r), str(r.n_items)]
+                for r in result.pairwise_kendall]
         out.append(_table(["question", "group", "pool", "mean tau", "pairs", "items"], rows))
     return out
 
@@ -429,11 +444,12 @@ def _ppi_lines(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
     """Issue 27: the human means with each judge's help (docs/analysis.md), or why there are none."""
     if result.ppi is None or result.ppi_differences is None:
         return ["", f"== Prediction-powered inference: no PPI figure ({result.ppi_note})"]
-    means = [[r.question, r.group, labels.get(r.pool, r.pool),
+    pooled = pooled_groups_caveat(result)
+    means = [[r.question, group_title(r.group, pooled), labels.get(r.pool, r.pool),
               f"{fmt(r.humans_only_estimate)} [{fmt(r.humans_only_ci_low)}, {fmt(r.humans_only_ci_high)}]",
               f"{fmt(r.estimate)} [{fmt(r.ci_low)}, {fmt(r.ci_high)}]", fmt(r.lam), f"{r.n_labelled}/{r.n_unlabelled}",
               fmt(r.effective_n, 1), "; ".join(r.notes.values())] for r in result.ppi]
-    differences = [[d.question, f"{d.groups[0]} - {d.groups[1]}", labels.get(d.pool, d.pool),
+    differences = [[d.question, f"“{d.groups[0]}” − “{d.groups[1]}”", labels.get(d.pool, d.pool),
                     f"{fmt(d.difference)} [{fmt(d.ci_low)}, {fmt(d.ci_high)}]", p_cell(d.p),
                     "; ".join(d.notes.values())] for d in result.ppi_differences]
     return ["", "== Prediction-powered inference: human means with the judge's help (95% CI; the human-rated items "
@@ -448,23 +464,36 @@ ALL_QUESTIONS_TEXT = (f'question "{ALL_QUESTIONS}" (here and in the alt_test CSV
                       "authors pool their datasets' aspects (docs/alt-test.md)")
 
 
-def alt_test_report(rows: Sequence[AltTestRow], labels: dict[str, str] | None = None) -> list[str]:
+ALT_TEST_COLUMNS = (
+    "judge ratings used: the items with the judge's rating and 2+ human ratings (question (all): the item × question "
+    "pairs, over all questions); omega: the winning rate, the share of the human raters tested that the judge beats "
+    "within epsilon (a one-sided t-test, Benjamini-Yekutieli adjusted over the raters); rho: the advantage "
+    "probability, the mean over the raters tested of the share of their ratings on which the judge scores at least as "
+    "well as the rater; verdict: passes when omega >= 0.5, cannot yet below, no verdict when the test cannot run (the "
+    f"notes say why); beat/tested: the human raters beaten / the human raters tested (those with "
+    f"{MIN_INSTANCES_PER_HUMAN} usable ratings)")
+
+
+def alt_test_report(rows: Sequence[AltTestRow], labels: dict[str, str] | None = None, pooled: bool = False
+                    ) -> list[str]:
     """The alternative annotator test as text lines: one line per row, then the per-human table and notes;
-    pools by their labels."""
+    pools by their labels, groups by their titles (``pooled``: the report shows the pooled-groups caveat)."""
     if not rows:
         return []
     first = rows[0].test
     out = ["", f"== Alternative annotator test: may the LLM pool replace the human raters? "
                f"(scoring: {scoring_words(first.scoring)}; epsilon {first.epsilon}, "
                f"Benjamini-Yekutieli q {first.q_fdr})"]
-    table = [[r.question, r.group, pool_label(r.pool, labels), str(r.test.n_instances), fmt(r.test.winning_rate),
-              fmt(r.test.advantage_probability), verdict_word(r.test.passed),
+    table = [[r.question, group_title(r.group, pooled), pool_label(r.pool, labels), str(r.test.n_instances),
+              fmt(r.test.winning_rate), fmt(r.test.advantage_probability), verdict_word(r.test.passed),
               str(sum(h.rejected for h in r.test.humans)) + "/" + str(len(r.test.humans))] for r in rows]
-    header = ["question", "group", "pool", "judge ratings", "omega", "rho", "verdict", "beat/tested"]
-    out.append(_table(header, table))
+    # Each column said under the table, in the dashboard's words (_verdict.html; review: "omega", "rho" and
+    # "beat/tested" were explained nowhere in the report).
+    header = ["question", "group", "pool", "judge ratings used", "omega", "rho", "verdict", "beat/tested"]
+    out += [_table(header, table), ALT_TEST_COLUMNS]
     if any(r.question == ALL_QUESTIONS for r in rows):  # said once (issue 25, eighth review), in alt-test.md's words
         out.append(ALL_QUESTIONS_TEXT)
-    humans = [[r.question, r.group, pool_label(r.pool, labels), h.rater, str(h.n),
+    humans = [[r.question, group_title(r.group, pooled), pool_label(r.pool, labels), h.rater, str(h.n),
                p_cell(h.p), "yes" if h.rejected else "no",
                fmt(h.advantage)] for r in rows for h in r.test.humans]
     if humans:
@@ -473,7 +502,8 @@ def alt_test_report(rows: Sequence[AltTestRow], labels: dict[str, str] | None = 
                           humans[:200]))
         if len(humans) > 200:  # a crowd study has thousands of raters: the JSON and CSV have them all
             out.append(f"... and {len(humans) - 200} more (see --format json or the alt_test CSV table)")
-    notes = [f"{r.question}/{r.group}/{pool_label(r.pool, labels)}: {note}" for r in rows for note in r.test.notes]
+    notes = [f"{r.question} / {group_title(r.group, pooled)} / {pool_label(r.pool, labels)}: {note}"
+             for r in rows for note in r.test.notes]
     if notes:
         out += ["", "Alt-test notes:", *notes[:50]]
         if len(notes) > 50:
@@ -489,7 +519,7 @@ def _kappa_ci(k: KappaRow) -> str:
     """The kappa interval as the dashboard shows it: the note in its place when withheld or of width 0."""
     note = interval_note(k.notes, k.ci95, "ci95", "kappa")
     if note or k.ci95 is None:
-        return note or "–"
+        return no_ci_text(note) if note and note != "–" else "–"
     return f"[{fmt(k.ci95[0], 3)}, {fmt(k.ci95[1], 3)}]"
 
 
@@ -512,10 +542,12 @@ def _evidence_lines(result: AnalysisResult) -> list[str]:
     """Issue 19: kappa, the confusion matrices and the human ceiling as plain text, pools by their labels."""
     out: list[str] = []
     labels = result.pool_labels()
+    pooled = pooled_groups_caveat(result)
     if result.kappa:
         out += ["", "== Cohen's kappa of each LLM pool (vs the human majority, vs each rater; BH-adjusted p) "
                     "and Fleiss' kappa among the human raters"]
-        rows = [[k.question, k.group, pool_label(k.pool, labels), k.against if k.rater is None else k.rater,
+        rows = [[k.question, group_title(k.group, pooled), pool_label(k.pool, labels),
+                 k.against if k.rater is None else k.rater,
                  k.weights, value_note(k.notes, "kappa") or fmt(k.kappa, 3), _kappa_ci(k), str(k.n_items),
                  str(k.n_tied) if k.against == "majority" else "–",  # only the human majority can tie
                  _kappa_p(k)] for k in result.kappa]
@@ -523,14 +555,14 @@ def _evidence_lines(result: AnalysisResult) -> list[str]:
                            "tied (left out)", "p (BH)"], rows))
         out.append(KAPPA_COLUMNS)
     for c in result.confusion:
-        out += ["", f"== Confusion: {c.question} / {c.group} / {pool_label(c.pool, labels)} "
+        out += ["", f"== Confusion: {c.question} / {group_title(c.group, pooled)} / {pool_label(c.pool, labels)} "
                     f"(rows: human majority, columns: pool; {_count(c.n_items, 'item')}, {c.n_tied} tied left out)"]
         out.append(_table(["human \\ pool", *c.labels],
                           [[label, *map(str, counts)] for label, counts in zip(c.labels, c.counts, strict=True)]))
     for ceiling in result.ceiling:
         score = CEILING_SCORES.get(ceiling.scoring or "", ceiling.scoring or "")
         head = f"== Human ceiling ({score}): {ceiling.question} / " \
-               f"{ceiling.group} / {pool_label(ceiling.pool, labels)}"
+               f"{group_title(ceiling.group, pooled)} / {pool_label(ceiling.pool, labels)}"
         withheld = ceiling_withheld(ceiling)
         summary = ceiling.summary or (f"withheld, {withheld}" if withheld else "")
         out += ["", head + (f": {summary}" if summary else "")]

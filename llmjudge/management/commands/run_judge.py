@@ -13,6 +13,7 @@ from llmjudge.models import Judge, JudgeRun
 from llmjudge.runs import lifecycle as judging
 from llmjudge.selectors import AmbiguousJudgeName, RunProgress, judge_named, run_progress
 
+ANSWER_UNIT = " (item × question × sample)"  # an answer, in docs/analysis.md's "Words"
 _FINAL = (JudgeRun.Status.DONE, JudgeRun.Status.CANCELLED, JudgeRun.Status.FAILED, JudgeRun.Status.PAUSED)
 
 
@@ -38,15 +39,16 @@ def llm_worker_available(timeout: float = 1.0) -> bool:
 
 
 def summary_lines(progress: RunProgress) -> list[str]:
-    """The run's figures, each said in words: a rating is one item x question x sample; a call is one request to the
-    judge's server, so retries after an error and re-asks after a refusal make calls exceed ratings."""
+    """The run's figures, each said in words (docs/analysis.md, "Words"): an answer is one item x question x sample
+    (a pool's rating is one item x question, made of its samples' answers); a call is one request to the judge's
+    server, so retries after an error and re-asks after a refusal make calls exceed answers."""
     preparation = (f", {progress.steps_done} of them preparation calls done of {progress.steps_total} "
                    "(persona characters, panel roles)" if progress.steps_total else "")
     return [
         f"run {progress.run_id}: {progress.status} in {progress.elapsed_seconds:.1f} s",
-        f"ratings {progress.total} (item × question × sample): ok {progress.ok}  unparseable {progress.unparseable}  "
+        f"answers {progress.total} (item × question × sample): ok {progress.ok}  unparseable {progress.unparseable}  "
         f"refused {progress.refused}  errors {progress.failed}  pending {progress.pending}",
-        "  refused: still refusing after its re-asks; errors: failed after its retries",
+        "  refused: answers still refusing after their re-asks; errors: answers that failed after their retries",
         f"calls {progress.calls}: requests sent to the judge's server, retries and re-asks after a refusal included"
         + preparation,
         f"tokens {progress.tokens_prompt} in / {progress.tokens_completion} out, "
@@ -103,7 +105,7 @@ class Command(BaseCommand):
                 if run is None:
                     raise CommandError(f"no run {o['resume']} of judge {judge.name!r} on {study.slug!r}")
                 todo = judging.judge_run_resume(run=run, retry_errors=o["retry_errors"], enqueue=not inline)
-                self.stdout.write(f"resumed run {run.pk}: {todo} rating{pluralize(todo)} to ask")
+                self.stdout.write(f"resumed run {run.pk}: {todo} answer{pluralize(todo)} to ask{ANSWER_UNIT}")
                 runs = [run]
             elif o["ablation"]:
                 experiment = judging.persona_ablation_launch(study=study, judge=judge, enqueue=not inline)
@@ -112,7 +114,8 @@ class Command(BaseCommand):
                     f"run {r.pk} ({r.params['kind_options']['method']})" for r in runs))
             else:
                 run = judging.judge_run_start(study=study, judge=judge, overrides=overrides, enqueue=not inline)
-                self.stdout.write(f"started run {run.pk}: {run.calls_total} rating{pluralize(run.calls_total)} to ask")
+                self.stdout.write(f"started run {run.pk}: {run.calls_total} answer{pluralize(run.calls_total)} to ask"
+                                  f"{ANSWER_UNIT}")
                 runs = [run]
         except judging.RunError as exc:
             raise CommandError(str(exc)) from None
@@ -135,12 +138,16 @@ class Command(BaseCommand):
             run.refresh_from_db()
             for line in summary_lines(run_progress(run=run)):
                 self.stdout.write(line)
-        self.stdout.write(f"wall time {time.monotonic() - started:.1f} s")
+        # The whole command's time, named apart from each run's own "run N: done in ... s" (review: two durations
+        # for one run, "done in 3.3 s" and "wall time 3.2 s", read as two measures of the same thing).
+        whose = "the run's" if len(runs) == 1 else "each run's"
+        self.stdout.write(f"this command took {time.monotonic() - started:.1f} s "
+                          f"({whose} own time is on its first line)")
 
     def _progress(self, run: JudgeRun, started: float) -> None:
         progress = run_progress(run=run)
         self.stderr.write(
-            f"  {progress.done}/{progress.total} ratings ({progress.percent:.0f} %), {progress.failed} failed, "
+            f"  {progress.done}/{progress.total} answers ({progress.percent:.0f} %), {progress.failed} failed, "
             + (f"preparation calls {progress.steps_done}/{progress.steps_total}, " if progress.steps_total else "")
             + f"{time.monotonic() - started:.0f} s"
         )

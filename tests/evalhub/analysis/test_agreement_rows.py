@@ -108,7 +108,7 @@ def test_rows_on_a_small_likert_study_match_sklearn_statsmodels_and_scipy(resear
     assert csv[0] == ",".join(TABLE_COLUMNS["confusion"]) and len(csv) == 1 + 25
     assert len("".join(csv_lines(table_rows(result, "ceiling"))).splitlines()) == 1 + 3
     report = text_report(result)
-    assert "== Confusion: q / g / judge" in report and ceiling.summary in report
+    assert "== Confusion: q / group “g” / judge" in report and ceiling.summary in report
 
 
 def test_welch_rows_carry_bh_adjusted_p_and_keep_the_raw_p(researcher, tmp_path):

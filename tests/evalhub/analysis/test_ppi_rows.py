@@ -76,8 +76,9 @@ def test_the_table_format_prints_the_ppi_rows_and_the_difference(worked_example)
     call_command("analyze", "summeval-20", "--format", "table", "--n-boot", "20", stdout=out)
     text = out.getvalue()
     assert "== Prediction-powered inference: human means with the judge's help" in text
-    assert "coherence  M11    gpt-4o  2.47 [2.13, 2.81]  2.42 [2.10, 2.74]  0.54    20/80             23.2" in text
-    assert "coherence  M11 - M23  gpt-4o  -1.68 [-2.11, -1.26]" in text
+    # Groups by their titles, never bare beside a pool (review: "human" beside "Human raters").
+    assert "coherence  group “M11”  gpt-4o  2.47 [2.13, 2.81]  2.42 [2.10, 2.74]  0.54    20/80             23.2" in text
+    assert "coherence  “M11” − “M23”  gpt-4o  -1.68 [-2.11, -1.26]" in text
 
 
 def test_a_study_without_a_random_subset_gets_the_note_and_no_rows(worked_example):

@@ -86,3 +86,58 @@ def test_the_per_human_alt_test_table_names_what_its_count_counts() -> None:
     header = lines[lines.index("Per human: the one-sided t-test of d = W_h - W_llm against epsilon, and "
                                "rho_j = mean(W_llm)") + 1]
     assert re.match(r"question +group +pool +rater +usable ratings +p +beaten", header)
+
+
+# --- textlabels2 review: the alt-test columns said, no reason in brackets, groups titled in every table ------------
+
+
+def test_the_alt_test_columns_are_said_under_the_table() -> None:
+    test = SimpleNamespace(scoring="neg_rmse", epsilon=0.15, q_fdr=0.05, n_instances=12, winning_rate=None,
+                           advantage_probability=None, passed=None, humans=[], notes=["why"])
+    row = cast(Any, SimpleNamespace(question="q", group="human", pool="judge", test=test))
+    lines = alt_test_report([row])
+    table = next(line for line in lines if line.startswith("question"))
+    header, _, first = table.splitlines()
+    assert re.match(r"question +group +pool +judge ratings used +omega +rho +verdict +beat/tested$", header)
+    assert first.startswith("q         group “human”  judge")
+    footnote = lines[lines.index(table) + 1]
+    for words in ("judge ratings used: the items with the judge's rating and 2+ human ratings (question (all): the "
+                  "item × question pairs, over all questions)",
+                  "omega: the winning rate, the share of the human raters tested that the judge beats within epsilon",
+                  "rho: the advantage probability, the mean over the raters tested of the share of their ratings on "
+                  "which the judge scores at least as well as the rater",
+                  "beat/tested: the human raters beaten / the human raters tested (those with 30 usable ratings)"):
+        assert words in footnote, words
+    assert "q / group “human” / judge: why" in lines
+    pooled = alt_test_report([cast(Any, SimpleNamespace(question="q", group=ALL_GROUPS, pool="judge", test=test))],
+                             pooled=True)
+    assert f"\nq         all groups {POOLED_MARK}  judge" in "\n".join(pooled)
+
+
+@pytest.mark.django_db
+def test_a_reason_in_place_of_alphas_interval_is_not_written_as_one(researcher, tmp_path):
+    """6 items with 2 ratings each: alpha is shown, its interval is not (few items for a bootstrap interval)."""
+    study = _study(researcher, "labels-noci")
+    humans = {f"i{k}": [1 + k % 5, 1 + (k + k // 3) % 5] for k in range(6)}
+    import_long(study, _rows("human", "a", humans), tmp_path)
+    report = text_report(study_analysis(study=study, options=AnalysisOptions(n_boot=200)))
+    line = next(x for x in _block(report, "== q: mean (std)") if "alpha" in x and "alpha (" not in x)
+    assert re.search(r"alpha -?\d\.\d\d \(no CI: few items for a bootstrap interval, n = 6\)", line), line
+    assert "[few items" not in report
+
+
+@pytest.mark.django_db
+def test_every_group_column_names_the_group_never_bare(researcher, tmp_path):
+    study, result = _analysed(researcher, tmp_path, "labels-columns")
+    report = text_report(result)
+    for heading in ("== Kendall's tau-b", "== Mean pairwise Kendall's tau", "== Cohen's kappa",
+                    "== Alternative annotator test"):
+        rows = _block(report, heading)[3:]
+        assert rows and all(re.match(r"q +group “[ab]” ", row) for row in rows if row.startswith("q ")), heading
+    assert re.search(r"== Human ceiling \(.*\): q / group “a” / judge", report)
+    pooled = text_report(study_analysis(study=study, options=AnalysisOptions(n_boot=200, groups=(ALL_GROUPS,))))
+    for heading in ("== Kendall's tau-b", "== Mean pairwise Kendall's tau", "== Cohen's kappa",
+                    "== Alternative annotator test"):
+        rows = [row for row in _block(pooled, heading)[3:] if row.startswith("q ")]
+        assert rows and all(re.match(f"q +all groups {POOLED_MARK} ", row) for row in rows), heading
+    assert " (all) " not in pooled.replace('question "(all)"', "")

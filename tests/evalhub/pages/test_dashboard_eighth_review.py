@@ -78,7 +78,9 @@ def test_table_2_the_legend_and_the_text_report_write_the_kind_after_p(two_kinds
     table2 = report[report.index("== Kendall's tau-b"):]
     head, _, *lines = table2[:table2.index("\n\n")].splitlines()[1:]
     assert re.search(r"\bp +p method +items +band$", head)  # items, not a bare "n"
-    kinds = {line.split()[1]: line for line in lines if line.split()[2] == "judge"}
+    # Groups by their titles (group “a”), never bare beside a pool.
+    kinds = {line.split()[2].strip("“”"): line for line in lines if line.split()[1] == "group" and
+             line.split()[3] == "judge"}
     assert re.search(r" exact +6 ", kinds["a"]) and re.search(r" normal approx\. +6 ", kinds["b"])
     assert table2.count("p method: exact (the exact distribution") == 1
 

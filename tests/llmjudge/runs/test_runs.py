@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 
 import pytest
@@ -374,13 +375,19 @@ def test_run_judge_wait_works_in_process_without_a_worker_and_prints_the_summary
     progress = run_progress(run=run)
     assert run.status == "done"
     assert "working in this process" in out
-    assert (f"ratings {progress.total} (item × question × sample): ok {progress.ok}  unparseable "
+    # Answers, not ratings (docs/analysis.md, "Words": a pool's rating is one item × question, made of its samples'
+    # answers).
+    assert f"started run {run.pk}: {progress.total} answers to ask (item × question × sample)\n" in out
+    assert (f"answers {progress.total} (item × question × sample): ok {progress.ok}  unparseable "
             f"{progress.unparseable}  refused {progress.refused}  errors 0  pending 0") in out
     # The fake judge refuses a fifth of its first asks: the re-asks make more calls than ratings, and say so.
     assert progress.calls > progress.total
     assert (f"calls {progress.calls}: requests sent to the judge's server, retries and re-asks after a refusal "
             "included\n") in out
-    assert "preparation" not in out and "wall time" in out
+    assert "preparation" not in out and "ratings" not in out
+    # One duration per run, and the command's own named apart (review: "done in 3.3 s" beside "wall time 3.2 s").
+    assert f"run {run.pk}: done in " in out and "wall time" not in out
+    assert re.search(r"^this command took \d+\.\d s \(the run's own time is on its first line\)$", out, re.M)
 
 
 def test_run_judge_refuses_unknown_names(story_with_items):
