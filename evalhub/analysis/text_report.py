@@ -25,6 +25,7 @@ from evalhub.analysis.result import (
 from evalhub.analysis.trust_notes import (
     MAX_NOTE_LINES,
     MIN_INTERVAL_ITEMS,
+    TOO_FEW,
     agreement_text,
     ceiling_withheld,
     counts_head,
@@ -250,6 +251,8 @@ def _count(n: int, noun: str) -> str:
 TABLE1_COUNTS = ("Table 1's cells: mean (std); alpha and % full agreement, with the items it is a share of; "
                  "items, ratings: the cell's items and its ratings (an LLM pool: its answers, one per sample, item "
                  "and question). The mean and the std (sample std) are over those ratings or answers.")
+TABLE1_ICC = ("On a Likert scale, ICC(1) (one-way random-effects intraclass correlation of one rating, over the items "
+              "every rater of the cell rated) follows alpha where alpha is shown; the JSON has ICC(1,k) too.")
 
 
 def _cell_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
@@ -261,11 +264,12 @@ def _cell_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
     cells = {(c.question, c.group, c.pool): c for c in result.cells}
     level = result.settings.ci_level
     pooled = pooled_groups_caveat(result)
-    out: list[str] = ["", TABLE1_COUNTS] if study.questions else []
+    likert = result.settings.measurement != "nominal"
+    out: list[str] = ["", TABLE1_COUNTS, *([TABLE1_ICC] if likert else [])] if study.questions else []
     for question in study.questions:
         interval = alpha_interval_head([c for c in result.cells if c.question == question], level)
-        out += ["", f"== {question}: mean (std) / Krippendorff's alpha ({level}) {interval} / full agreement % / "
-                    "items, ratings"]
+        out += ["", f"== {question}: mean (std) / Krippendorff's alpha ({level}) {interval} / full agreement %"
+                    f"{' / ICC(1)' if likert else ''} / items, ratings"]
         rows = []
         for pool in result.pools:
             line1, line2, line3 = [labels[pool.name]], [""], [""]
@@ -289,11 +293,22 @@ def _cell_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
                 # Named in full (fourth review, C8: "a=too few items (n = 3) 33%" left "a" to be guessed).
                 agreement = "" if c.full_agreement_pct is None else \
                     f", full agreement {c.full_agreement_pct:.0f}% ({agreement_text(c, samples)})"
-                line2.append(f"alpha {value_note(c.notes, *keys) or fmt(c.alpha[level])}{ci_text}{agreement}")
+                line2.append(f"alpha {value_note(c.notes, *keys) or fmt(c.alpha[level])}{ci_text}{agreement}"
+                             f"{_icc_text(c, result.settings.measurement, keys)}")
             rows += [line1, line2, line3]
         # Groups by their titles (group “human”, all groups): never bare beside the pool "Human raters".
         out.append(_table(["pool", *(group_title(g, pooled) for g in groups)], rows))
     return out
+
+
+def _icc_text(cell: CellRow, measurement: str, alpha_keys: tuple[str, str]) -> str:
+    """ICC(1) beside alpha, as the dashboard's cell gives it (review 15: the Notes spoke of an ICC the report never
+    printed): on Likert studies only, "withheld" on too few items."""
+    if measurement == "nominal" or value_note(cell.notes, *alpha_keys):
+        return ""
+    if cell.notes.get("icc", "").startswith(TOO_FEW):
+        return ", ICC(1) withheld"
+    return f", ICC(1) {fmt(cell.icc1)}"
 
 
 def no_ci_text(note: str) -> str:

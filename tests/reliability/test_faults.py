@@ -121,7 +121,7 @@ def test_a_run_survives_redis_being_killed_and_restarted_mid_run(transactional_d
                 # rest pending (never half-written), and a resume asks exactly what is missing.
                 assert _status(run) == JudgeRun.Status.RUNNING
                 out = judge_run_command(str(run.pk), "resume", redis_url=redis_server.url)
-                assert f"{to_ask} rating{pluralize(to_ask)} to ask" in out
+                assert f"{to_ask} answer{pluralize(to_ask)} to ask" in out
                 wait_for(lambda: _status(run) == JudgeRun.Status.DONE, 30, "the resumed run to finish")
         finally:
             stop_worker(worker)
@@ -203,7 +203,7 @@ def test_a_run_on_a_worker_survives_429_500_garbage_and_timeouts_at_configurable
                 # again (the server has recovered) and keeps their history.
                 server.behaviour = Behaviour(latency=0.02)
                 out = judge_run_command(str(run.pk), "resume", "--retry-errors", redis_url=redis_server.url)
-                assert f"{first['error']} rating{pluralize(first['error'])} to ask" in out
+                assert f"{first['error']} answer{pluralize(first['error'])} to ask" in out
                 wait_for(lambda: _status(run) == JudgeRun.Status.DONE, 30, "the resumed run to finish")
         finally:
             stop_worker(worker)

@@ -31,7 +31,8 @@ class Command(BaseCommand):
                 raise CommandError(f"run {run.pk} is {run.status}: it has already ended")
             if action == "resume":
                 todo = judging.judge_run_resume(run=run, retry_errors=o["retry_errors"])
-                self.stdout.write(f"resumed run {run.pk}: {todo} rating{pluralize(todo)} to ask")
+                self.stdout.write(
+                    f"resumed run {run.pk}: {todo} answer{pluralize(todo)} to ask (item × question × sample)")
         except judging.RunError as exc:
             raise CommandError(str(exc)) from None
         run.refresh_from_db()

@@ -30,7 +30,7 @@ def test_the_tables_name_items_and_tied_items_and_groups_never_bare(researcher, 
     report = text_report(result)
     table1 = _block(report, "== q: mean (std)")
     assert table1[0] == ("== q: mean (std) / Krippendorff's alpha (ordinal) (no 95% CI: every cell has fewer than "
-                         "10 items) / full agreement % / items, ratings")
+                         "10 items) / full agreement % / ICC(1) / items, ratings")
     assert table1[1].split("  ")[0] == "pool" and "group “a”" in table1[1] and "group “b”" in table1[1]
     assert "[95% CI]" not in report
     kendall = _block(report, "== Kendall's tau-b")
@@ -141,3 +141,20 @@ def test_every_group_column_names_the_group_never_bare(researcher, tmp_path):
         rows = [row for row in _block(pooled, heading)[3:] if row.startswith("q ")]
         assert rows and all(re.match(f"q +all groups {POOLED_MARK} ", row) for row in rows), heading
     assert " (all) " not in pooled.replace('question "(all)"', "")
+
+
+@pytest.mark.django_db
+def test_the_report_prints_icc_1_where_alpha_is_shown_as_the_page_does(researcher, tmp_path):
+    # Review 15: the Notes spoke of ICC on 16 cells while the report printed no ICC anywhere.
+    study = _study(researcher, "labels-icc")
+    humans = {f"i{k}": [1 + k % 5, 1 + (k + k // 3) % 5] for k in range(6)}
+    import_long(study, _rows("human", "a", humans), tmp_path)
+    result = study_analysis(study=study, options=AnalysisOptions(n_boot=200))
+    report = text_report(result)
+    cell = next(c for c in result.cells if c.pool == "human")
+    assert cell.icc1 is not None
+    block = _block(report, "== q: mean (std)")
+    assert "/ full agreement % / ICC(1) / items, ratings" in block[0]
+    line = next(x for x in block if x.strip().startswith("alpha "))
+    assert line.rstrip().endswith(f", ICC(1) {cell.icc1:.2f}"), line
+    assert "ICC(1) (one-way random-effects intraclass correlation of one rating" in report
