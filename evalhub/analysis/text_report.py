@@ -23,8 +23,15 @@ from evalhub.analysis.result import (
     WelchRow,
 )
 from evalhub.analysis.trust_notes import (
+    ALT_TEST_COLUMNS,
+    KAPPA_COLUMNS,
+    KENDALL_P_METHODS,
     MAX_NOTE_LINES,
     MIN_INTERVAL_ITEMS,
+    PAIRWISE_COLUMNS,
+    POOL_LABEL_RULE,
+    TABLE1_COUNTS,
+    TABLE1_ICC,
     TOO_FEW,
     agreement_text,
     ceiling_withheld,
@@ -38,7 +45,6 @@ from evalhub.analysis.trust_notes import (
     welch_withheld,
     zero_width,
 )
-from evalhub.stats.alt_test import MIN_INSTANCES_PER_HUMAN
 
 SIGNIFICANCE = 0.05
 
@@ -60,11 +66,6 @@ def p_text(p: float | None) -> str:
 
 
 P_METHOD_WORDS = {"exact": "exact", "asymptotic": "normal approx."}
-KENDALL_P_METHODS = ("items: the items with both a human mean and the pool's mean; p: scipy's two-sided p of "
-                     "tau-b; p method: exact (the exact distribution, used when neither the human means nor the "
-                     "pool's have a tie and there are at most 33 items, or on more items when the two orders differ "
-                     "in at most one pair or agree in at most one) or normal approx. (the normal approximation with "
-                     "the tie correction, used otherwise)")
 
 
 def p_method_text(method: str | None) -> str:
@@ -225,9 +226,10 @@ def _header_lines(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
     def counts(pool: PoolSummary) -> str:
         if pool.kind != "llm":
             return ""
-        words = {READ_BY_PERSON: "read by a person"}  # among the ok ratings, counted apart
-        # Refused and unparseable always, as the page's pools table (fourth review, U5), 0 included.
-        shown = {"refused": 0, "unparseable": 0, **pool.status_counts}
+        words = {READ_BY_PERSON: "read by a person", "error": "errors"}  # read: among the ok ones, counted apart
+        # Refused, unparseable, errors and pending always, as the page's pools table (fourth review, U5; review 17:
+        # errors and pending were left out), 0 included.
+        shown = {"refused": 0, "unparseable": 0, "error": 0, "pending": 0, **pool.status_counts}
         return "".join(f", {words.get(k, k)} {v}" for k, v in sorted(shown.items()) if k != "ok")
 
     scale = f"scale {study.scale.min}-{study.scale.max}"
@@ -248,11 +250,6 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-TABLE1_COUNTS = ("Table 1's cells: mean (std); alpha and % full agreement, with the items it is a share of; "
-                 "items, ratings: the cell's items and its ratings (an LLM pool: its answers, one per sample, item "
-                 "and question). The mean and the std (sample std) are over those ratings or answers.")
-TABLE1_ICC = ("On a Likert scale, ICC(1) (one-way random-effects intraclass correlation of one rating, over the items "
-              "every rater of the cell rated) follows alpha where alpha is shown; the JSON has ICC(1,k) too.")
 
 
 def _cell_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
@@ -268,8 +265,11 @@ def _cell_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
     out: list[str] = ["", TABLE1_COUNTS, *([TABLE1_ICC] if likert else [])] if study.questions else []
     for question in study.questions:
         interval = alpha_interval_head([c for c in result.cells if c.question == question], level)
+        # "/ ICC(1)" only where a cell shows one (review 17: the heading named it over 16 withheld alphas).
+        icc = any(_icc_text(c, result.settings.measurement, ("alpha", f"alpha.{level}"))
+                  for c in result.cells if c.question == question)
         out += ["", f"== {question}: mean (std) / Krippendorff's alpha ({level}) {interval} / full agreement %"
-                    f"{' / ICC(1)' if likert else ''} / items, ratings"]
+                    f"{' / ICC(1)' if icc else ''} / items, ratings"]
         rows = []
         for pool in result.pools:
             line1, line2, line3 = [labels[pool.name]], [""], [""]
@@ -397,6 +397,7 @@ def _paper_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
                  value_note(r.notes, "mean_tau") or fmt(r.mean_tau, 3), _pairs_text(r), str(r.n_items)]
                 for r in result.pairwise_kendall]
         out.append(_table(["question", "group", "pool", "mean tau", "pairs", "items"], rows))
+        out.append(PAIRWISE_COLUMNS)
     return out
 
 
@@ -479,16 +480,6 @@ ALL_QUESTIONS_TEXT = (f'question "{ALL_QUESTIONS}" (here and in the alt_test CSV
                       "authors pool their datasets' aspects (docs/alt-test.md)")
 
 
-ALT_TEST_COLUMNS = (
-    "judge ratings used: the items with the judge's rating and 2+ human ratings (question (all): the item × question "
-    "pairs, over all questions); omega: the winning rate, the share of the human raters tested that the judge beats "
-    "within epsilon (a one-sided t-test, Benjamini-Yekutieli adjusted over the raters); rho: the advantage "
-    "probability, the mean over the raters tested of the share of their ratings on which the judge scores at least as "
-    "well as the rater; verdict: passes when omega >= 0.5, cannot yet below, no verdict when the test cannot run (the "
-    f"notes say why); beat/tested: the human raters beaten / the human raters tested (those with "
-    f"{MIN_INSTANCES_PER_HUMAN} usable ratings)")
-
-
 def alt_test_report(rows: Sequence[AltTestRow], labels: dict[str, str] | None = None, pooled: bool = False
                     ) -> list[str]:
     """The alternative annotator test as text lines: one line per row, then the per-human table and notes;
@@ -549,8 +540,6 @@ def _kappa_p(k: KappaRow) -> str:
     return p_cell(k.p_adjusted) + stars(k.p_adjusted)
 
 
-KAPPA_COLUMNS = ("items: the items kappa is over (against the majority: those left once the tied ones are left out); "
-                 "tied (left out): the items whose human majority ties, left out (only against the majority)")
 
 
 def _evidence_lines(result: AnalysisResult) -> list[str]:
@@ -568,7 +557,7 @@ def _evidence_lines(result: AnalysisResult) -> list[str]:
                  _kappa_p(k)] for k in result.kappa]
         out.append(_table(["question", "group", "pool", "against", "weights", "kappa", "95% CI", "items",
                            "tied (left out)", "p (BH)"], rows))
-        out.append(KAPPA_COLUMNS)
+        out.append(f"{KAPPA_COLUMNS}. {POOL_LABEL_RULE}")
     for c in result.confusion:
         out += ["", f"== Confusion: {c.question} / {group_title(c.group, pooled)} / {pool_label(c.pool, labels)} "
                     f"(rows: human majority, columns: pool; {_count(c.n_items, 'item')}, {c.n_tied} tied left out)"]

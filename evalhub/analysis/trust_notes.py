@@ -48,6 +48,7 @@ from evalhub.analysis.result import (
     PairwiseKendallRow,
     WelchRow,
 )
+from evalhub.stats.alt_test import MIN_INSTANCES_PER_HUMAN
 
 MIN_ITEMS = 5
 TOO_FEW = "too few items"  # how the note starts: pages find it among a row's notes
@@ -282,12 +283,14 @@ def ceiling_rater_withheld(row: CeilingRow, rater: CeilingRater) -> Withheld:
 POOLED_GROUPS = ("All groups pooled: every figure over all groups together that compares items with each other "
                  "(Krippendorff's α, ICC, Kendall's τ, pairwise τ, Cohen's and Fleiss' κ) mixes the difference "
                  "between the groups into it, so it can be high while each group's is low or withheld; read the "
-                 "per-group values (without the group filter). Figures that average over items (% full agreement, "
-                 "the confusion matrix, the human ceiling's scores) are the groups' items added together")
+                 "per-group values (without the group filter). Figures that count or average over items (% full "
+                 "agreement, the confusion matrix's counts, the human ceiling's scores) are the groups' items added "
+                 "together")
 
 
 # An all-groups row's mark in the CSV (``pooled``) and the JSON (a row's ``pooled``), where several groups are pooled.
-POOLED_ROW = "all groups pooled: α, ICC, τ and κ here mix the difference between the groups into them"
+POOLED_ROW = ("all groups pooled: α, ICC, τ and κ mix the difference between the groups into them; counts and "
+              "averages over items add the groups' items together")
 
 
 def pooled_groups_caveat(result: AnalysisResult) -> str:
@@ -335,8 +338,10 @@ def note_lines(result: AnalysisResult) -> list[str]:
     labels = result.pool_labels()
     level = result.settings.ci_level
 
+    pooled = pooled_groups_caveat(result)  # "all groups ⚠ pooled", as the tables name them (review 17)
+
     def where(question: str, group: str, pool: str) -> str:
-        return f"{question} / {group_title(group)} / {labels.get(pool, pool)}"
+        return f"{question} / {group_title(group, pooled)} / {labels.get(pool, pool)}"
 
     lines = {f"{where(c.question, c.group, c.pool)}: {note_name(k)} — {v}" for c in result.cells
              for k, v in shown_notes(c.notes, ("alpha_ci95",), "alpha", f"alpha.{level}").items()}
@@ -397,3 +402,41 @@ def agreement_text(c: CellRow, samples: int) -> str:
 def n_text(c: CellRow, samples: int) -> str:
     """The cell's n as the dashboard's cell shows it: "n = 9 ratings", an LLM pool's "n = 27 answers"."""
     return f"n = {_plural(c.n_ratings, 'answer' if samples else 'rating')}"
+
+
+# ---------------------------------------------------------------------------
+# The text report's column legends: one line under a table, saying what each of its columns counts (the dashboard
+# says the same in its headings and intros).
+
+KENDALL_P_METHODS = ("items: the items with both a human mean and the pool's mean; p: scipy's two-sided p of "
+                     "tau-b; p method: exact (the exact distribution, used when neither the human means nor the "
+                     "pool's have a tie and there are at most 33 items, or on more items when the two orders differ "
+                     "in at most one pair or agree in at most one) or normal approx. (the normal approximation with "
+                     "the tie correction, used otherwise)")
+
+PAIRWISE_COLUMNS = ("pairs: the rater pairs (an LLM: sample pairs) whose tau enters the mean, \"1 of 3\" when some "
+                    "pair's tau is undefined (the Notes say why); items: the items with 2+ ratings of the pool")
+
+# How a pool of several samples becomes one label, as the dashboard's evidence intro says it (review 18, U).
+POOL_LABEL_RULE = ("A pool with several samples per item is, for kappa and the confusion matrices, its samples' "
+                   "majority label (nominal studies) or their mean rounded to the nearest scale point (Likert); the "
+                   "human ceiling uses the unrounded mean on Likert scales.")
+
+KAPPA_COLUMNS = ("items: the items kappa is over (against the majority: those left once the tied ones are left out); "
+                 "tied (left out): the items whose human majority ties, left out (only against the majority)")
+
+TABLE1_COUNTS = ("Table 1's cells: mean (std); alpha and % full agreement, with the items it is a share of; "
+                 "items, ratings: the cell's items and its ratings (an LLM pool: its answers, one per sample, item "
+                 "and question). The mean and the std (sample std) are over those ratings or answers.")
+
+TABLE1_ICC = ("On a Likert scale, ICC(1) (one-way random-effects intraclass correlation of one rating, over the items "
+              "every rater of the cell rated) follows alpha where alpha is shown; the JSON has ICC(1,k) too.")
+
+ALT_TEST_COLUMNS = (
+    "judge ratings used: the items with the judge's rating and 2+ human ratings (question (all): the item × question "
+    "pairs, over all questions); omega: the winning rate, the share of the human raters tested that the judge beats "
+    "within epsilon (a one-sided t-test, Benjamini-Yekutieli adjusted over the raters); rho: the advantage "
+    "probability, the mean over the raters tested of the share of their ratings on which the judge scores at least as "
+    "well as the rater; verdict: passes when omega >= 0.5, cannot yet below, no verdict when the test cannot run (the "
+    f"notes say why); beat/tested: the human raters beaten / the human raters tested (those with "
+    f"{MIN_INSTANCES_PER_HUMAN} usable ratings)")

@@ -62,15 +62,14 @@ def confusion_chart(*, title: str, labels: Sequence[str], counts: Sequence[Seque
     return svg.figure(width, height, body, title)
 
 
-def ceiling_low(scoring: str, raters: Sequence[CeilingRater], withheld: str | None = None) -> float:
+def ceiling_low(scoring: str, raters: Sequence[CeilingRater]) -> float:
     """The left end of a ceiling chart's axis: 0 for accuracy; for negative RMSE a tick at or below every value it
     draws (and -1 at most), so that the page's charts can share one axis (sixth review, C: withheld charts' ranges
-    differed). A withheld chart draws no interval, so its intervals do not widen the axis."""
+    differed; a withheld chart now draws no axis)."""
     if scoring == "accuracy":
         return 0.0
     values = [v for r in raters if r.rater_score is not None and r.judge_score is not None
-              for v in [r.rater_score, r.judge_score,
-                        *([] if withheld else [*(r.rater_ci95 or []), *(r.judge_ci95 or [])])]]
+              for v in [r.rater_score, r.judge_score, *(r.rater_ci95 or []), *(r.judge_ci95 or [])]]
     lo = min(values + [-1.0])
     first = svg.ticks(lo, 0.0, 5)[0]
     return first if first <= lo else lo - 0.1
@@ -82,11 +81,11 @@ def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], j
 
     Each score is a dot with its 95 % t interval; a row whose judge dot lies right of the rater's
     is a rater the judge agrees with the others better than. ``withheld`` (the analysis's "too few items"
-    note) replaces every interval, greys every dot (the judge's hollow) and is written under the title, so that
-    no one reads the dots as a result (issue 25 review, U2); an interval of width 0 is named, not drawn.
+    note) draws the raters' names and why, no axis and no dot (``_withheld_ceiling_chart``; issue 25 review, U2,
+    and review 18); an interval of width 0 is named, not drawn.
     ``low``: the axis's left end shared with the page's other ceiling charts (default: this chart's own).
     """
-    lo = ceiling_low(scoring, raters, withheld) if low is None else low
+    lo = ceiling_low(scoring, raters) if low is None else low
     hi = 1.0 if scoring == "accuracy" else 0.0
     row_h, top, left, right, width = 18, 58 if withheld else 30, 120, 16, svg.PHONE_WIDTH
     height = top + row_h * max(len(raters), 1) + 44
@@ -97,10 +96,8 @@ def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], j
 
     body: list[str] = []
     if withheld:
-        for line_y, line in ((30, f"withheld: {withheld};"), (44, "the grey dots are not a result")):
-            body.append(f'<text class="ceiling-withheld" x="{width / 2}" y="{line_y}" text-anchor="middle" '
-                        f'font-size="10" fill="#a40e26">{escape(line)}</text>')
-    marks = _ceiling_marks(judge_colour, withheld=bool(withheld))
+        return _withheld_ceiling_chart(title, raters, withheld)
+    marks = ('fill="#6e7781"', f'fill="{judge_colour}"')  # the rater's grey, the pool's colour
     bottom = top + row_h * len(raters)
     for tick in svg.ticks(lo, hi, 5):
         body.append(f'<line x1="{px(tick):.1f}" x2="{px(tick):.1f}" y1="{top - 4}" y2="{bottom}" stroke="#eaeef2"/>')
@@ -117,8 +114,8 @@ def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], j
             continue
         for (value, ci, dy, shape), paint in zip(((r.rater_score, r.rater_ci95, -3, "rater"),
                                                    (r.judge_score, r.judge_ci95, 3, "judge")), marks, strict=True):
-            if withheld or zero_width(ci):
-                ci_text = f"; {withheld}" if withheld else "; no variation (an interval of width 0)"
+            if zero_width(ci):
+                ci_text = "; no variation (an interval of width 0)"
                 ci = None
             else:
                 ci_text = f", 95% CI [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
@@ -126,8 +123,7 @@ def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], j
                 body.append(f'<line x1="{px(ci[0]):.1f}" x2="{px(ci[1]):.1f}" y1="{y + dy:.1f}" y2="{y + dy:.1f}" '
                             f'stroke="{judge_colour if shape == "judge" else "#6e7781"}" stroke-width="2" '
                             'stroke-opacity="0.5"/>')
-            # A greyed dot's tooltip says "withheld", as the text report and the CSV (fifth review, C2).
-            said = f"withheld, {withheld}" if withheld else f"{value:.3f}{ci_text} ({r.n_items} items)"
+            said = f"{value:.3f}{ci_text} ({r.n_items} items)"
             body.append(f'<circle class="ceiling-{shape}" cx="{px(value):.1f}" cy="{y + dy:.1f}" r="4" {paint}>'
                         f'<title>{escape(str(r.rater))}: {shape} vs the other raters {said}</title></circle>')
     # The axis label says what a dot is exactly (fifth review, U5: stats.ceiling averages the per-item score over
@@ -144,6 +140,24 @@ def ceiling_chart(*, title: str, scoring: str, raters: Sequence[CeilingRater], j
     return svg.figure(width, height + 13 * (len(axis) - 1), body, title)
 
 
+def _withheld_ceiling_chart(title: str, raters: Sequence[CeilingRater], withheld: str) -> SafeString:
+    """A withheld ceiling: its raters named, no axis and no dot (review 18, M: grey dots on a scaled axis still read
+    "the judge far below every rater" on 3 items), and why, on lines that fit a phone."""
+    row_h, top, left, width = 18, 58, 120, svg.PHONE_WIDTH
+    body = [f'<text class="ceiling-withheld" x="{width / 2}" y="{line_y}" text-anchor="middle" font-size="10" '
+            f'fill="#a40e26">{escape(line)}</text>'
+            for line_y, line in ((30, f"withheld: {withheld};"),
+                                 (44, "no scores are drawn: they would not be a result"))]
+    for i, r in enumerate(raters):
+        y = top + i * row_h + row_h / 2
+        if i % 2 == 0:
+            body.append(f'<rect x="0" y="{y - row_h / 2:.1f}" width="{width}" height="{row_h}" fill="#f6f8fa"/>')
+        body.append(svg.text(left - 8, y + 4, str(r.rater)[:20], anchor="end", size=10))
+        body.append(svg.text(left + 6, y + 4, f"withheld ({r.n_items} items)", anchor="start", size=10,
+                             fill="#6e7781"))
+    return svg.figure(width, top + row_h * max(len(raters), 1) + 16, body, title)
+
+
 def ceiling_values(chart: SafeString, raters: Sequence[CeilingRater], withheld: str | None) -> SafeString:
     """A ceiling chart with its dots' values under it, a tap away on a phone (eighth review, U1: the scores and
     intervals were in tooltips only); none for a withheld ceiling, whose dots are not a result."""
@@ -156,17 +170,6 @@ def ceiling_values(chart: SafeString, raters: Sequence[CeilingRater], withheld: 
              {None: r.reason or "", True: "yes", False: "no"}[r.judge_better]] for r in raters]
     return with_values(chart, ["rater", "items", "rater vs others", "95% CI", "judge vs the same others", "95% CI",
                                "judge better"], rows)
-
-
-WITHHELD_GREY = "#afb8c1"
-
-
-def _ceiling_marks(judge_colour: str, *, withheld: bool) -> tuple[str, str]:
-    """The paint of the rater's dot and the judge's: grey both when the ceiling is withheld (the judge's hollow,
-    to tell them apart), else the rater's grey and the pool's colour."""
-    if withheld:
-        return f'fill="{WITHHELD_GREY}"', f'fill="#fff" stroke="{WITHHELD_GREY}" stroke-width="1.5"'
-    return 'fill="#6e7781"', f'fill="{judge_colour}"'
 
 
 @dataclass(frozen=True)
@@ -202,8 +205,8 @@ def evidence_context(result: AnalysisResult, pool_colours: dict[str, str]) -> di
     # One axis for every ceiling chart of a scoring on the page (sixth review, C): the lowest of their own ends.
     lows: dict[str, float] = {}
     for row in result.ceiling:
-        if row.scoring and row.raters:
-            low = ceiling_low(row.scoring, row.raters, ceiling_withheld(row) or None)
+        if row.scoring and row.raters and not ceiling_withheld(row):  # a withheld chart draws no axis
+            low = ceiling_low(row.scoring, row.raters)
             lows[row.scoring] = min(low, lows.get(row.scoring, low))
     for c in result.confusion[:MAX_BLOCKS]:
         where = f"{c.question} · {group_title(c.group, pooled)} · {labels.get(c.pool, c.pool)}"

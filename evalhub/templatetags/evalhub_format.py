@@ -79,9 +79,11 @@ def value_note_filter(notes: Mapping[str, str] | None, keys: str) -> str:
 @register.filter("interval_note")
 def interval_note_filter(row: object, keys: str) -> str:
     """``{{ k|interval_note:"ci95,kappa" }}``: the row's interval attribute and note key first, then its value's
-    keys; the note in place of the interval ("–" when the value is withheld), or "" to show it."""
+    keys; "no CI: <the note>" in place of the interval ("–" when the value is withheld), or "" to show it."""
     ci_key, *value_keys = keys.split(",")
-    return interval_note(getattr(row, "notes", {}), getattr(row, ci_key, None), ci_key, *value_keys)
+    note = interval_note(getattr(row, "notes", {}), getattr(row, ci_key, None), ci_key, *value_keys)
+    # A reason in the interval's place says it is none (review 18: "few items ..." alone, "no CI: ..." elsewhere).
+    return note if note in ("", "–") else f"no CI: {note}"
 
 
 @register.filter("shown_notes_text")

@@ -147,11 +147,11 @@ def test_plan_human_budget_on_few_items_says_a_t_interval_would_be_wider_and_nam
              for g in ("human", "gpt2") for i in range(3) for q in ("grammaticality", "relevance")]
     import_long(story_study, rows, tmp_path)
     out = run("plan_human_budget", "story", "--width", "0.5")
-    assert "grammaticality: human - gpt2: no plan (group “human”: the pilot's human item means do not vary, " \
+    assert "grammaticality: “human” − “gpt2”: no plan (group “human”: the pilot's human item means do not vary, " \
         "all 4.33)" in out
     assert "group a" not in out and "human scores do not vary" not in out
     # The pilot's correlation on 3 items a group is not planned with (eleventh review, M1): it must be stated.
-    assert ("relevance: human - gpt2: no plan (the pilot's judge-human correlation rests on too few items (group "
+    assert ("relevance: “human” − “gpt2”: no plan (the pilot's judge-human correlation rests on too few items (group "
             "“human” 3, group “gpt2” 3; 5 needed): state a correlation") in out
     out = run("plan_human_budget", "story", "--width", "0.5", "--rho", "0.3")
     assert "  note: the pilot's spreads rest on fewer than 5 items a group, so this plan is rough" in out

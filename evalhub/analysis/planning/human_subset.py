@@ -214,7 +214,7 @@ def budget_lines(budget: StudyBudget) -> list[str]:
              "intervals use)"]
     for line in budget.lines:
         a, b = line.groups
-        head = f"{line.question}: {a} - {b}"
+        head = f"{line.question}: “{a}” − “{b}”"  # groups quoted, never read as the human raters (review 17)
         if line.plan.reason is not None:
             lines.append(f"{head}: no plan ({line.plan.reason})")
             continue

@@ -93,6 +93,7 @@ class Command(BaseCommand):
         return judge
 
     def handle(self, *args: Any, **o: Any) -> None:
+        started = time.monotonic()  # the command's whole time, run creation included (review 18)
         study = Study.objects.filter(slug=o["study"]).first()
         if study is None:
             raise CommandError(f"no study {o['study']!r}")
@@ -122,7 +123,6 @@ class Command(BaseCommand):
         if not (o["wait"] or inline):
             self.stdout.write("enqueued on the `llm` queue; follow it in the browser or with --wait")
             return
-        started = time.monotonic()
         if inline:
             self.stdout.write("no worker consumes the `llm` queue: working in this process")
         for run in runs:
@@ -142,7 +142,7 @@ class Command(BaseCommand):
         # for one run, "done in 3.3 s" and "wall time 3.2 s", read as two measures of the same thing).
         whose = "the run's" if len(runs) == 1 else "each run's"
         self.stdout.write(f"this command took {time.monotonic() - started:.1f} s "
-                          f"({whose} own time is on its first line)")
+                          f"({whose} own time is on its \"run N: ... in\" line)")
 
     def _progress(self, run: JudgeRun, started: float) -> None:
         progress = run_progress(run=run)

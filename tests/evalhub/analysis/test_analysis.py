@@ -230,8 +230,8 @@ def test_ratings_a_person_read_count_as_ok_and_apart_in_the_analysis_report_and_
     assert cell.n_ratings == 5
     assert json.loads(json.dumps(result.to_json()))["pools"][1]["status_counts"]["read_by_person"] == 2
     # One sample: 5 item x question ratings from its 5 answers (docs/analysis.md, "Words").
-    assert "judge-r (1 sample; 5 item × question ratings, 5 answers, read by a person 2, refused 0, unparseable 1)" \
-        in text_report(result)
+    assert ("judge-r (1 sample; 5 item × question ratings, 5 answers, errors 0, pending 0, read by a person 2, "
+            "refused 0, unparseable 1)") in text_report(result)
     rows = [dict(zip(RATING_COLUMNS, row, strict=True)) for row in list(rating_rows([story_study]))[1:]]
     read = [r for r in rows if r["read_by_person"]]
     assert len(read) == 2 and all(r["status"] == "ok" and r["read_by_person"].startswith("owner 20") for r in read)

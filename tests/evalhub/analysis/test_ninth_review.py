@@ -62,7 +62,7 @@ def test_the_cell_words_count_items_and_ratings_or_answers_and_the_share_of_full
 def test_the_text_reports_table_1_gives_each_cells_n_and_what_full_agreement_is_a_share_of(researcher, tmp_path):
     _, result = _analysed(researcher, tmp_path, "ninth-table1")
     report = text_report(result)
-    assert "full agreement % / ICC(1) / items, ratings" in report  # the cell's counts, named (not a bare "n")
+    assert "full agreement % / items, ratings" in report  # the cell's counts, named (not a bare "n")
     assert "full agreement 100% (3 of 3 items)" in report
     assert "full agreement 33% (1 of 3 items)" in report
     assert "3 items, 6 ratings" in report

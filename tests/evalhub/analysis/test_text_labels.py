@@ -30,7 +30,7 @@ def test_the_tables_name_items_and_tied_items_and_groups_never_bare(researcher, 
     report = text_report(result)
     table1 = _block(report, "== q: mean (std)")
     assert table1[0] == ("== q: mean (std) / Krippendorff's alpha (ordinal) (no 95% CI: every cell has fewer than "
-                         "10 items) / full agreement % / ICC(1) / items, ratings")
+                         "10 items) / full agreement % / items, ratings")  # every alpha withheld: no ICC(1)
     assert table1[1].split("  ")[0] == "pool" and "group “a”" in table1[1] and "group “b”" in table1[1]
     assert "[95% CI]" not in report
     kendall = _block(report, "== Kendall's tau-b")
@@ -158,3 +158,16 @@ def test_the_report_prints_icc_1_where_alpha_is_shown_as_the_page_does(researche
     line = next(x for x in block if x.strip().startswith("alpha "))
     assert line.rstrip().endswith(f", ICC(1) {cell.icc1:.2f}"), line
     assert "ICC(1) (one-way random-effects intraclass correlation of one rating" in report
+
+
+@pytest.mark.django_db
+def test_table_6_and_the_kappa_table_say_their_columns_and_how_samples_become_a_label(researcher, tmp_path):
+    # Review 18: table 6's "pairs" and "items" and how a pool's samples become one label were unsaid in the report.
+    _, result = _analysed(researcher, tmp_path, "labels-pairs")
+    report = text_report(result)
+    table6 = _block(report, "== Mean pairwise Kendall's tau")
+    assert table6[-1].startswith("pairs: the rater pairs (an LLM: sample pairs) whose tau enters the mean")
+    assert table6[-1].endswith("items: the items with 2+ ratings of the pool")
+    kappa = _block(report, "== Cohen's kappa")
+    assert "its samples' majority label (nominal studies) or their mean rounded to the nearest scale point " \
+        "(Likert); the human ceiling uses the unrounded mean" in kappa[-1]

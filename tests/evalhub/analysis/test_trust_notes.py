@@ -162,7 +162,7 @@ def test_a_zero_width_bootstrap_interval_says_no_variation(researcher, client, t
     assert majority.ci95 == (1.0, 1.0)
     assert majority.notes == {"ci95": FEW_6 + "no variation: the bootstrap interval has width 0 (both bounds 1.000)"}
     page = _dashboard(client, researcher, study)
-    assert ('<td data-label="95% CI" class="kappa-ci"><span class="undef">few items for a bootstrap interval, n = 6'
+    assert ('<td data-label="95% CI" class="kappa-ci"><span class="undef">no CI: few items for a bootstrap interval, n = 6'
             '</span></td>') in page
     assert "[1.000, 1.000]" not in page
 

@@ -213,7 +213,7 @@ def test_the_ceiling_axis_says_a_dot_is_a_mean_over_items_of_the_per_item_score(
     """Fifth review, U5: stats.ceiling averages the per-item RMSE over the rater's items; the axis says so."""
     study, result = _three_items_a_side(researcher, tmp_path, "ceiling-axis")
     client.force_login(researcher)
-    page = client.get(f"/studies/{study.slug}/").content.decode()
+    page = client.get(f"/studies/{study.slug}/?group=(all)").content.decode()  # 6 items: a ceiling that is drawn
     assert ">mean over items of the per-item<" in page and ">negative RMSE against the other raters<" in page
     assert "Human ceiling (mean over items of the per-item negative RMSE against the other raters" in text_report(result)
 
@@ -232,14 +232,13 @@ def test_table_6_gives_each_cell_its_items_beside_its_pairs(researcher, client, 
 
 
 @pytest.mark.django_db
-def test_greyed_ceiling_dots_say_withheld_and_the_human_pool_row_has_no_blank_cell(researcher, client, tmp_path):
-    """Fifth review, C2 (a greyed dot's tooltip gave its value) and C7 (blank cells in the rater pools' human row)."""
+def test_a_withheld_ceiling_gives_no_value_and_the_human_pool_row_has_no_blank_cell(researcher, client, tmp_path):
+    """Fifth review, C2 (a greyed dot's tooltip gave its value; since review 18 a withheld ceiling draws no dot at
+    all) and C7 (blank cells in the rater pools' human row)."""
     study, _ = _three_items_a_side(researcher, tmp_path, "grey-dots")
     client.force_login(researcher)
     page = client.get(f"/studies/{study.slug}/").content.decode()
-    tooltips = re.findall(r"<title>([^<]*vs the other raters[^<]*)</title>", page)
-    assert tooltips and all(re.fullmatch(r".*vs the other raters withheld, too few items \(n = 3\)", t)
-                            for t in tooltips)
+    assert 'class="ceiling-withheld"' in page and not re.findall(r"<title>[^<]*vs the other raters", page)
     assert len(re.findall(r'<td data-label="[^"]+" title="human raters: no LLM run">–</td>', page)) == 4
 
 
@@ -300,10 +299,10 @@ def test_the_all_groups_view_and_report_warn_once_that_pooling_mixes_the_groups_
     # Seventh review, M3: every pooled figure that compares items is named, not only α and τ; tenth review, M2:
     # those that average over items are named apart, as the groups' items added together (not mixed).
     text = caveat.group(1).replace("&#x27;", "'")
-    mixed, added = text.split("Figures that average over items")
+    mixed, added = text.split("Figures that count or average over items")
     for figure in ("α", "ICC", "Kendall's τ", "pairwise τ", "Cohen's and Fleiss' κ"):
         assert figure in mixed, figure
-    for figure in ("% full agreement", "the confusion matrix", "the human ceiling's scores"):
+    for figure in ("% full agreement", "the confusion matrix's counts", "the human ceiling's scores"):
         assert figure in added and figure not in mixed, figure
     assert "read the per-group values" in caveat.group(1)
     pooled = study_analysis(study=study, options=AnalysisOptions(n_boot=200, groups=(ALL_GROUPS,)))  # type: ignore[arg-type]

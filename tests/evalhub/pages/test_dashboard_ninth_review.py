@@ -103,8 +103,8 @@ def test_the_pooled_caveat_separates_figures_that_mix_groups_from_sums_over_item
     study, _ = _three_items_a_side(researcher, tmp_path, "caveat-split")
     page = unescape(dashboard_html(client, researcher, study, "?group=(all)"))
     caveat = re.search(r'<p id="pooled-groups-caveat">(.*?)</p>', page, flags=re.S)
-    assert caveat and "Figures that average over items (% full agreement, the confusion matrix, the human " \
-                      "ceiling's scores) are the groups' items added together" in caveat.group(1)
+    assert caveat and "Figures that count or average over items (% full agreement, the confusion matrix's counts, " \
+                      "the human ceiling's scores) are the groups' items added together" in caveat.group(1)
 
 
 @pytest.mark.django_db

@@ -13,7 +13,7 @@ from django.core.management import call_command
 
 from evalhub.analysis.result import CeilingRater
 from evalhub.pages import charts, svg
-from evalhub.pages.evidence import WITHHELD_GREY, ceiling_chart
+from evalhub.pages.evidence import ceiling_chart
 from tests.evalhub.factories import import_long
 from tests.support.small_study import small_study_rows
 
@@ -82,15 +82,15 @@ def test_u1_a_chart_grows_with_its_legend_lines_and_wraps_a_long_entry_within_it
     assert 'viewBox="0 0 320 320"' in one
 
 
-def test_u2_a_withheld_ceiling_greys_its_dots_and_says_why_in_the_chart(small_study, client, researcher):
+def test_u2_a_withheld_ceiling_draws_no_score_and_says_why_in_the_chart(small_study, client, researcher):
     html = _page(client, researcher, small_study)
     figures = re.findall(r'<figure class="evidence-chart ceiling">(.*?)</figure>', html, flags=re.S)
     assert figures
     for figure in figures:
         lines = re.findall(r'<text class="ceiling-withheld"[^>]*>([^<]*)</text>', figure)  # two lines: a phone's width
-        assert lines == ["withheld: too few items (n = 3);", "the grey dots are not a result"]
-        dots = re.findall(r'<circle class="ceiling-(?:rater|judge)"[^>]*>', figure)
-        assert dots and all(WITHHELD_GREY in dot for dot in dots)
+        assert lines == ["withheld: too few items (n = 3);", "no scores are drawn: they would not be a result"]
+        # Review 18, M: grey dots on a scaled axis still read "the judge far below every rater"; none now.
+        assert "<circle" not in figure and "withheld (3 items)" in figure
         assert svg.colour(1) not in figure  # the pool's colour (gpt-4o's) paints no dot, no legend
         assert "ceiling-summary withheld" in figure  # and the caption says it in words
 
@@ -98,7 +98,7 @@ def test_u2_a_withheld_ceiling_greys_its_dots_and_says_why_in_the_chart(small_st
 def test_u2_a_ceiling_that_is_not_withheld_keeps_its_colours():
     raters = [CeilingRater("r1", 6, -0.8, (-1.0, -0.6), -0.5, (-0.7, -0.3), True, None)]
     shown = ceiling_chart(title="t", scoring="neg_rmse", raters=raters, judge_colour="#cf222e")
-    assert "#cf222e" in shown and WITHHELD_GREY not in shown and "not a result" not in shown
+    assert "#cf222e" in shown and "not a result" not in shown
     withheld = ceiling_chart(title="t", scoring="neg_rmse", raters=raters, judge_colour="#cf222e",
                              withheld="too few items (n = 3)")
     assert "#cf222e" not in withheld and "withheld: too few items (n = 3)" in withheld

@@ -94,7 +94,7 @@ def test_the_budget_plan_gives_each_correlations_items_and_calls_a_small_pilot_r
     lines = budget_lines(human_budget_plan(study=study, width=1.0))
     text = "\n".join(lines)
     # Eleventh review, M1: on 3 pilot items a group the correlation is not planned with; a stated one is, roughly.
-    assert ("q: a - b: no plan (the pilot's judge-human correlation rests on too few items (group “a” 3, group “b” "
+    assert ("q: “a” − “b”: no plan (the pilot's judge-human correlation rests on too few items (group “a” 3, group “b” "
             "3; 5 needed): state a correlation") in text, text
     stated = "\n".join(budget_lines(human_budget_plan(study=study, width=1.0, rho=0.5)))
     assert "(judge-human correlation: stated, 0.50)" in stated

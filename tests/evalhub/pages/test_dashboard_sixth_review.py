@@ -61,12 +61,15 @@ def _rater(name: str, human: float, judge: float, width: float) -> CeilingRater:
                         judge >= human, None)
 
 
-def test_the_pages_ceiling_charts_share_one_axis_and_a_withheld_one_ignores_its_undrawn_intervals():
+def test_the_pages_ceiling_charts_share_one_axis_and_a_withheld_one_draws_none():
     # Sixth review (C): two withheld ceilings of one page ran from -1 and from -3 to 0.
     narrow, wide = [_rater("r1", -0.5, -0.6, 0.2)], [_rater("r1", -0.9, -1.1, 1.9)]
     assert ceiling_low("neg_rmse", narrow) == -1.0
     assert ceiling_low("neg_rmse", wide) <= -3.0
-    assert ceiling_low("neg_rmse", wide, withheld="too few items (n = 3)") > -1.5  # its intervals are not drawn
+    # A withheld chart draws no axis at all (review 18), so it cannot widen the page's.
+    withheld = ceiling_chart(title="t", scoring="neg_rmse", raters=wide, judge_colour="#cf222e",
+                             withheld="too few items (n = 3)")
+    assert "<circle" not in withheld and "<line" not in withheld and ">0</text>" not in withheld
     assert ceiling_low("accuracy", wide) == 0.0
     low = min(ceiling_low("neg_rmse", narrow), ceiling_low("neg_rmse", wide))
     axes = [re.findall(r">(-?[\d.]+)</text>", ceiling_chart(title="t", scoring="neg_rmse", raters=r,

@@ -39,7 +39,7 @@ def test_the_budget_button_shows_the_plan_and_a_bad_width_is_refused(owner, rese
     response = owner.post(reverse("study_budget_plan", args=["summeval-20"]), {"width": "0.6", "rho": "0.9"})
     page = html.unescape(response.content.decode())
     assert response.status_code == 200 and 'id="budget-result"' in page
-    assert "coherence: M11 - M23 (judge-human correlation: stated, 0.90)" in page
+    assert "coherence: “M11” − “M23” (judge-human correlation: stated, 0.90)" in page
     assert "with the judge: 15 + 15 human-rated items (of 100 + 100)" in page
     assert "people alone:   48 + 48 human-rated items (of 100 + 100)" in page
     assert "widths are large-sample ones (normal quantile 1.96, as the PPI intervals use)" in page

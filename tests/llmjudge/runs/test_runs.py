@@ -387,7 +387,9 @@ def test_run_judge_wait_works_in_process_without_a_worker_and_prints_the_summary
     assert "preparation" not in out and "ratings" not in out
     # One duration per run, and the command's own named apart (review: "done in 3.3 s" beside "wall time 3.2 s").
     assert f"run {run.pk}: done in " in out and "wall time" not in out
-    assert re.search(r"^this command took \d+\.\d s \(the run's own time is on its first line\)$", out, re.M)
+    assert re.search(r"^this command took \d+\.\d s \(the run's own time is on its \"run N: \.\.\. in\" line\)$", out,
+                     re.M)
+    assert re.search(r"^run \d+: done in \d+\.\d s$", out, re.M)
 
 
 def test_run_judge_refuses_unknown_names(story_with_items):
