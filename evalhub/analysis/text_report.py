@@ -542,6 +542,10 @@ def _kappa_p(k: KappaRow) -> str:
 
 
 
+# Whom a kappa row compares with, in the dashboard's words (review 19: "raters" beside the pool "Human raters").
+KAPPA_AGAINST = {"majority": "human majority", "raters": "Fleiss' kappa among the human raters"}
+
+
 def _evidence_lines(result: AnalysisResult) -> list[str]:
     """Issue 19: kappa, the confusion matrices and the human ceiling as plain text, pools by their labels."""
     out: list[str] = []
@@ -551,7 +555,7 @@ def _evidence_lines(result: AnalysisResult) -> list[str]:
         out += ["", "== Cohen's kappa of each LLM pool (vs the human majority, vs each rater; BH-adjusted p) "
                     "and Fleiss' kappa among the human raters"]
         rows = [[k.question, group_title(k.group, pooled), pool_label(k.pool, labels),
-                 k.against if k.rater is None else k.rater,
+                 KAPPA_AGAINST.get(k.against, k.against) if k.rater is None else f"rater {k.rater}",
                  k.weights, value_note(k.notes, "kappa") or fmt(k.kappa, 3), _kappa_ci(k), str(k.n_items),
                  str(k.n_tied) if k.against == "majority" else "–",  # only the human majority can tie
                  _kappa_p(k)] for k in result.kappa]

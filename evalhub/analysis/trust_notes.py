@@ -232,7 +232,10 @@ def withheld_values(row: object) -> Withheld:
             out |= dict.fromkeys(("t", "df", "p", "p_adjusted", "cohens_d"), short_note(note))
     elif isinstance(row, KappaRow):
         if (note := value_note(row.notes, "kappa")) and row.kappa is not None:
-            out |= dict.fromkeys(("kappa", "ci95_low", "ci95_high", "p", "p_adjusted"), note)
+            # p only where the row has one (per-rater rows; review 20: the JSON named a p on majority and Fleiss rows)
+            tested = {"p": row.p, "p_adjusted": row.p_adjusted}
+            out |= dict.fromkeys(("kappa", "ci95_low", "ci95_high", *(k for k, v in tested.items() if v is not None)),
+                                 note)
         elif row.ci95 is not None and row.notes.get("ci95", "").startswith(WITHHELD_INTERVAL):
             out |= dict.fromkeys(("ci95_low", "ci95_high"), short_note(row.notes["ci95"]))
     return out
@@ -332,7 +335,8 @@ POOLED_MARK = "⚠ pooled"  # beside every pooled figure's group; the ⚠ points
 
 def note_lines(result: AnalysisResult) -> list[str]:
     """Every note of the statistics the dashboard and the text report show (table 1, kappa and Fleiss' kappa,
-    Kendall's tau, pairwise tau, the human ceiling, a withheld Welch test), one line each, sorted:
+    Kendall's tau, pairwise tau, the human ceiling, a withheld Welch test), one line each, in the study's question
+    order:
     "question / group / pool: name — note".
     Notes on an interval whose value is withheld are left out: no interval is shown, the value's note says why."""
     labels = result.pool_labels()
@@ -358,7 +362,9 @@ def note_lines(result: AnalysisResult) -> list[str]:
     lines |= {f"{where(c.question, c.group, c.pool)}: human ceiling — {n}" for c in result.ceiling for n in c.notes}
     lines |= {f"{w.question} / “{w.group_a}” vs “{w.group_b}” / {labels.get(w.pool, w.pool)}: Welch's t-test — "
               f"{note}" for w in result.welch if (note := welch_withheld(w))}
-    return sorted(lines)
+    # In the study's question order, as every table (review 19: alphabetical put "cohesiveness" first), then by text.
+    order = {q: n for n, q in enumerate(result.study.questions)}
+    return sorted(lines, key=lambda line: (order.get(line.split(" / ", 1)[0], len(order)), line))
 
 
 # What a table 1 cell's n counts, in words (moved from cell_counts; the dashboard's cell and tooltip and the text
@@ -423,7 +429,10 @@ POOL_LABEL_RULE = ("A pool with several samples per item is, for kappa and the c
                    "human ceiling uses the unrounded mean on Likert scales.")
 
 KAPPA_COLUMNS = ("items: the items kappa is over (against the majority: those left once the tied ones are left out); "
-                 "tied (left out): the items whose human majority ties, left out (only against the majority)")
+                 "tied (left out): the items whose human majority ties, left out (only against the majority); "
+                 "p (BH): the z-test of kappa = 0 against a rater, Benjamini-Hochberg adjusted over every per-rater "
+                 "kappa of the analysis (\"–\" on majority and Fleiss rows, which are not tested, and where kappa is "
+                 "withheld)")
 
 TABLE1_COUNTS = ("Table 1's cells: mean (std); alpha and % full agreement, with the items it is a share of; "
                  "items, ratings: the cell's items and its ratings (an LLM pool: its answers, one per sample, item "

@@ -1,5 +1,6 @@
-"""A CSV ``notes`` cell splits as docs/analysis.md says: on " | " into notes, a keyed note on its first ": " (review
-15: a reason holding "; " made "key: reason; key: reason" ambiguous)."""
+"""Notes in the exports and on the page: a CSV ``notes`` cell splits as docs/analysis.md says, on " | " into notes and
+a keyed note on its first ": " (review 15: a reason holding "; " made "key: reason; key: reason" ambiguous); the JSON
+and the CSV name the same withheld fields; the Notes follow the study's question order."""
 from __future__ import annotations
 
 import pytest
@@ -44,3 +45,31 @@ def test_unkeyed_notes_are_the_rows_sentences(demo_story):
     for line in lines:
         sentences = str(line["notes"] or "").split(" | ")
         assert set(sentences) <= set(blocks[(line["question"], line["group"], line["pool"])].notes)
+
+
+@pytest.mark.parametrize("groups", [None, ("(all)",)])
+def test_the_json_and_the_csv_name_the_same_withheld_fields(demo_story, groups):
+    # Review 20, M: the JSON named "p" and "p_adjusted" withheld on majority and Fleiss kappa rows, which have none.
+    from evalhub.analysis.result_json import ROW_TABLES, analysis_json, json_field
+
+    result = study_analysis(study=demo_story, options=AnalysisOptions(n_boot=50, groups=groups))
+    data = analysis_json(result)
+    compared = 0
+    for table in ROW_TABLES:
+        header, *rows = list(table_rows(result, table))
+        for line, json_row in zip((dict(zip(header, r, strict=True)) for r in rows), data[table], strict=True):
+            named = {json_field(column.strip()) for part in str(line["withheld"] or "").split(" | ") if part
+                     for column in part.split(": ", 1)[0].split(",")}
+            assert named == set(json_row.get("withheld", {})), (table, line["withheld"], json_row.get("withheld"))
+            compared += bool(named)
+    assert compared  # the demo withholds values in both views
+
+
+def test_the_notes_follow_the_studys_question_order(demo_story):
+    # Review 19: the Notes (page and text report, trust_notes.note_lines) were alphabetical, "cohesiveness" first.
+    from evalhub.analysis.trust_notes import note_lines
+
+    result = study_analysis(study=demo_story, options=AnalysisOptions(n_boot=50))
+    firsts = [line.split(" / ", 1)[0] for line in note_lines(result)]
+    seen = list(dict.fromkeys(firsts))
+    assert seen == [q for q in result.study.questions if q in seen] and len(seen) > 1

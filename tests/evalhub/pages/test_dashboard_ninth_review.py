@@ -178,7 +178,7 @@ def test_a_raters_kappa_row_has_no_tie_count_and_the_runs_table_is_cards(researc
     study, _ = _three_items_a_side(researcher, tmp_path, "no-ties")
     page = dashboard_html(client, researcher, study)
     rater_rows = re.findall(r'<tr class="kappa-row" data-against="rater".*?</tr>', page, flags=re.S)
-    assert rater_rows and all('<td data-label="tied"><span class="undef" title="ties concern the human majority'
+    assert rater_rows and all('<td data-label="tied (left out)"><span class="undef" title="ties concern the human majority'
                               in row for row in rater_rows)
     client.force_login(researcher)
     home = client.get(f"/studies/{study.slug}/home/").content.decode()
