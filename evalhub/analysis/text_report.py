@@ -161,7 +161,7 @@ def welch_sentence(row: WelchRow, labels: dict[str, str] | None = None) -> str:
         # As the agreement statistics withhold theirs (issue 25 review, M1): the means, and why no p, d or star.
         return (f"{pool_label(row.pool, labels)}: the groups “{row.group_a}” and “{row.group_b}” on {row.question} "
                 f"({fmt(row.mean_a)} vs {fmt(row.mean_b)}; {welch_n_text(row)}): no test is reported, {withheld} "
-                "(t, p and d are in the JSON, with this note).")
+                "(t, p and Cohen's d are in the JSON, with this note).")
     if row.p_adjusted is not None:
         return _welch_sentence(row, row.p_adjusted, labels).replace("p = ", "BH-adjusted p = ").replace(
             "p < ", "BH-adjusted p < ")
@@ -375,7 +375,8 @@ def _paper_tables(result: AnalysisResult, labels: dict[str, str]) -> list[str]:
         # Both p-values, named: a bare "p" column beside BH-adjusted sentences read as significant where the
         # sentences say not (the second dashboard review).
         n_unit = "items" if result.settings.welch_unit == "item means" else "ratings; an LLM: answers"
-        out.append(_table(["question", "pool", "groups", "t", "df", "p (raw)", "p (BH)", "d", f"n ({n_unit})"], rows))
+        out.append(_table(["question", "pool", "groups", "t", "df", "p (raw)", "p (BH)", "Cohen's d", f"n ({n_unit})"],
+                          rows))
         out.append(welch_family_text(result.welch[0].p_family))
         out += [welch_sentence(w, labels) for w in result.welch]
     elif result.settings.measurement != "nominal":
@@ -489,7 +490,7 @@ def alt_test_report(rows: Sequence[AltTestRow], labels: dict[str, str] | None = 
     first = rows[0].test
     out = ["", f"== Alternative annotator test: may the LLM pool replace the human raters? "
                f"(scoring: {scoring_words(first.scoring)}; epsilon {first.epsilon}, "
-               f"Benjamini-Yekutieli q {first.q_fdr})"]
+               f"Benjamini-Yekutieli at a false discovery rate q {first.q_fdr})"]
     table = [[r.question, group_title(r.group, pooled), pool_label(r.pool, labels), str(r.test.n_instances),
               fmt(r.test.winning_rate), fmt(r.test.advantage_probability), verdict_word(r.test.passed),
               str(sum(h.rejected for h in r.test.humans)) + "/" + str(len(r.test.humans))] for r in rows]

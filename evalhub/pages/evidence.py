@@ -146,7 +146,7 @@ def _withheld_ceiling_chart(title: str, raters: Sequence[CeilingRater], withheld
     row_h, top, left, width = 18, 58, 120, svg.PHONE_WIDTH
     body = [f'<text class="ceiling-withheld" x="{width / 2}" y="{line_y}" text-anchor="middle" font-size="10" '
             f'fill="#a40e26">{escape(line)}</text>'
-            for line_y, line in ((30, f"withheld: {withheld};"),
+            for line_y, line in ((30, f"withheld: {withheld}"),
                                  (44, "no scores are drawn: they would not be a result"))]
     for i, r in enumerate(raters):
         y = top + i * row_h + row_h / 2

@@ -264,7 +264,7 @@ def test_on_a_phone_the_pools_and_kappa_tables_show_every_column_as_cards(small_
                 return {label: td.dataset.label, right: b.right, width: b.width,
                         before: getComputedStyle(td, "::before").content};
             })""")
-            assert {c["label"] for c in cells} >= {"against", "weights", "κ", "95% CI", "items", "tied", "p (BH)",
+            assert {c["label"] for c in cells} >= {"against", "weights", "κ", "95% CI", "items", "tied (left out)", "p (BH)",
                                                   "pool", "ratings counted", "run status"}
             assert all(c["right"] <= PHONE["width"] + SLACK for c in cells), [c for c in cells
                                                                             if c["right"] > PHONE["width"]][:3]

@@ -77,7 +77,8 @@ def test_the_labels_appear_in_the_text_report_the_csv_the_json_and_the_dashboard
         assert sum(line.startswith((f"{label} prefers", f"{label} shows", f"{label}: the groups"))
                    for line in lines) == 4
     welch_header = report.split("== Welch's t-test")[1].splitlines()[1].split()
-    assert welch_header == ["question", "pool", "groups", "t", "df", "p", "(raw)", "p", "(BH)", "d", "n", "(items)"]
+    assert welch_header == ["question", "pool", "groups", "t", "df", "p", "(raw)", "p", "(BH)", "Cohen's", "d", "n",
+                            "(items)"]
     assert "gpt-4#" not in report  # the keys stay in the JSON and the CSV's pool column
 
     rows = list(csv.DictReader(io.StringIO("".join(csv_lines(table_rows(result))))))

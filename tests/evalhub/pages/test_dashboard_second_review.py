@@ -88,7 +88,7 @@ def test_u2_a_withheld_ceiling_draws_no_score_and_says_why_in_the_chart(small_st
     assert figures
     for figure in figures:
         lines = re.findall(r'<text class="ceiling-withheld"[^>]*>([^<]*)</text>', figure)  # two lines: a phone's width
-        assert lines == ["withheld: too few items (n = 3);", "no scores are drawn: they would not be a result"]
+        assert lines == ["withheld: too few items (n = 3)", "no scores are drawn: they would not be a result"]
         # Review 18, M: grey dots on a scaled axis still read "the judge far below every rater"; none now.
         assert "<circle" not in figure and "withheld (3 items)" in figure
         assert svg.colour(1) not in figure  # the pool's colour (gpt-4o's) paints no dot, no legend
@@ -121,7 +121,7 @@ def test_u3_welchs_d_stands_beside_the_n_of_each_side_and_its_unit(small_study, 
     # The text report's table names the unit of its n column, and its sentences are the page's.
     report = _report(small_study)
     header = report[report.index("== Welch's t-test"):].splitlines()[1]
-    assert re.search(r" d +n \(items\)$", header.rstrip())
+    assert re.search(r" Cohen's d +n \(items\)$", header.rstrip())
     assert "; n = 3 “human” and 3 “gpt2” items" in report
 
 
