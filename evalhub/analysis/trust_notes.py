@@ -418,7 +418,9 @@ KENDALL_P_METHODS = ("items: the items with both a human mean and the pool's mea
                      "tau-b; p method: exact (the exact distribution, used when neither the human means nor the "
                      "pool's have a tie and there are at most 33 items, or on more items when the two orders differ "
                      "in at most one pair or agree in at most one) or normal approx. (the normal approximation with "
-                     "the tie correction, used otherwise)")
+                     "the tie correction, used otherwise; \"asymptotic\" in the CSV and JSON); band: |tau| < 0.1 very "
+                     "weak, < 0.2 weak, < 0.3 moderate, >= 0.3 strong, \"negative\" added for a negative tau, and "
+                     "\"not significant\" in place of the whole band when p > 0.05")
 
 PAIRWISE_COLUMNS = ("pairs: the rater pairs (an LLM: sample pairs) whose tau enters the mean, \"1 of 3\" when some "
                     "pair's tau is undefined (the Notes say why); items: the items with 2+ ratings of the pool")
@@ -431,8 +433,8 @@ POOL_LABEL_RULE = ("A pool with several samples per item is, for kappa and the c
 KAPPA_COLUMNS = ("items: the items kappa is over (against the majority: those left once the tied ones are left out); "
                  "tied (left out): the items whose human majority ties, left out (only against the majority); "
                  "p (BH): the z-test of kappa = 0 against a rater, Benjamini-Hochberg adjusted over every per-rater "
-                 "kappa of the analysis (\"–\" on majority and Fleiss rows, which are not tested, and where kappa is "
-                 "withheld)")
+                 "kappa of the analysis (\"–\" on majority and Fleiss rows, which are not tested, where kappa is "
+                 "withheld, and on all-groups rows, which are in no family: the Notes say so)")
 
 TABLE1_COUNTS = ("Table 1's cells: mean (std); alpha and % full agreement, with the items it is a share of; "
                  "items, ratings: the cell's items and its ratings (an LLM pool: its answers, one per sample, item "

@@ -36,6 +36,10 @@ def test_the_tables_name_items_and_tied_items_and_groups_never_bare(researcher, 
     kendall = _block(report, "== Kendall's tau-b")
     assert kendall[1].split() == ["question", "group", "pool", "tau", "p", "p", "method", "items", "band"]
     assert kendall[-1].startswith("items: the items with both a human mean and the pool's mean; p: ")
+    # Review 22: the band column's words are said under the table, as on the dashboard.
+    assert kendall[-1].endswith("band: |tau| < 0.1 very weak, < 0.2 weak, < 0.3 moderate, >= 0.3 strong, \"negative\" "
+                                "added for a negative tau, and \"not significant\" in place of the whole band when "
+                                "p > 0.05")
     kappa = _block(report, "== Cohen's kappa")
     assert re.search(r"95% CI +items +tied \(left out\) +p \(BH\)$", kappa[1])
     assert kappa[-1].startswith("items: the items kappa is over (against the majority: those left once the tied "
