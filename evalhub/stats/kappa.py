@@ -504,7 +504,8 @@ def kappa_z_test(x: npt.ArrayLike, y: npt.ArrayLike, *, categories: Sequence[flo
 
     Missing data: an item where either label is NaN is left out, as in ``cohen_kappa``.
     Undefined (None, with reason): no paired item, kappa undefined (one shared category), or
-    Var0 = 0 (e.g. a single item).
+    Var0 = 0 (e.g. a single item, or one side with a single category; its numerator at most
+    ``NULL_VARIANCE_TOLERANCE``, since rounding can leave 2e-16 there).
     """
     a, b = complete_pairs(x, y)
     n = int(a.size)
@@ -516,6 +517,9 @@ def kappa_z_test(x: npt.ArrayLike, y: npt.ArrayLike, *, categories: Sequence[flo
     return _z_test_from_counts(counts, n)
 
 
+NULL_VARIANCE_TOLERANCE = 1e-12  # below it Var0's numerator is rounding error, not a variance
+
+
 def _z_test_from_counts(counts: np.ndarray, n: int) -> KappaTest:
     """``kappa_z_test`` from the K x K cell counts of n >= 1 paired items."""
     p = counts / n
@@ -524,9 +528,12 @@ def _z_test_from_counts(counts: np.ndarray, n: int) -> KappaTest:
     if p_e >= 1.0:
         return KappaTest(None, None, n, _NO_EXPECTED_DISAGREEMENT)
     kappa = (float(np.trace(p)) - p_e) / (1.0 - p_e)
-    var0 = (p_e + p_e**2 - float((rows * cols * (rows + cols)).sum())) / (n * (1.0 - p_e) ** 2)
-    if not var0 > 0:
+    numerator = p_e + p_e**2 - float((rows * cols * (rows + cols)).sum())
+    # Zero exactly when one side gives a single category; in floating point it can come out as 1e-17, which gave
+    # p = 1.0 beside its siblings' "undefined" (review 23). A real numerator is at least of the order of 1/n.
+    if not numerator > NULL_VARIANCE_TOLERANCE:
         return KappaTest(None, None, n, "the variance of kappa under H0 is 0")
+    var0 = numerator / (n * (1.0 - p_e) ** 2)
     z = kappa / float(np.sqrt(var0))
     from scipy import special  # on use: importing scipy.special takes 0.15 s (STYLE 15)
 

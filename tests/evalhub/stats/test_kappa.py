@@ -385,3 +385,12 @@ def test_rater_kappas_and_tests_equal_one_cohen_kappa_and_z_test_per_rater_on_ce
     assert together[-2][0].value is None and together[-2][1].p is None
     with pytest.raises(ValueError, match="not one of the categories"):
         stats.rater_kappas_and_tests(matrix, vector, categories=categories[1:], n_boot=10)
+
+
+@pytest.mark.parametrize(("judge", "rater"), [([3, 3, 3], [3, 3, 2]), ([3, 3, 3, 3, 3], [3, 3, 2, 1, 3]),
+                                              ([2, 2, 2], [2, 3, 3])])
+def test_a_side_with_one_category_has_no_z_test_whatever_the_rounding(judge, rater):
+    # Review 23: judge 3,3,3 against 3,3,2 left Var0's numerator at 2.2e-16, not 0, and p came out 1.0 (joining the
+    # Benjamini-Hochberg family) while its siblings with an exact 0 said "undefined".
+    test = stats.kappa_z_test(judge, rater)
+    assert (test.z, test.p) == (None, None) and test.reason == "the variance of kappa under H0 is 0"
