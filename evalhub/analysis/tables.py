@@ -372,7 +372,8 @@ def analysis_from_data(data: StudyData, options: AnalysisOptions) -> AnalysisRes
     # Issue 27: the human means helped by each judge, where the human-rated items are a random subset.
     ppi, ppi_differences, ppi_note = ppi_sections(data, cells, shown_groups, contrasts(data.study, data.groups),
                                                   options)
-    pools = tuple(pool_summary(p, _shown_items(data, shown_groups)) for p in data.pools)
+    shown_items = _shown_items(data, shown_groups)
+    pools = tuple(pool_summary(p, shown_items) for p in data.pools)
     return AnalysisResult(
         schema=SCHEMA_VERSION, study=_summary(data), settings=_settings(data, options, alt_settings),
         pools=pools, cells=tuple(tables.cells), kendall=tuple(tables.kendall),

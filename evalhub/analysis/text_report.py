@@ -38,6 +38,7 @@ from evalhub.analysis.trust_notes import (
     counts_head,
     group_title,
     interval_note,
+    no_ci_text,
     note_lines,
     p_adjusted_note,
     pooled_groups_caveat,
@@ -309,12 +310,6 @@ def _icc_text(cell: CellRow, measurement: str, alpha_keys: tuple[str, str]) -> s
     if cell.notes.get("icc", "").startswith(TOO_FEW):
         return ", ICC(1) withheld"
     return f", ICC(1) {fmt(cell.icc1)}"
-
-
-def no_ci_text(note: str) -> str:
-    """A reason in place of an interval, written so that it cannot be read as one: "no CI: few items for a
-    bootstrap interval, n = 6"."""
-    return f"no CI: {note}"
 
 
 def alpha_interval_head(cells: Sequence[CellRow], level: str) -> str:

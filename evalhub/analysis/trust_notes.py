@@ -198,6 +198,12 @@ def interval_note(notes: Mapping[str, str], ci: Interval | None, ci_key: str, *v
     return short_note(note) if note.startswith(WITHHELD_INTERVAL) else ""
 
 
+def no_ci_text(note: str) -> str:
+    """A reason in place of an interval, written so that it cannot be read as one: "no CI: few items for a
+    bootstrap interval, n = 6" (the text report and the dashboard's kappa tables)."""
+    return f"no CI: {note}"
+
+
 def shown_notes(notes: Mapping[str, str], hidden: tuple[str, ...], *value_keys: str) -> dict[str, str]:
     """A row's notes as a reader meets them: the notes of ``hidden`` (its interval, its p) go when its value is
     withheld, since neither is shown then."""

@@ -14,6 +14,7 @@ from evalhub.analysis.trust_notes import (
     POOLED_MARK,
     group_title,
     interval_note,
+    no_ci_text,
     note_name,
     p_adjusted_note,
     short_note,
@@ -83,7 +84,7 @@ def interval_note_filter(row: object, keys: str) -> str:
     ci_key, *value_keys = keys.split(",")
     note = interval_note(getattr(row, "notes", {}), getattr(row, ci_key, None), ci_key, *value_keys)
     # A reason in the interval's place says it is none (review 18: "few items ..." alone, "no CI: ..." elsewhere).
-    return note if note in ("", "–") else f"no CI: {note}"
+    return note if note in ("", "–") else no_ci_text(note)
 
 
 @register.filter("shown_notes_text")

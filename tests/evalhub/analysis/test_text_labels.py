@@ -19,6 +19,14 @@ from tests.evalhub.factories import import_long
 pytestmark = pytest.mark.usefixtures("fresh_cache")
 
 
+def _two_ratings_an_item(researcher, tmp_path, slug: str, n_items: int, step: int):  # noqa: ANN001, ANN202
+    """A study of ``n_items`` items with 2 ratings each (the second shifted every ``step`` items), analysed."""
+    study = _study(researcher, slug)
+    humans = {f"i{k}": [1 + k % 5, 1 + (k + k // step) % 5] for k in range(n_items)}
+    import_long(study, _rows("human", "a", humans), tmp_path)
+    return study_analysis(study=study, options=AnalysisOptions(n_boot=200))
+
+
 def _block(report: str, heading: str) -> list[str]:
     start = report.index(heading)
     return report[start:report.index("\n\n", start)].splitlines()
@@ -62,10 +70,7 @@ def test_the_pooled_group_is_all_groups_marked_as_pooled(researcher, tmp_path):
 @pytest.mark.django_db
 def test_table_1_heading_promises_the_interval_where_it_is_shown(researcher, tmp_path):
     """12 items with 2 ratings each: alpha and its interval are shown."""
-    study = _study(researcher, "labels-ci")
-    humans = {f"i{k}": [1 + k % 5, 1 + (k + k // 4) % 5] for k in range(12)}
-    import_long(study, _rows("human", "a", humans), tmp_path)
-    report = text_report(study_analysis(study=study, options=AnalysisOptions(n_boot=200)))
+    report = text_report(_two_ratings_an_item(researcher, tmp_path, "labels-ci", 12, 4))
     assert "Krippendorff's alpha (ordinal) [95% CI where at least 10 items] / full agreement %" in report
 
 
@@ -121,10 +126,7 @@ def test_the_alt_test_columns_are_said_under_the_table() -> None:
 @pytest.mark.django_db
 def test_a_reason_in_place_of_alphas_interval_is_not_written_as_one(researcher, tmp_path):
     """6 items with 2 ratings each: alpha is shown, its interval is not (few items for a bootstrap interval)."""
-    study = _study(researcher, "labels-noci")
-    humans = {f"i{k}": [1 + k % 5, 1 + (k + k // 3) % 5] for k in range(6)}
-    import_long(study, _rows("human", "a", humans), tmp_path)
-    report = text_report(study_analysis(study=study, options=AnalysisOptions(n_boot=200)))
+    report = text_report(_two_ratings_an_item(researcher, tmp_path, "labels-noci", 6, 3))
     line = next(x for x in _block(report, "== q: mean (std)") if "alpha" in x and "alpha (" not in x)
     assert re.search(r"alpha -?\d\.\d\d \(no CI: few items for a bootstrap interval, n = 6\)", line), line
     assert "[few items" not in report
@@ -150,10 +152,7 @@ def test_every_group_column_names_the_group_never_bare(researcher, tmp_path):
 @pytest.mark.django_db
 def test_the_report_prints_icc_1_where_alpha_is_shown_as_the_page_does(researcher, tmp_path):
     # Review 15: the Notes spoke of ICC on 16 cells while the report printed no ICC anywhere.
-    study = _study(researcher, "labels-icc")
-    humans = {f"i{k}": [1 + k % 5, 1 + (k + k // 3) % 5] for k in range(6)}
-    import_long(study, _rows("human", "a", humans), tmp_path)
-    result = study_analysis(study=study, options=AnalysisOptions(n_boot=200))
+    result = _two_ratings_an_item(researcher, tmp_path, "labels-icc", 6, 3)
     report = text_report(result)
     cell = next(c for c in result.cells if c.pool == "human")
     assert cell.icc1 is not None
